@@ -1,0 +1,362 @@
+//! Kernels and their run-time dispatch.
+//!
+//! Each tier implements [`Lanes`]: hash a chunk of keys, and insert or test one block given a
+//! key's low hash half. One generic driver ([`insert_keys`], [`query_keys`]) runs every SIMD
+//! tier: hash a chunk of keys, compute their block indices, prefetch those cache lines, then
+//! probe them, so a filter larger than the cache has a chunk's misses in flight at once. The
+//! driver is `#[inline(always)]` and instantiated inside each tier's `#[target_feature]`
+//! functions, so the intrinsics inline into code compiled for that tier.
+//!
+//! The scalar tier does not use the driver: it is the honest baseline, one key at a time, no
+//! SIMD, no prefetch.
+//!
+//! A [`Kernel`] is a table of function pointers that can only be obtained through
+//! [`Kernel::get`], which checks the CPU first; that check is the safety proof every call
+//! through the table relies on. A filter stores its `&'static Kernel`, so a batch costs one
+//! indirect call.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use crate::error::Error;
+use crate::layout::{block_index, Block};
+
+mod portable;
+mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+/// A kernel tier: the instruction set the batch loops run on.
+///
+/// ```
+/// use blockbloom::Isa;
+///
+/// let best = Isa::detect();
+/// assert!(best.is_supported());
+/// assert!(Isa::Scalar.is_supported() && Isa::Portable.is_supported());
+/// assert_eq!("avx2".parse::<Isa>().unwrap(), Isa::Avx2);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Isa {
+    /// The reference: one key and one bit at a time, no SIMD, no prefetch.
+    Scalar,
+    /// `wide` lanes, compiled for the target's baseline (SSE2 on x86-64, NEON on aarch64).
+    Portable,
+    /// AVX2 intrinsics (x86-64, detected at run time).
+    Avx2,
+    /// AVX-512 F+DQ intrinsics (x86-64, detected at run time).
+    Avx512,
+}
+
+impl Isa {
+    /// Every tier, slowest first.
+    pub const ALL: [Isa; 4] = [Isa::Scalar, Isa::Portable, Isa::Avx2, Isa::Avx512];
+
+    /// The name `BLOCKBLOOM_ISA` and [`FromStr`] accept.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether this CPU can run the tier (checked once per process, then cached).
+    pub fn is_supported(self) -> bool {
+        match self {
+            Isa::Scalar | Isa::Portable => true,
+            Isa::Avx2 => cpu().avx2,
+            Isa::Avx512 => cpu().avx512,
+        }
+    }
+
+    /// The fastest tier this CPU supports.
+    pub fn detect() -> Isa {
+        *Isa::ALL.iter().rev().find(|i| i.is_supported()).unwrap_or(&Isa::Scalar)
+    }
+
+    /// Every tier this CPU supports, slowest first.
+    pub fn supported() -> Vec<Isa> {
+        Isa::ALL.into_iter().filter(|i| i.is_supported()).collect()
+    }
+
+    /// The tier new filters use: `BLOCKBLOOM_ISA` if set, else [`Isa::detect`]. Read once per
+    /// process.
+    ///
+    /// # Errors
+    /// [`Error::UnknownIsa`] if the variable names no tier, [`Error::UnsupportedIsa`] if it
+    /// names one this CPU lacks. There is no silent fallback.
+    pub fn active() -> Result<Isa, Error> {
+        static ACTIVE: OnceLock<Result<Isa, Error>> = OnceLock::new();
+        ACTIVE
+            .get_or_init(|| match std::env::var("BLOCKBLOOM_ISA") {
+                Ok(s) if !s.trim().is_empty() => s.parse::<Isa>().and_then(Isa::require),
+                _ => Ok(Isa::detect()),
+            })
+            .clone()
+    }
+
+    /// `Ok(self)` if the CPU supports it, else [`Error::UnsupportedIsa`].
+    pub fn require(self) -> Result<Isa, Error> {
+        if self.is_supported() {
+            Ok(self)
+        } else {
+            Err(Error::UnsupportedIsa { requested: self, best: Isa::detect() })
+        }
+    }
+}
+
+impl fmt::Display for Isa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Isa {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Isa, Error> {
+        let t = s.trim().to_ascii_lowercase();
+        Isa::ALL
+            .into_iter()
+            .find(|i| i.name() == t || (t == "avx512f" && *i == Isa::Avx512))
+            .ok_or_else(|| Error::UnknownIsa(s.to_string()))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Cpu {
+    avx2: bool,
+    avx512: bool,
+}
+
+fn cpu() -> Cpu {
+    static CPU: OnceLock<Cpu> = OnceLock::new();
+    *CPU.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            Cpu {
+                avx2: std::arch::is_x86_feature_detected!("avx2"),
+                avx512: std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512dq"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Cpu { avx2: false, avx512: false }
+        }
+    })
+}
+
+/// What a filter needs to place a hash: block count, probe rounds, and the seed's XXH3 constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub num_blocks: u64,
+    /// Probes per key divided by 4 (one round sets one probe in each sector).
+    pub rounds: usize,
+    pub flip: u64,
+}
+
+/// Keys of a batch: raw `u64`/`u32` keys (hashed in lanes) or hashes.
+#[derive(Clone, Copy)]
+pub(crate) enum Keys<'a> {
+    U64(&'a [u64]),
+    U32(&'a [u32]),
+    Hashes(&'a [u64]),
+}
+
+impl Keys<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Keys::U64(k) | Keys::Hashes(k) => k.len(),
+            Keys::U32(k) => k.len(),
+        }
+    }
+}
+
+/// Where a batch query's answers go.
+pub(crate) enum Sink<'a> {
+    Each(&'a mut [bool]),
+    Count(&'a mut usize),
+}
+
+/// A tier's dispatch table. Obtainable only through [`Kernel::get`], which checks the CPU.
+pub(crate) struct Kernel {
+    isa: Isa,
+    insert: unsafe fn(&Shape, &mut [Block], Keys<'_>),
+    query: unsafe fn(&Shape, &[Block], Keys<'_>, Sink<'_>),
+    hash_u64: unsafe fn(u64, &[u64], &mut [u64]),
+    hash_u32: unsafe fn(u64, &[u32], &mut [u64]),
+}
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Kernel({})", self.isa)
+    }
+}
+
+static SCALAR: Kernel = Kernel {
+    isa: Isa::Scalar,
+    insert: scalar::insert,
+    query: scalar::query,
+    hash_u64: scalar::hash_u64,
+    hash_u32: scalar::hash_u32,
+};
+
+static PORTABLE: Kernel = Kernel {
+    isa: Isa::Portable,
+    insert: portable::insert,
+    query: portable::query,
+    hash_u64: portable::hash_u64,
+    hash_u32: portable::hash_u32,
+};
+
+impl Kernel {
+    /// The table of `isa`, if this CPU supports it.
+    pub fn get(isa: Isa) -> Result<&'static Kernel, Error> {
+        isa.require()?;
+        Ok(match isa {
+            Isa::Scalar => &SCALAR,
+            Isa::Portable => &PORTABLE,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => &x86_64::AVX2,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => &x86_64::AVX512,
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 | Isa::Avx512 => unreachable!("require() rejects x86 tiers elsewhere"),
+        })
+    }
+
+    /// The active tier's table, or the best supported one if `BLOCKBLOOM_ISA` is invalid (for
+    /// free functions that have no `Result` to report through).
+    pub fn fallback_to_best() -> &'static Kernel {
+        Kernel::get(Isa::active().unwrap_or_else(|_| Isa::detect())).unwrap_or(&SCALAR)
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    pub fn insert(&self, shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
+        debug_assert_eq!(shape.num_blocks, blocks.len() as u64);
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.insert)(shape, blocks, keys) }
+    }
+
+    pub fn query(&self, shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
+        debug_assert_eq!(shape.num_blocks, blocks.len() as u64);
+        if let Sink::Each(out) = &sink {
+            assert_eq!(out.len(), keys.len(), "output slice length must equal key count");
+        }
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.query)(shape, blocks, keys, sink) }
+    }
+
+    pub fn hash_u64(&self, flip: u64, keys: &[u64], out: &mut [u64]) {
+        assert_eq!(keys.len(), out.len(), "output slice length must equal key count");
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.hash_u64)(flip, keys, out) }
+    }
+
+    pub fn hash_u32(&self, flip: u64, keys: &[u32], out: &mut [u64]) {
+        assert_eq!(keys.len(), out.len(), "output slice length must equal key count");
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.hash_u32)(flip, keys, out) }
+    }
+}
+
+/// One SIMD tier's primitives. Implementors are zero-sized tokens that exist only once the
+/// CPU is known to support the tier, so their safe methods may use the tier's intrinsics.
+pub(crate) trait Lanes: Copy {
+    /// XXH3 of each `u64` key (given the seed's flip constant). `keys.len() == out.len()`.
+    fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]);
+    /// XXH3 of each `u32` key. `keys.len() == out.len()`.
+    fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]);
+    /// Sets the `4 * rounds` probes of `lo` in `block`.
+    fn insert(self, block: &mut Block, lo: u32, rounds: usize);
+    /// Whether all `4 * rounds` probes of `lo` are set in `block`.
+    fn contains(self, block: &Block, lo: u32, rounds: usize) -> bool;
+}
+
+/// Keys hashed, indexed and prefetched together. 32 keys keep 32 cache misses in flight,
+/// more than a core's line-fill buffers, while the hashes stay in one page of stack.
+pub(crate) const CHUNK: usize = 32;
+
+#[inline(always)]
+fn prefetch(block: &Block) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, and the address is a live reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((block as *const Block).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = block;
+}
+
+/// Hashes one chunk of `keys` into `out` with the tier's lanes.
+#[inline(always)]
+fn hash_chunk<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, start: usize, out: &mut [u64]) {
+    let end = start + out.len();
+    match keys {
+        Keys::U64(k) => l.hash_u64(flip, &k[start..end], out),
+        Keys::U32(k) => l.hash_u32(flip, &k[start..end], out),
+        Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
+    }
+}
+
+#[inline(always)]
+pub(crate) fn insert_keys<L: Lanes>(l: L, shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
+    let mut hashes = [0u64; CHUNK];
+    let mut index = [0usize; CHUNK];
+    let len = keys.len();
+    let mut start = 0;
+    while start < len {
+        let n = CHUNK.min(len - start);
+        hash_chunk(l, shape.flip, keys, start, &mut hashes[..n]);
+        for (i, h) in index[..n].iter_mut().zip(&hashes[..n]) {
+            *i = block_index(*h, shape.num_blocks);
+            prefetch(&blocks[*i]);
+        }
+        for (i, h) in index[..n].iter().zip(&hashes[..n]) {
+            l.insert(&mut blocks[*i], *h as u32, shape.rounds);
+        }
+        start += n;
+    }
+}
+
+#[inline(always)]
+pub(crate) fn query_keys<L: Lanes>(
+    l: L,
+    shape: &Shape,
+    blocks: &[Block],
+    keys: Keys<'_>,
+    mut sink: Sink<'_>,
+) {
+    let mut hashes = [0u64; CHUNK];
+    let mut index = [0usize; CHUNK];
+    let len = keys.len();
+    let mut start = 0;
+    while start < len {
+        let n = CHUNK.min(len - start);
+        hash_chunk(l, shape.flip, keys, start, &mut hashes[..n]);
+        for (i, h) in index[..n].iter_mut().zip(&hashes[..n]) {
+            *i = block_index(*h, shape.num_blocks);
+            prefetch(&blocks[*i]);
+        }
+        let found = index[..n]
+            .iter()
+            .zip(&hashes[..n])
+            .map(|(i, h)| l.contains(&blocks[*i], *h as u32, shape.rounds));
+        match &mut sink {
+            Sink::Each(out) => {
+                for (o, f) in out[start..start + n].iter_mut().zip(found) {
+                    *o = f;
+                }
+            }
+            Sink::Count(c) => **c += found.filter(|&f| f).count(),
+        }
+        start += n;
+    }
+}

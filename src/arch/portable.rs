@@ -1,0 +1,114 @@
+//! The baseline tier: the same algorithm over `wide` lanes. `wide` picks its instructions at
+//! compile time (SSE2 on any x86-64, NEON on aarch64), so this tier is always available.
+
+use wide::u64x4;
+
+use super::{insert_keys, query_keys, Keys, Lanes, Shape, Sink};
+use crate::hash::PRIME_MX2;
+use crate::layout::{Block, LANE_XOR, ROUND_SALTS};
+
+#[derive(Clone, Copy)]
+pub(super) struct Portable;
+
+#[inline(always)]
+fn rotl(x: u64x4, r: u32) -> u64x4 {
+    x.unbounded_shl_scalar(r) | x.unbounded_shr_scalar(64 - r)
+}
+
+/// XXH3's `rrmxmx` on four lanes.
+#[inline(always)]
+fn rrmxmx(mut h: u64x4, len: u64) -> u64x4 {
+    let mx2 = u64x4::splat(PRIME_MX2);
+    h ^= rotl(h, 49) ^ rotl(h, 24);
+    h *= mx2;
+    h ^= h.unbounded_shr_scalar(35) + u64x4::splat(len);
+    h *= mx2;
+    h ^ h.unbounded_shr_scalar(28)
+}
+
+#[inline(always)]
+fn load4(words: &[u64]) -> u64x4 {
+    u64x4::new([words[0], words[1], words[2], words[3]])
+}
+
+/// The pattern half (words `4*half..4*half+4`) of `lo` for round `r`.
+#[inline(always)]
+fn round_half(lo: u64x4, r: usize, half: usize) -> u64x4 {
+    let salts = load4(&ROUND_SALTS.0[r][4 * half..]);
+    let xor = load4(&LANE_XOR[4 * half..]);
+    let count = ((lo * salts).unbounded_shr_scalar(25) & u64x4::splat(127)) ^ xor;
+    u64x4::splat(1).unbounded_shl(count)
+}
+
+#[inline(always)]
+fn pattern(lo: u32, rounds: usize) -> [u64x4; 2] {
+    let lo = u64x4::splat(lo as u64);
+    let mut p = [u64x4::ZERO; 2];
+    for r in 0..rounds {
+        p[0] |= round_half(lo, r, 0);
+        p[1] |= round_half(lo, r, 1);
+    }
+    p
+}
+
+impl Lanes for Portable {
+    #[inline(always)]
+    fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]) {
+        let f = u64x4::splat(flip);
+        let mut kc = keys.chunks_exact(4);
+        let mut oc = out.chunks_exact_mut(4);
+        for (k, o) in (&mut kc).zip(&mut oc) {
+            let x = load4(k);
+            o.copy_from_slice(&rrmxmx(rotl(x, 32) ^ f, 8).to_array());
+        }
+        for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+            *o = crate::hash::u64_with_flip(k, flip);
+        }
+    }
+
+    #[inline(always)]
+    fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
+        let f = u64x4::splat(flip);
+        let mut kc = keys.chunks_exact(4);
+        let mut oc = out.chunks_exact_mut(4);
+        for (k, o) in (&mut kc).zip(&mut oc) {
+            let x = u64x4::new([k[0] as u64, k[1] as u64, k[2] as u64, k[3] as u64]);
+            o.copy_from_slice(&rrmxmx((x | x.unbounded_shl_scalar(32)) ^ f, 4).to_array());
+        }
+        for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+            *o = crate::hash::u32_with_flip(k, flip);
+        }
+    }
+
+    #[inline(always)]
+    fn insert(self, block: &mut Block, lo: u32, rounds: usize) {
+        let p = pattern(lo, rounds);
+        let lo_half = load4(&block.0[..4]) | p[0];
+        let hi_half = load4(&block.0[4..]) | p[1];
+        block.0[..4].copy_from_slice(&lo_half.to_array());
+        block.0[4..].copy_from_slice(&hi_half.to_array());
+    }
+
+    #[inline(always)]
+    fn contains(self, block: &Block, lo: u32, rounds: usize) -> bool {
+        let p = pattern(lo, rounds);
+        let missing = (p[0] & !load4(&block.0[..4])) | (p[1] & !load4(&block.0[4..]));
+        missing == u64x4::ZERO
+    }
+}
+
+pub(super) fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
+    insert_keys(Portable, shape, blocks, keys)
+}
+
+pub(super) fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
+    query_keys(Portable, shape, blocks, keys, sink)
+}
+
+pub(super) fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
+    Portable.hash_u64(flip, keys, out)
+}
+
+pub(super) fn hash_u32(flip: u64, keys: &[u32], out: &mut [u64]) {
+    Portable.hash_u32(flip, keys, out)
+}

@@ -1,0 +1,44 @@
+//! The reference tier: one key at a time, one bit at a time, no SIMD, no prefetch, no unsafe.
+
+use super::{Keys, Shape, Sink};
+use crate::hash::{u32_with_flip, u64_with_flip};
+use crate::layout::{block_index, contains_scalar, insert_scalar, Block};
+
+#[inline(always)]
+fn each_hash(shape: &Shape, keys: Keys<'_>, mut f: impl FnMut(usize, u64)) {
+    match keys {
+        Keys::U64(k) => k.iter().enumerate().for_each(|(i, &x)| f(i, u64_with_flip(x, shape.flip))),
+        Keys::U32(k) => k.iter().enumerate().for_each(|(i, &x)| f(i, u32_with_flip(x, shape.flip))),
+        Keys::Hashes(k) => k.iter().enumerate().for_each(|(i, &h)| f(i, h)),
+    }
+}
+
+pub(super) fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
+    let k = shape.rounds * 4;
+    each_hash(shape, keys, |_, h| {
+        insert_scalar(&mut blocks[block_index(h, shape.num_blocks)], h as u32, k)
+    });
+}
+
+pub(super) fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, mut sink: Sink<'_>) {
+    let k = shape.rounds * 4;
+    each_hash(shape, keys, |i, h| {
+        let found = contains_scalar(&blocks[block_index(h, shape.num_blocks)], h as u32, k);
+        match &mut sink {
+            Sink::Each(out) => out[i] = found,
+            Sink::Count(c) => **c += found as usize,
+        }
+    });
+}
+
+pub(super) fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
+    for (o, &k) in out.iter_mut().zip(keys) {
+        *o = u64_with_flip(k, flip);
+    }
+}
+
+pub(super) fn hash_u32(flip: u64, keys: &[u32], out: &mut [u64]) {
+    for (o, &k) in out.iter_mut().zip(keys) {
+        *o = u32_with_flip(k, flip);
+    }
+}

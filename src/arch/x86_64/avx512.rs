@@ -1,0 +1,150 @@
+//! AVX-512 tier (F + DQ): 8 hash lanes per vector, a block as one 512-bit register.
+
+use std::arch::x86_64::*;
+
+use crate::arch::{insert_keys, query_keys, Keys, Lanes, Shape, Sink};
+use crate::hash::PRIME_MX2;
+use crate::layout::{Block, LANE_XOR, ROUND_SALTS};
+
+/// Proof that the CPU supports AVX-512 F and DQ: only [`Avx512::new_unchecked`] makes one.
+#[derive(Clone, Copy)]
+pub(super) struct Avx512(());
+
+impl Avx512 {
+    /// # Safety
+    /// The CPU must support AVX-512 F and DQ.
+    #[inline(always)]
+    unsafe fn new_unchecked() -> Avx512 {
+        Avx512(())
+    }
+}
+
+// Every `unsafe` block below relies on the same fact: an `Avx512` value exists, so the CPU
+// supports AVX-512 F and DQ (see `new_unchecked`), and loads and stores go through pointers
+// derived from slices or blocks of at least the width read or written.
+
+#[inline(always)]
+fn rrmxmx(_: Avx512, h: __m512i, len: u64) -> __m512i {
+    // SAFETY: AVX-512 F/DQ present (token); register-only operations.
+    unsafe {
+        let mx2 = _mm512_set1_epi64(PRIME_MX2 as i64);
+        let h = _mm512_xor_si512(
+            h,
+            _mm512_xor_si512(_mm512_rol_epi64::<49>(h), _mm512_rol_epi64::<24>(h)),
+        );
+        let h = _mm512_mullo_epi64(h, mx2);
+        let s = _mm512_add_epi64(_mm512_srli_epi64::<35>(h), _mm512_set1_epi64(len as i64));
+        let h = _mm512_mullo_epi64(_mm512_xor_si512(h, s), mx2);
+        _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
+    }
+}
+
+#[inline(always)]
+fn pattern(_: Avx512, lo: u32, rounds: usize) -> __m512i {
+    // SAFETY: AVX-512 F present (token); the loads read whole 64-byte static rows.
+    unsafe {
+        let lo = _mm512_set1_epi64(lo as i64);
+        let one = _mm512_set1_epi64(1);
+        let mask = _mm512_set1_epi64(127);
+        let xor = _mm512_loadu_si512(LANE_XOR.as_ptr().cast());
+        let mut p = _mm512_setzero_si512();
+        for row in &ROUND_SALTS.0[..rounds] {
+            let salts = _mm512_load_si512(row.as_ptr().cast());
+            let idx = _mm512_and_si512(_mm512_srli_epi64::<25>(_mm512_mul_epu32(lo, salts)), mask);
+            p = _mm512_or_si512(p, _mm512_sllv_epi64(one, _mm512_xor_si512(idx, xor)));
+        }
+        p
+    }
+}
+
+impl Lanes for Avx512 {
+    #[inline(always)]
+    fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]) {
+        let mut kc = keys.chunks_exact(8);
+        let mut oc = out.chunks_exact_mut(8);
+        // SAFETY: AVX-512 present (token); each chunk holds exactly 8 u64.
+        unsafe {
+            let f = _mm512_set1_epi64(flip as i64);
+            for (k, o) in (&mut kc).zip(&mut oc) {
+                let x = _mm512_loadu_si512(k.as_ptr().cast());
+                let x = _mm512_xor_si512(_mm512_rol_epi64::<32>(x), f);
+                _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(self, x, 8));
+            }
+        }
+        for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+            *o = crate::hash::u64_with_flip(k, flip);
+        }
+    }
+
+    #[inline(always)]
+    fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
+        let mut kc = keys.chunks_exact(8);
+        let mut oc = out.chunks_exact_mut(8);
+        // SAFETY: AVX-512 present (token); each key chunk is 8 u32 (32 bytes), each output
+        // chunk 8 u64.
+        unsafe {
+            let f = _mm512_set1_epi64(flip as i64);
+            for (k, o) in (&mut kc).zip(&mut oc) {
+                let x = _mm512_cvtepu32_epi64(_mm256_loadu_si256(k.as_ptr().cast()));
+                let x = _mm512_xor_si512(_mm512_or_si512(x, _mm512_slli_epi64::<32>(x)), f);
+                _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(self, x, 4));
+            }
+        }
+        for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+            *o = crate::hash::u32_with_flip(k, flip);
+        }
+    }
+
+    #[inline(always)]
+    fn insert(self, block: &mut Block, lo: u32, rounds: usize) {
+        let p = pattern(self, lo, rounds);
+        // SAFETY: AVX-512 present (token); a Block is one aligned 64-byte line.
+        unsafe {
+            let ptr = block.0.as_mut_ptr().cast::<__m512i>();
+            _mm512_store_si512(ptr, _mm512_or_si512(_mm512_load_si512(ptr), p));
+        }
+    }
+
+    #[inline(always)]
+    fn contains(self, block: &Block, lo: u32, rounds: usize) -> bool {
+        let p = pattern(self, lo, rounds);
+        // SAFETY: AVX-512 present (token); a Block is one aligned 64-byte line.
+        unsafe {
+            let b = _mm512_load_si512(block.0.as_ptr().cast::<__m512i>());
+            let missing = _mm512_andnot_si512(b, p);
+            _mm512_test_epi64_mask(missing, missing) == 0
+        }
+    }
+}
+
+/// # Safety
+/// The CPU must support AVX-512 F and DQ.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
+    // SAFETY: the caller guarantees AVX-512 F and DQ.
+    insert_keys(unsafe { Avx512::new_unchecked() }, shape, blocks, keys)
+}
+
+/// # Safety
+/// The CPU must support AVX-512 F and DQ.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
+    // SAFETY: the caller guarantees AVX-512 F and DQ.
+    query_keys(unsafe { Avx512::new_unchecked() }, shape, blocks, keys, sink)
+}
+
+/// # Safety
+/// The CPU must support AVX-512 F and DQ.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
+    // SAFETY: the caller guarantees AVX-512 F and DQ.
+    unsafe { Avx512::new_unchecked() }.hash_u64(flip, keys, out)
+}
+
+/// # Safety
+/// The CPU must support AVX-512 F and DQ.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn hash_u32(flip: u64, keys: &[u32], out: &mut [u64]) {
+    // SAFETY: the caller guarantees AVX-512 F and DQ.
+    unsafe { Avx512::new_unchecked() }.hash_u32(flip, keys, out)
+}

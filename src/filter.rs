@@ -1,0 +1,551 @@
+//! [`BloomFilter`] and its [`Builder`].
+
+use std::hash::Hash;
+
+use crate::arch::{Kernel, Keys, Shape, Sink};
+use crate::error::Error;
+use crate::hash::{hash_bytes, hash_key, seed_flip};
+use crate::layout::{
+    block_index, contains_scalar, insert_scalar, Block, BLOCK_BITS, MAX_BLOCKS, MAX_PROBES,
+    SECTORS, SECTOR_BITS,
+};
+use crate::sizing;
+use crate::Isa;
+
+/// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
+/// costs at most one cache miss, and batches run on the fastest SIMD tier of the CPU.
+///
+/// ```
+/// use blockbloom::BloomFilter;
+///
+/// let mut f = BloomFilter::with_capacity(1_000_000, 0.01)?;
+/// f.insert(&42u64);
+/// f.insert("a string key");
+/// assert!(f.contains(&42u64));
+/// assert!(f.contains("a string key"));
+///
+/// let keys: Vec<u64> = (0..1000).collect();
+/// f.insert_batch(&keys);
+/// let mut found = vec![false; keys.len()];
+/// f.contains_batch(&keys, &mut found);
+/// assert!(found.iter().all(|&x| x));
+/// assert_eq!(f.count_batch(&keys), 1000);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// Single-key calls run the scalar reference inline (a dispatched call per key would cost
+/// more than it saves); the batch calls make one dispatched call per batch.
+#[derive(Clone)]
+pub struct BloomFilter {
+    blocks: Vec<Block>,
+    shape: Shape,
+    seed: u64,
+    capacity: u64,
+    target_fpr: Option<f64>,
+    kernel: &'static Kernel,
+}
+
+/// Key types that the batch methods hash in SIMD lanes: `u64`, `i64`, `u32`, `i32`.
+///
+/// A batch of these keys gives the same filter as inserting each with
+/// [`BloomFilter::insert`], because both hash the key's little-endian bytes with XXH3.
+pub trait BatchKey: Copy + private::Sealed {
+    #[doc(hidden)]
+    fn as_keys(keys: &[Self]) -> private::KeySlice<'_>;
+}
+
+mod private {
+    pub trait Sealed {}
+    /// Opaque to users; carries the crate's internal key slice.
+    pub struct KeySlice<'a>(pub(crate) crate::arch::Keys<'a>);
+}
+
+impl private::Sealed for u64 {}
+impl private::Sealed for u32 {}
+impl private::Sealed for i64 {}
+impl private::Sealed for i32 {}
+
+impl BatchKey for u64 {
+    fn as_keys(keys: &[u64]) -> private::KeySlice<'_> {
+        private::KeySlice(Keys::U64(keys))
+    }
+}
+impl BatchKey for u32 {
+    fn as_keys(keys: &[u32]) -> private::KeySlice<'_> {
+        private::KeySlice(Keys::U32(keys))
+    }
+}
+impl BatchKey for i64 {
+    fn as_keys(keys: &[i64]) -> private::KeySlice<'_> {
+        // SAFETY: i64 and u64 have the same size and alignment and every bit pattern is valid
+        // for both; the new slice borrows the same memory for the same lifetime.
+        let u = unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u64>(), keys.len()) };
+        private::KeySlice(Keys::U64(u))
+    }
+}
+impl BatchKey for i32 {
+    fn as_keys(keys: &[i32]) -> private::KeySlice<'_> {
+        // SAFETY: i32 and u32 have the same size and alignment and every bit pattern is valid
+        // for both; the new slice borrows the same memory for the same lifetime.
+        let u = unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u32>(), keys.len()) };
+        private::KeySlice(Keys::U32(u))
+    }
+}
+
+impl BloomFilter {
+    /// The smallest filter that holds `capacity` keys at a false-positive rate at or below
+    /// `fpr`, sized by the exact model of this layout ([`crate::sizing`]), seed 0, on the
+    /// active kernel ([`Isa::active`]).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::with_capacity(1_000_000, 0.01)?;
+    /// assert!(f.size_in_bytes() < 1_300_000); // about 10.06 bits per key
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidFpr`], [`Error::TooManyBlocks`], [`Error::AllocationFailed`], or a
+    /// kernel error if `BLOCKBLOOM_ISA` is invalid.
+    pub fn with_capacity(capacity: u64, fpr: f64) -> Result<BloomFilter, Error> {
+        Builder::new().capacity(capacity).fpr(fpr).build()
+    }
+
+    /// A [`Builder`] for seed, explicit bit budget, probe count and kernel.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Isa};
+    ///
+    /// let f = BloomFilter::builder().capacity(10_000).fpr(0.001).seed(7).build()?;
+    /// assert_eq!(f.seed(), 7);
+    /// let g = BloomFilter::builder().capacity(10_000).bits_per_key(12.0).isa(Isa::Scalar).build()?;
+    /// assert_eq!(g.isa(), Isa::Scalar);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    /// Inserts any hashable key. `u64`/`u32` keys land exactly where [`insert_batch`]
+    /// puts them.
+    ///
+    /// [`insert_batch`]: BloomFilter::insert_batch
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+        self.insert_hash(hash_key(key, self.seed))
+    }
+
+    /// Whether the key may have been inserted (no false negatives; false positives at about
+    /// [`expected_fpr`](BloomFilter::expected_fpr)).
+    #[inline]
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(hash_key(key, self.seed))
+    }
+
+    /// Inserts a raw byte string, hashed exactly (no length prefix): the form for keys read
+    /// from files or the network.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert_bytes(b"10.0.0.1");
+    /// assert!(f.contains_bytes(b"10.0.0.1"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_bytes(&mut self, bytes: &[u8]) {
+        self.insert_hash(hash_bytes(bytes, self.seed))
+    }
+
+    /// Whether a raw byte string may have been inserted with [`insert_bytes`](Self::insert_bytes).
+    #[inline]
+    pub fn contains_bytes(&self, bytes: &[u8]) -> bool {
+        self.contains_hash(hash_bytes(bytes, self.seed))
+    }
+
+    /// The 64-bit hash this filter uses for `key` (seeded XXH3), for callers that hash once
+    /// and use [`insert_hash`](Self::insert_hash)/[`contains_hash`](Self::contains_hash).
+    #[inline]
+    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        hash_key(key, self.seed)
+    }
+
+    /// Inserts a pre-computed 64-bit hash. The hash must be well mixed in all 64 bits.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// let h = f.hash(&"key");
+    /// f.insert_hash(h);
+    /// assert!(f.contains_hash(h) && f.contains(&"key"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) {
+        let (i, k) = (block_index(hash, self.shape.num_blocks), self.probes() as usize);
+        insert_scalar(&mut self.blocks[i], hash as u32, k)
+    }
+
+    /// Whether a pre-computed hash may have been inserted.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let i = block_index(hash, self.shape.num_blocks);
+        contains_scalar(&self.blocks[i], hash as u32, self.probes() as usize)
+    }
+
+    /// Inserts a batch of integer keys, hashed in SIMD lanes.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(1000, 0.01)?;
+    /// f.insert_batch(&[1u64, 2, 3]);
+    /// f.insert_batch(&[7u32, 8]);
+    /// assert!(f.contains(&2u64) && f.contains(&8u32));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
+        self.kernel.insert(&self.shape, &mut self.blocks, K::as_keys(keys).0)
+    }
+
+    /// Answers a batch of integer keys into `out` (`out[i]` for `keys[i]`).
+    ///
+    /// # Panics
+    /// If `out.len() != keys.len()`.
+    pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
+        self.kernel.query(&self.shape, &self.blocks, K::as_keys(keys).0, Sink::Each(out))
+    }
+
+    /// How many keys of the batch may have been inserted.
+    pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
+        let mut n = 0;
+        self.kernel.query(&self.shape, &self.blocks, K::as_keys(keys).0, Sink::Count(&mut n));
+        n
+    }
+
+    /// Inserts a batch of pre-computed hashes.
+    pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
+        self.kernel.insert(&self.shape, &mut self.blocks, Keys::Hashes(hashes))
+    }
+
+    /// Answers a batch of pre-computed hashes into `out`.
+    ///
+    /// # Panics
+    /// If `out.len() != hashes.len()`.
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
+        self.kernel.query(&self.shape, &self.blocks, Keys::Hashes(hashes), Sink::Each(out))
+    }
+
+    /// How many of the pre-computed hashes may have been inserted.
+    pub fn count_hash_batch(&self, hashes: &[u64]) -> usize {
+        let mut n = 0;
+        self.kernel.query(&self.shape, &self.blocks, Keys::Hashes(hashes), Sink::Count(&mut n));
+        n
+    }
+
+    /// Removes every key, keeping the shape, seed and kernel.
+    pub fn clear(&mut self) {
+        self.blocks.fill(Block::ZERO)
+    }
+
+    /// Bytes of filter (blocks only).
+    pub fn size_in_bytes(&self) -> usize {
+        self.blocks.len() * std::mem::size_of::<Block>()
+    }
+
+    /// Number of 512-bit blocks.
+    pub fn num_blocks(&self) -> u64 {
+        self.shape.num_blocks
+    }
+
+    /// Bits set per key (a multiple of 4).
+    pub fn probes(&self) -> u32 {
+        (self.shape.rounds as u32) * SECTORS
+    }
+
+    /// The hash seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The key count the filter was sized for.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The false-positive target the filter was sized for, if it was sized by one.
+    pub fn target_fpr(&self) -> Option<f64> {
+        self.target_fpr
+    }
+
+    /// The kernel tier the batch methods run on.
+    pub fn isa(&self) -> Isa {
+        self.kernel.isa()
+    }
+
+    /// The filter's blocks, in order.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// Fraction of bits set, in `[0, 1]`.
+    pub fn fill_ratio(&self) -> f64 {
+        let ones: u64 = self.blocks.iter().flat_map(|b| b.0).map(|w| w.count_ones() as u64).sum();
+        ones as f64 / (self.blocks.len() as f64 * BLOCK_BITS as f64)
+    }
+
+    /// An estimate of the number of distinct keys inserted, from each sector's fill
+    /// (`c = ln(1 - X/128) / (b ln(1 - 1/128))` per sector, averaged per block, summed).
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100_000, 0.01)?;
+    /// f.insert_batch(&(0..50_000u64).collect::<Vec<_>>());
+    /// let est = f.estimated_len();
+    /// assert!((est - 50_000.0).abs() < 1_000.0, "{est}");
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn estimated_len(&self) -> f64 {
+        let b = self.shape.rounds as f64;
+        let per_probe = (1.0 - 1.0 / SECTOR_BITS as f64).ln();
+        let w = SECTOR_BITS as f64;
+        let mut total = 0.0;
+        for block in &self.blocks {
+            let mut keys = 0.0;
+            for s in 0..SECTORS as usize {
+                let x = (block.0[2 * s].count_ones() + block.0[2 * s + 1].count_ones()) as f64;
+                // A full sector says "at least this many": cap at half a bit short of full.
+                keys += (1.0 - x.min(w - 0.5) / w).ln() / (b * per_probe);
+            }
+            total += keys / SECTORS as f64;
+        }
+        total
+    }
+
+    /// The false-positive probability of this filter as it is now, for a key not in it:
+    /// the mean over blocks of the product over sectors of `(set bits / 128)^b`. Exact for an
+    /// ideal hash; it reads every block once.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100_000, 0.01)?;
+    /// assert_eq!(f.expected_fpr(), 0.0);
+    /// f.insert_batch(&(0..100_000u64).collect::<Vec<_>>());
+    /// assert!(f.expected_fpr() > 0.005 && f.expected_fpr() < 0.011);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn expected_fpr(&self) -> f64 {
+        let b = self.shape.rounds as i32;
+        let w = SECTOR_BITS as f64;
+        let total: f64 = self
+            .blocks
+            .iter()
+            .map(|block| {
+                (0..SECTORS as usize)
+                    .map(|s| {
+                        let x = block.0[2 * s].count_ones() + block.0[2 * s + 1].count_ones();
+                        (x as f64 / w).powi(b)
+                    })
+                    .product::<f64>()
+            })
+            .sum();
+        total / self.blocks.len() as f64
+    }
+
+    /// The model's false-positive rate once `keys` distinct keys are in the filter.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::with_capacity(10_000, 0.01)?;
+    /// assert!(f.model_fpr(10_000) <= 0.01);
+    /// assert!(f.model_fpr(20_000) > 0.01);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn model_fpr(&self, keys: u64) -> f64 {
+        sizing::false_positive_rate(keys, self.shape.num_blocks, self.probes())
+    }
+}
+
+impl PartialEq for BloomFilter {
+    /// Same shape, seed and bits; the kernel does not matter (every tier builds the same bits).
+    fn eq(&self, other: &BloomFilter) -> bool {
+        self.shape == other.shape && self.seed == other.seed && self.blocks == other.blocks
+    }
+}
+
+impl Eq for BloomFilter {}
+
+impl std::fmt::Debug for BloomFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BloomFilter")
+            .field("num_blocks", &self.shape.num_blocks)
+            .field("probes", &self.probes())
+            .field("seed", &self.seed)
+            .field("capacity", &self.capacity)
+            .field("target_fpr", &self.target_fpr)
+            .field("isa", &self.isa())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Hash> Extend<K> for BloomFilter {
+    /// Inserts every key, hashing in chunks and inserting each chunk as one batch.
+    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
+        let mut hashes = [0u64; 256];
+        let mut n = 0;
+        for key in iter {
+            hashes[n] = hash_key(&key, self.seed);
+            n += 1;
+            if n == hashes.len() {
+                self.insert_hash_batch(&hashes);
+                n = 0;
+            }
+        }
+        self.insert_hash_batch(&hashes[..n]);
+    }
+}
+
+/// Options for a [`BloomFilter`]: capacity and one way to size it (target false-positive rate,
+/// bits per key, or bytes), plus seed, probe count and kernel.
+///
+/// ```
+/// use blockbloom::BloomFilter;
+///
+/// // An explicit budget: 64 KiB, with the probe count that is best for 40,000 keys.
+/// let f = BloomFilter::builder().capacity(40_000).size_in_bytes(64 << 10).build()?;
+/// assert_eq!(f.size_in_bytes(), 64 << 10);
+/// assert!(f.model_fpr(40_000) < 0.1);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct Builder {
+    capacity: Option<u64>,
+    fpr: Option<f64>,
+    bits_per_key: Option<f64>,
+    size_in_bytes: Option<u64>,
+    probes: Option<u32>,
+    seed: u64,
+    isa: Option<Isa>,
+}
+
+impl Builder {
+    /// A builder with no options set (target 1% unless another size option is given).
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Keys the filter is sized for. Required.
+    pub fn capacity(mut self, keys: u64) -> Builder {
+        self.capacity = Some(keys);
+        self
+    }
+
+    /// Target false-positive rate at `capacity` keys (default 0.01).
+    pub fn fpr(mut self, fpr: f64) -> Builder {
+        self.fpr = Some(fpr);
+        self
+    }
+
+    /// Explicit budget: this many bits of filter per key of `capacity`, rounded up to whole
+    /// blocks. Exclusive with `fpr` and `size_in_bytes`.
+    pub fn bits_per_key(mut self, bits: f64) -> Builder {
+        self.bits_per_key = Some(bits);
+        self
+    }
+
+    /// Explicit budget: this many bytes, rounded up to whole 64-byte blocks. Exclusive with
+    /// `fpr` and `bits_per_key`.
+    pub fn size_in_bytes(mut self, bytes: u64) -> Builder {
+        self.size_in_bytes = Some(bytes);
+        self
+    }
+
+    /// Bits set per key (a multiple of 4 in `4..=32`); default: the best for the size.
+    pub fn probes(mut self, k: u32) -> Builder {
+        self.probes = Some(k);
+        self
+    }
+
+    /// Hash seed (default 0). Filters with different seeds cannot be compared or merged.
+    pub fn seed(mut self, seed: u64) -> Builder {
+        self.seed = seed;
+        self
+    }
+
+    /// Kernel tier for the batch methods (default: [`Isa::active`]).
+    pub fn isa(mut self, isa: Isa) -> Builder {
+        self.isa = Some(isa);
+        self
+    }
+
+    /// Sizes, allocates (zeroed) and returns the filter.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOptions`] without a capacity or with more than one size option;
+    /// [`Error::InvalidFpr`], [`Error::InvalidBitsPerKey`], [`Error::InvalidProbes`],
+    /// [`Error::TooManyBlocks`], [`Error::AllocationFailed`], [`Error::UnsupportedIsa`],
+    /// [`Error::UnknownIsa`].
+    pub fn build(self) -> Result<BloomFilter, Error> {
+        let kernel = Kernel::get(match self.isa {
+            Some(isa) => isa,
+            None => Isa::active()?,
+        })?;
+        let capacity = self
+            .capacity
+            .ok_or(Error::InvalidOptions("capacity(n) is required"))?;
+        if let Some(k) = self.probes {
+            if k == 0 || k % SECTORS != 0 || k > MAX_PROBES {
+                return Err(Error::InvalidProbes(k));
+            }
+        }
+        let size_options = [self.fpr.is_some(), self.bits_per_key.is_some(), self.size_in_bytes.is_some()];
+        if size_options.iter().filter(|&&s| s).count() > 1 {
+            return Err(Error::InvalidOptions(
+                "set at most one of fpr, bits_per_key and size_in_bytes",
+            ));
+        }
+        let keys = capacity.max(1);
+        let (num_blocks, probes, target_fpr) = if let Some(bits) = self.bits_per_key {
+            if !bits.is_finite() || bits <= 0.0 {
+                return Err(Error::InvalidBitsPerKey(bits));
+            }
+            let blocks = (keys as f64 * bits / BLOCK_BITS as f64).ceil().max(1.0);
+            let blocks = checked_blocks(blocks as u128)?;
+            (blocks, self.probes.unwrap_or_else(|| sizing::best_probes(keys, blocks)), None)
+        } else if let Some(bytes) = self.size_in_bytes {
+            let blocks = checked_blocks((bytes as u128).div_ceil(64).max(1))?;
+            (blocks, self.probes.unwrap_or_else(|| sizing::best_probes(keys, blocks)), None)
+        } else {
+            let fpr = self.fpr.unwrap_or(0.01);
+            let plan = match self.probes {
+                Some(k) => sizing::plan_with_probes(keys, fpr, k)?,
+                None => sizing::plan(keys, fpr)?,
+            };
+            (plan.num_blocks, plan.probes, Some(fpr))
+        };
+        let blocks = allocate(num_blocks)?;
+        Ok(BloomFilter {
+            blocks,
+            shape: Shape {
+                num_blocks,
+                rounds: (probes / SECTORS) as usize,
+                flip: seed_flip(self.seed),
+            },
+            seed: self.seed,
+            capacity,
+            target_fpr,
+            kernel,
+        })
+    }
+}
+
+fn checked_blocks(blocks: u128) -> Result<u64, Error> {
+    if blocks > MAX_BLOCKS as u128 {
+        Err(Error::TooManyBlocks { requested: blocks, max: MAX_BLOCKS })
+    } else {
+        Ok(blocks as u64)
+    }
+}
+
+/// Zeroed blocks; a size the allocator refuses is an error, never an abort.
+fn allocate(num_blocks: u64) -> Result<Vec<Block>, Error> {
+    let bytes = num_blocks as u128 * 64;
+    let n = usize::try_from(num_blocks).map_err(|_| Error::AllocationFailed { bytes })?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::AllocationFailed { bytes })?;
+    v.resize(n, Block::ZERO);
+    Ok(v)
+}

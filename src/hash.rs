@@ -1,0 +1,225 @@
+//! The stable key hash: XXH3-64 with a seed.
+//!
+//! Every key becomes one 64-bit hash, and the filter derives everything else from it, so this
+//! function *is* the persisted format's hash: it gives the same bits on every platform, kernel
+//! and compile flag. For `u64` and `u32` keys it is XXH3-64 of the key's 8 or 4 little-endian
+//! bytes, which the batch kernels compute in SIMD lanes; for any other `T: Hash` it is XXH3-64
+//! of the canonical byte stream that `T`'s `Hash` impl writes (integers little-endian, `usize`
+//! widened to 64 bits), so it equals [`xxhash_rust::xxh3::xxh3_64_with_seed`] of those bytes.
+//!
+//! ```
+//! use blockbloom::hash;
+//!
+//! let seed = 7;
+//! assert_eq!(
+//!     hash::hash_u64(42, seed),
+//!     xxhash_rust::xxh3::xxh3_64_with_seed(&42u64.to_le_bytes(), seed)
+//! );
+//! assert_eq!(hash::hash_key(&42u64, seed), hash::hash_u64(42, seed));
+//! assert_eq!(hash::hash_bytes(b"abc", seed), xxhash_rust::xxh3::xxh3_64_with_seed(b"abc", seed));
+//! ```
+
+use std::hash::{Hash, Hasher};
+
+use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
+
+/// XXH3's default secret, bytes 8..16 and 16..24, read little-endian. The 4-to-8-byte input
+/// path mixes exactly these two words with the seed (xxhash.h, `XXH3_len_4to8_64b`).
+const SECRET_8: u64 = 0x1cad_21f7_2c81_017c;
+const SECRET_16: u64 = 0xdb97_9083_e96d_d4de;
+/// XXH3's `PRIME_MX2`, the multiplier of its `rrmxmx` finaliser.
+pub(crate) const PRIME_MX2: u64 = 0x9fb2_1c65_1e98_df25;
+
+/// The per-seed constant XXH3 xors into a 4-to-8-byte input. Computed once per filter so a
+/// hash lane costs two rotates, two multiplies and a few shifts.
+#[inline]
+pub(crate) const fn seed_flip(seed: u64) -> u64 {
+    let folded = seed ^ (((seed as u32).swap_bytes() as u64) << 32);
+    (SECRET_8 ^ SECRET_16).wrapping_sub(folded)
+}
+
+/// XXH3's `rrmxmx` finaliser for inputs of `len` bytes.
+#[inline(always)]
+pub(crate) const fn rrmxmx(mut h: u64, len: u64) -> u64 {
+    h ^= h.rotate_left(49) ^ h.rotate_left(24);
+    h = h.wrapping_mul(PRIME_MX2);
+    h ^= (h >> 35).wrapping_add(len);
+    h = h.wrapping_mul(PRIME_MX2);
+    h ^ (h >> 28)
+}
+
+/// XXH3-64 of an 8-byte little-endian key, given `seed_flip(seed)`.
+#[inline(always)]
+pub(crate) const fn u64_with_flip(key: u64, flip: u64) -> u64 {
+    rrmxmx(key.rotate_left(32) ^ flip, 8)
+}
+
+/// XXH3-64 of a 4-byte little-endian key, given `seed_flip(seed)`.
+#[inline(always)]
+pub(crate) const fn u32_with_flip(key: u32, flip: u64) -> u64 {
+    let k = key as u64;
+    rrmxmx((k | (k << 32)) ^ flip, 4)
+}
+
+/// XXH3-64 of `key.to_le_bytes()` with `seed`.
+#[inline]
+pub const fn hash_u64(key: u64, seed: u64) -> u64 {
+    u64_with_flip(key, seed_flip(seed))
+}
+
+/// XXH3-64 of `key.to_le_bytes()` with `seed`.
+#[inline]
+pub const fn hash_u32(key: u32, seed: u64) -> u64 {
+    u32_with_flip(key, seed_flip(seed))
+}
+
+/// XXH3-64 of exactly these bytes with `seed` (no length prefix, no terminator).
+#[inline]
+pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
+    xxh3_64_with_seed(bytes, seed)
+}
+
+/// The filter hash of any `T: Hash`: XXH3-64 of the canonical byte stream its `Hash` impl
+/// writes. For `u64`/`u32` keys this equals [`hash_u64`]/[`hash_u32`].
+///
+/// Note that `str` and `[u8]` hash through `Hash`, which appends a terminator (`str`) or
+/// prepends the length (`[u8]`); use [`hash_bytes`] (and the filter's `*_bytes` methods) to
+/// hash raw bytes exactly.
+#[inline]
+pub fn hash_key<K: Hash + ?Sized>(key: &K, seed: u64) -> u64 {
+    let mut h = StableHasher::new(seed);
+    key.hash(&mut h);
+    h.finish()
+}
+
+/// Hashes a batch of `u64` keys with the active kernel (SIMD lanes where the CPU has them).
+/// Equal, bit for bit, to [`hash_u64`] on each key.
+///
+/// # Panics
+/// If `out.len() != keys.len()`.
+///
+/// ```
+/// let keys = [1u64, 2, 3];
+/// let mut out = [0u64; 3];
+/// blockbloom::hash::hash_u64_batch(&keys, 9, &mut out);
+/// assert_eq!(out[2], blockbloom::hash::hash_u64(3, 9));
+/// ```
+pub fn hash_u64_batch(keys: &[u64], seed: u64, out: &mut [u64]) {
+    crate::arch::Kernel::fallback_to_best().hash_u64(seed_flip(seed), keys, out);
+}
+
+/// Hashes a batch of `u32` keys with the active kernel. Equal to [`hash_u32`] on each key.
+///
+/// # Panics
+/// If `out.len() != keys.len()`.
+pub fn hash_u32_batch(keys: &[u32], seed: u64, out: &mut [u64]) {
+    crate::arch::Kernel::fallback_to_best().hash_u32(seed_flip(seed), keys, out);
+}
+
+/// Bytes kept inline before the hasher switches to streaming XXH3.
+const INLINE: usize = 64;
+
+/// A [`Hasher`] whose output is XXH3-64 (seeded) of a canonical byte stream: every integer is
+/// written little-endian and `usize`/`isize` as 64 bits, so the result is the same on every
+/// platform. Short keys stay in an inline buffer and take XXH3's one-shot path.
+///
+/// ```
+/// use std::hash::{Hash, Hasher};
+/// let mut h = blockbloom::hash::StableHasher::new(0);
+/// 5u64.hash(&mut h);
+/// assert_eq!(h.finish(), blockbloom::hash::hash_u64(5, 0));
+/// ```
+#[derive(Clone)]
+pub struct StableHasher {
+    seed: u64,
+    len: usize,
+    buf: [u8; INLINE],
+    stream: Option<Box<Xxh3>>,
+}
+
+impl StableHasher {
+    /// A hasher with this seed.
+    pub fn new(seed: u64) -> Self {
+        StableHasher { seed, len: 0, buf: [0; INLINE], stream: None }
+    }
+}
+
+impl std::fmt::Debug for StableHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StableHasher").field("seed", &self.seed).finish_non_exhaustive()
+    }
+}
+
+impl Hasher for StableHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        if let Some(s) = self.stream.as_mut() {
+            s.update(bytes);
+        } else if self.len + bytes.len() <= INLINE {
+            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+        } else {
+            let mut s = Box::new(Xxh3::with_seed(self.seed));
+            s.update(&self.buf[..self.len]);
+            s.update(bytes);
+            self.stream = Some(s);
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        match &self.stream {
+            Some(s) => s.digest(),
+            None => xxh3_64_with_seed(&self.buf[..self.len], self.seed),
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.write(&[i]);
+    }
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.write(&i.to_le_bytes());
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write(&(i as u64).to_le_bytes());
+    }
+    #[inline]
+    fn write_i8(&mut self, i: i8) {
+        self.write_u8(i as u8);
+    }
+    #[inline]
+    fn write_i16(&mut self, i: i16) {
+        self.write_u16(i as u16);
+    }
+    #[inline]
+    fn write_i32(&mut self, i: i32) {
+        self.write_u32(i as u32);
+    }
+    #[inline]
+    fn write_i64(&mut self, i: i64) {
+        self.write_u64(i as u64);
+    }
+    #[inline]
+    fn write_i128(&mut self, i: i128) {
+        self.write_u128(i as u128);
+    }
+    #[inline]
+    fn write_isize(&mut self, i: isize) {
+        self.write_u64(i as i64 as u64);
+    }
+}

@@ -1,0 +1,40 @@
+//! # blockbloom
+//!
+//! A cache-line-blocked Bloom filter that answers "have I seen this key?" at memory speed.
+//! Each key sets `k` bits in exactly one 64-byte block, so a query costs at most one cache
+//! miss; batches hash their keys in SIMD lanes, prefetch their blocks, and test them with the
+//! fastest kernel the CPU has (scalar, portable `wide` lanes, AVX2, AVX-512), picked once per
+//! process. Sizing uses the exact model of the layout, so the measured false-positive rate
+//! is at or below the target.
+//!
+//! ```
+//! use blockbloom::BloomFilter;
+//!
+//! let mut f = BloomFilter::with_capacity(1_000_000, 0.01)?;
+//! f.insert_batch(&[1u64, 2, 3]);
+//! f.insert(&"row-group-17");
+//! assert!(f.contains(&2u64) && f.contains(&"row-group-17"));
+//! println!("kernel: {}, {} bytes", f.isa(), f.size_in_bytes());
+//! # Ok::<(), blockbloom::Error>(())
+//! ```
+//!
+//! Force a kernel with `BLOCKBLOOM_ISA=scalar|portable|avx2|avx512` (an unsupported choice is
+//! an error, never a silent fallback) or per filter with [`Builder::isa`].
+//!
+//! The hash is XXH3-64 with a seed ([`hash`]); it is stable across platforms, kernels and
+//! compile flags, so a filter's bits mean the same everywhere.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod arch;
+mod error;
+mod filter;
+pub mod hash;
+pub mod layout;
+pub mod sizing;
+
+pub use arch::Isa;
+pub use error::Error;
+pub use filter::{BatchKey, BloomFilter, Builder};
+pub use layout::Block;
