@@ -1,0 +1,172 @@
+//! Every kernel against the scalar reference, and the hash against `xxhash-rust`.
+
+use blockbloom::{hash, BloomFilter, Isa};
+use quickcheck::{QuickCheck, TestResult};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+fn tiers() -> Vec<Isa> {
+    let t = Isa::supported();
+    // This project's machines have AVX-512: make sure the tests really run every tier there.
+    if std::env::var_os("BLOCKBLOOM_EXPECT_ALL_TIERS").is_some() {
+        assert_eq!(t, Isa::ALL.to_vec(), "expected every tier to be supported");
+    }
+    t
+}
+
+fn filter(isa: Isa, capacity: u64, bits: f64, probes: u32, seed: u64) -> BloomFilter {
+    BloomFilter::builder()
+        .capacity(capacity)
+        .bits_per_key(bits)
+        .probes(probes)
+        .seed(seed)
+        .isa(isa)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn hash_u64_equals_xxh3_reference() {
+    let mut x = 0u64;
+    for seed in [0u64, 1, 42, u64::MAX, 0xdead_beef_cafe_f00d] {
+        for _ in 0..2000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            assert_eq!(hash::hash_u64(x, seed), xxh3_64_with_seed(&x.to_le_bytes(), seed));
+            let y = (x >> 17) as u32;
+            assert_eq!(hash::hash_u32(y, seed), xxh3_64_with_seed(&y.to_le_bytes(), seed));
+            assert_eq!(hash::hash_key(&x, seed), hash::hash_u64(x, seed));
+            assert_eq!(hash::hash_key(&y, seed), hash::hash_u32(y, seed));
+        }
+    }
+}
+
+#[test]
+fn stable_hasher_is_xxh3_of_canonical_bytes() {
+    let seed = 99;
+    assert_eq!(hash::hash_key("abc", seed), xxh3_64_with_seed(b"abc\xff", seed));
+    let mut bytes = 3u64.to_le_bytes().to_vec();
+    bytes.extend_from_slice(b"xyz");
+    assert_eq!(hash::hash_key(&b"xyz"[..], seed), xxh3_64_with_seed(&bytes, seed));
+    // Longer than the inline buffer: the streaming path must agree with one-shot XXH3.
+    let long = "k".repeat(1000);
+    let mut want = long.as_bytes().to_vec();
+    want.push(0xff);
+    assert_eq!(hash::hash_key(long.as_str(), seed), xxh3_64_with_seed(&want, seed));
+    assert_eq!(hash::hash_key(&(1u16, -1i64), seed), {
+        let mut b = 1u16.to_le_bytes().to_vec();
+        b.extend_from_slice(&(-1i64).to_le_bytes());
+        xxh3_64_with_seed(&b, seed)
+    });
+}
+
+#[test]
+fn batch_hash_equals_scalar_on_every_tier_and_length() {
+    let keys: Vec<u64> = (0..67u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    let keys32: Vec<u32> = keys.iter().map(|&k| (k >> 7) as u32).collect();
+    for seed in [0, 5, u64::MAX] {
+        for len in 0..keys.len() {
+            let mut out = vec![0; len];
+            hash::hash_u64_batch(&keys[..len], seed, &mut out);
+            let want: Vec<u64> = keys[..len].iter().map(|&k| hash::hash_u64(k, seed)).collect();
+            assert_eq!(out, want);
+            hash::hash_u32_batch(&keys32[..len], seed, &mut out);
+            let want: Vec<u64> = keys32[..len].iter().map(|&k| hash::hash_u32(k, seed)).collect();
+            assert_eq!(out, want);
+        }
+    }
+}
+
+/// Builds the same filter on every tier from `keys`, checks bits and answers agree with the
+/// scalar tier, and that nothing inserted is missing.
+fn check_all_tiers(keys: &[u64], probes_of: &[u64], capacity: u64, bits: f64, k: u32, seed: u64) {
+    let mut reference = filter(Isa::Scalar, capacity, bits, k, seed);
+    reference.insert_batch(keys);
+    let mut want = vec![false; probes_of.len()];
+    reference.contains_batch(probes_of, &mut want);
+    let want_count = reference.count_batch(probes_of);
+    // Single-key calls are the scalar reference too.
+    let mut single = filter(Isa::Scalar, capacity, bits, k, seed);
+    for key in keys {
+        single.insert(key);
+    }
+    assert_eq!(single, reference);
+    for &isa in &tiers() {
+        let mut f = filter(isa, capacity, bits, k, seed);
+        f.insert_batch(keys);
+        assert_eq!(f.blocks(), reference.blocks(), "{isa}: bits differ from scalar");
+        let mut got = vec![false; probes_of.len()];
+        f.contains_batch(probes_of, &mut got);
+        assert_eq!(got, want, "{isa}: answers differ from scalar");
+        assert_eq!(f.count_batch(probes_of), want_count, "{isa}: count differs");
+        let mut all = vec![false; keys.len()];
+        f.contains_batch(keys, &mut all);
+        assert!(all.iter().all(|&x| x), "{isa}: false negative");
+        // Pre-hashed batches agree with key batches.
+        let hashes: Vec<u64> = keys.iter().map(|k| f.hash(k)).collect();
+        let mut g = filter(isa, capacity, bits, k, seed);
+        g.insert_hash_batch(&hashes);
+        assert_eq!(g, f, "{isa}: hash batch differs");
+        let qh: Vec<u64> = probes_of.iter().map(|k| f.hash(k)).collect();
+        let mut got = vec![false; qh.len()];
+        g.contains_hash_batch(&qh, &mut got);
+        assert_eq!(got, want, "{isa}: hash batch answers differ");
+        assert_eq!(g.count_hash_batch(&qh), want_count);
+        // Single-key answers agree with batch answers.
+        for (key, w) in probes_of.iter().zip(&want) {
+            assert_eq!(f.contains(key), *w);
+        }
+    }
+}
+
+#[test]
+fn every_tier_equals_scalar_fixed_cases() {
+    let keys: Vec<u64> = (0..5000u64).map(|i| i * 7919).collect();
+    let probes: Vec<u64> = (0..20_000u64).collect();
+    for k in (4..=32).step_by(4) {
+        check_all_tiers(&keys, &probes, 5000, 6.0, k, 11);
+    }
+    // One block, and a non-power-of-two block count.
+    check_all_tiers(&keys[..40], &probes[..500], 1, 512.0 / 40.0, 8, 1);
+    check_all_tiers(&keys, &probes, 3001, 10.0, 12, 2);
+}
+
+#[test]
+fn every_tier_equals_scalar_u32_keys() {
+    let keys: Vec<u32> = (0..3000u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let probes: Vec<u32> = (0..10_000u32).collect();
+    let mut reference = filter(Isa::Scalar, 3000, 9.0, 8, 3);
+    reference.insert_batch(&keys);
+    let mut want = vec![false; probes.len()];
+    reference.contains_batch(&probes, &mut want);
+    for &isa in &tiers() {
+        let mut f = filter(isa, 3000, 9.0, 8, 3);
+        f.insert_batch(&keys);
+        assert_eq!(f, reference, "{isa}");
+        let mut got = vec![false; probes.len()];
+        f.contains_batch(&probes, &mut got);
+        assert_eq!(got, want, "{isa}");
+        for k in &keys {
+            assert!(f.contains(k));
+        }
+        // Signed keys hash as their bit patterns.
+        let signed: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
+        let mut s = filter(isa, 3000, 9.0, 8, 3);
+        s.insert_batch(&signed);
+        assert_eq!(s, reference);
+    }
+}
+
+#[test]
+fn quickcheck_every_tier_equals_scalar() {
+    fn prop(keys: Vec<u64>, extra: Vec<u64>, cap: u16, bits: u8, k: u8, seed: u64) -> TestResult {
+        let capacity = cap as u64 % 4000 + 1;
+        let bits = (bits % 24) as f64 + 1.0;
+        let k = ((k % 8) as u32 + 1) * 4;
+        let mut probes = extra;
+        probes.extend(keys.iter().map(|x| x ^ 1));
+        check_all_tiers(&keys, &probes, capacity, bits, k, seed);
+        TestResult::passed()
+    }
+    QuickCheck::new()
+        .tests(200)
+        .quickcheck(prop as fn(Vec<u64>, Vec<u64>, u16, u8, u8, u64) -> TestResult);
+}
