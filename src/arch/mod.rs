@@ -91,10 +91,7 @@ impl Isa {
     pub fn active() -> Result<Isa, Error> {
         static ACTIVE: OnceLock<Result<Isa, Error>> = OnceLock::new();
         ACTIVE
-            .get_or_init(|| match std::env::var("BLOCKBLOOM_ISA") {
-                Ok(s) if !s.trim().is_empty() => s.parse::<Isa>().and_then(Isa::require),
-                _ => Ok(Isa::detect()),
-            })
+            .get_or_init(|| choose(std::env::var("BLOCKBLOOM_ISA").ok().as_deref(), Isa::is_supported))
             .clone()
     }
 
@@ -104,6 +101,23 @@ impl Isa {
             Ok(self)
         } else {
             Err(Error::UnsupportedIsa { requested: self, best: Isa::detect() })
+        }
+    }
+}
+
+/// The tier named by `requested` (the value of `BLOCKBLOOM_ISA`), or the best one `supports`
+/// allows when unset or empty.
+fn choose(requested: Option<&str>, supports: impl Fn(Isa) -> bool) -> Result<Isa, Error> {
+    let best = *Isa::ALL.iter().rev().find(|&&i| supports(i)).unwrap_or(&Isa::Scalar);
+    match requested.map(str::trim) {
+        None | Some("") => Ok(best),
+        Some(name) => {
+            let isa = name.parse::<Isa>()?;
+            if supports(isa) {
+                Ok(isa)
+            } else {
+                Err(Error::UnsupportedIsa { requested: isa, best })
+            }
         }
     }
 }
@@ -358,5 +372,41 @@ pub(crate) fn query_keys<L: Lanes>(
             Sink::Count(c) => **c += found.filter(|&f| f).count(),
         }
         start += n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_avx512(i: Isa) -> bool {
+        i != Isa::Avx512
+    }
+
+    #[test]
+    fn env_choice() {
+        assert_eq!(choose(None, no_avx512), Ok(Isa::Avx2));
+        assert_eq!(choose(Some(" "), no_avx512), Ok(Isa::Avx2));
+        assert_eq!(choose(Some("scalar"), no_avx512), Ok(Isa::Scalar));
+        assert_eq!(choose(Some(" AVX2 "), no_avx512), Ok(Isa::Avx2));
+        let err = choose(Some("avx512"), no_avx512).unwrap_err();
+        assert_eq!(err, Error::UnsupportedIsa { requested: Isa::Avx512, best: Isa::Avx2 });
+        assert!(err.to_string().contains("not supported by this CPU"));
+        assert!(matches!(choose(Some("sse9"), no_avx512), Err(Error::UnknownIsa(s)) if s == "sse9"));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for isa in Isa::ALL {
+            assert_eq!(isa.name().parse::<Isa>(), Ok(isa));
+            assert_eq!(isa.to_string(), isa.name());
+        }
+    }
+
+    #[test]
+    fn kernel_table_matches_its_tier() {
+        for isa in Isa::supported() {
+            assert_eq!(Kernel::get(isa).unwrap().isa(), isa);
+        }
     }
 }
