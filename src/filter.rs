@@ -2,15 +2,15 @@
 
 use std::hash::Hash;
 
+use crate::Isa;
 use crate::arch::{Kernel, Keys, Shape, Sink};
 use crate::error::Error;
 use crate::hash::{hash_bytes, hash_key, seed_flip};
 use crate::layout::{
-    block_index, contains_scalar, insert_scalar, Block, BLOCK_BITS, MAX_BLOCKS, MAX_PROBES,
-    SECTORS, SECTOR_BITS,
+    BLOCK_BITS, Block, MAX_BLOCKS, MAX_PROBES, SECTOR_BITS, SECTORS, block_index, contains_scalar,
+    insert_scalar,
 };
 use crate::sizing;
-use crate::Isa;
 
 /// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
 /// costs at most one cache miss, and batches run on the fastest SIMD tier of the CPU.
@@ -179,7 +179,10 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
-        let (i, k) = (block_index(hash, self.shape.num_blocks), self.probes() as usize);
+        let (i, k) = (
+            block_index(hash, self.shape.num_blocks),
+            self.probes() as usize,
+        );
         insert_scalar(&mut self.blocks[i], hash as u32, k)
     }
 
@@ -200,7 +203,8 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
-        self.kernel.insert(&self.shape, &mut self.blocks, K::as_keys(keys).0)
+        self.kernel
+            .insert(&self.shape, &mut self.blocks, K::as_keys(keys).0)
     }
 
     /// Answers a batch of integer keys into `out` (`out[i]` for `keys[i]`).
@@ -208,19 +212,30 @@ impl BloomFilter {
     /// # Panics
     /// If `out.len() != keys.len()`.
     pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
-        self.kernel.query(&self.shape, &self.blocks, K::as_keys(keys).0, Sink::Each(out))
+        self.kernel.query(
+            &self.shape,
+            &self.blocks,
+            K::as_keys(keys).0,
+            Sink::Each(out),
+        )
     }
 
     /// How many keys of the batch may have been inserted.
     pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
         let mut n = 0;
-        self.kernel.query(&self.shape, &self.blocks, K::as_keys(keys).0, Sink::Count(&mut n));
+        self.kernel.query(
+            &self.shape,
+            &self.blocks,
+            K::as_keys(keys).0,
+            Sink::Count(&mut n),
+        );
         n
     }
 
     /// Inserts a batch of pre-computed hashes.
     pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
-        self.kernel.insert(&self.shape, &mut self.blocks, Keys::Hashes(hashes))
+        self.kernel
+            .insert(&self.shape, &mut self.blocks, Keys::Hashes(hashes))
     }
 
     /// Answers a batch of pre-computed hashes into `out`.
@@ -228,13 +243,23 @@ impl BloomFilter {
     /// # Panics
     /// If `out.len() != hashes.len()`.
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        self.kernel.query(&self.shape, &self.blocks, Keys::Hashes(hashes), Sink::Each(out))
+        self.kernel.query(
+            &self.shape,
+            &self.blocks,
+            Keys::Hashes(hashes),
+            Sink::Each(out),
+        )
     }
 
     /// How many of the pre-computed hashes may have been inserted.
     pub fn count_hash_batch(&self, hashes: &[u64]) -> usize {
         let mut n = 0;
-        self.kernel.query(&self.shape, &self.blocks, Keys::Hashes(hashes), Sink::Count(&mut n));
+        self.kernel.query(
+            &self.shape,
+            &self.blocks,
+            Keys::Hashes(hashes),
+            Sink::Count(&mut n),
+        );
         n
     }
 
@@ -285,7 +310,12 @@ impl BloomFilter {
 
     /// Fraction of bits set, in `[0, 1]`.
     pub fn fill_ratio(&self) -> f64 {
-        let ones: u64 = self.blocks.iter().flat_map(|b| b.0).map(|w| w.count_ones() as u64).sum();
+        let ones: u64 = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.0)
+            .map(|w| w.count_ones() as u64)
+            .sum();
         ones as f64 / (self.blocks.len() as f64 * BLOCK_BITS as f64)
     }
 
@@ -491,7 +521,11 @@ impl Builder {
                 return Err(Error::InvalidProbes(k));
             }
         }
-        let size_options = [self.fpr.is_some(), self.bits_per_key.is_some(), self.size_in_bytes.is_some()];
+        let size_options = [
+            self.fpr.is_some(),
+            self.bits_per_key.is_some(),
+            self.size_in_bytes.is_some(),
+        ];
         if size_options.iter().filter(|&&s| s).count() > 1 {
             return Err(Error::InvalidOptions(
                 "set at most one of fpr, bits_per_key and size_in_bytes",
@@ -504,10 +538,20 @@ impl Builder {
             }
             let blocks = (keys as f64 * bits / BLOCK_BITS as f64).ceil().max(1.0);
             let blocks = checked_blocks(blocks as u128)?;
-            (blocks, self.probes.unwrap_or_else(|| sizing::best_probes(keys, blocks)), None)
+            (
+                blocks,
+                self.probes
+                    .unwrap_or_else(|| sizing::best_probes(keys, blocks)),
+                None,
+            )
         } else if let Some(bytes) = self.size_in_bytes {
             let blocks = checked_blocks((bytes as u128).div_ceil(64).max(1))?;
-            (blocks, self.probes.unwrap_or_else(|| sizing::best_probes(keys, blocks)), None)
+            (
+                blocks,
+                self.probes
+                    .unwrap_or_else(|| sizing::best_probes(keys, blocks)),
+                None,
+            )
         } else {
             let fpr = self.fpr.unwrap_or(0.01);
             let plan = match self.probes {
@@ -534,7 +578,10 @@ impl Builder {
 
 fn checked_blocks(blocks: u128) -> Result<u64, Error> {
     if blocks > MAX_BLOCKS as u128 {
-        Err(Error::TooManyBlocks { requested: blocks, max: MAX_BLOCKS })
+        Err(Error::TooManyBlocks {
+            requested: blocks,
+            max: MAX_BLOCKS,
+        })
     } else {
         Ok(blocks as u64)
     }
@@ -545,7 +592,8 @@ fn allocate(num_blocks: u64) -> Result<Vec<Block>, Error> {
     let bytes = num_blocks as u128 * 64;
     let n = usize::try_from(num_blocks).map_err(|_| Error::AllocationFailed { bytes })?;
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error::AllocationFailed { bytes })?;
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::AllocationFailed { bytes })?;
     v.resize(n, Block::ZERO);
     Ok(v)
 }

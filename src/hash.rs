@@ -21,7 +21,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
+use xxhash_rust::xxh3::{Xxh3, xxh3_64_with_seed};
 
 /// XXH3's default secret, bytes 8..16 and 16..24, read little-endian. The 4-to-8-byte input
 /// path mixes exactly these two words with the seed (xxhash.h, `XXH3_len_4to8_64b`).
@@ -140,13 +140,20 @@ pub struct StableHasher {
 impl StableHasher {
     /// A hasher with this seed.
     pub fn new(seed: u64) -> Self {
-        StableHasher { seed, len: 0, buf: [0; INLINE], stream: None }
+        StableHasher {
+            seed,
+            len: 0,
+            buf: [0; INLINE],
+            stream: None,
+        }
     }
 }
 
 impl std::fmt::Debug for StableHasher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StableHasher").field("seed", &self.seed).finish_non_exhaustive()
+        f.debug_struct("StableHasher")
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
     }
 }
 

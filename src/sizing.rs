@@ -23,7 +23,7 @@
 //! ```
 
 use crate::error::Error;
-use crate::layout::{BLOCK_BITS, MAX_BLOCKS, MAX_PROBES, SECTORS, SECTOR_BITS};
+use crate::layout::{BLOCK_BITS, MAX_BLOCKS, MAX_PROBES, SECTOR_BITS, SECTORS};
 
 /// The smallest target false-positive rate `with_capacity` accepts.
 pub const MIN_FPR: f64 = 1e-9;
@@ -167,7 +167,10 @@ fn min_blocks(keys: u64, fpr: f64, probes: u32) -> Result<u64, Error> {
 fn too_many(keys: u64, fpr: f64) -> Error {
     // What the unsectorized bound would ask for, to report an honest order of magnitude.
     let bits = -(keys as f64) * fpr.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2);
-    Error::TooManyBlocks { requested: (bits / BLOCK_BITS as f64).ceil() as u128, max: MAX_BLOCKS }
+    Error::TooManyBlocks {
+        requested: (bits / BLOCK_BITS as f64).ceil() as u128,
+        max: MAX_BLOCKS,
+    }
 }
 
 /// The smallest filter (and its best probe count) that holds `capacity` keys at a measured
@@ -181,14 +184,23 @@ pub fn plan(capacity: u64, fpr: f64) -> Result<Plan, Error> {
     let keys = capacity.max(1);
     let mut best: Option<Plan> = None;
     for probes in (SECTORS..=MAX_PROBES).step_by(SECTORS as usize) {
-        let Ok(num_blocks) = min_blocks(keys, fpr, probes) else { continue };
+        let Ok(num_blocks) = min_blocks(keys, fpr, probes) else {
+            continue;
+        };
         if best.is_none_or(|b| num_blocks < b.num_blocks) {
-            best = Some(Plan { num_blocks, probes, capacity: keys });
+            best = Some(Plan {
+                num_blocks,
+                probes,
+                capacity: keys,
+            });
         }
     }
     match best {
         Some(p) if p.num_blocks <= MAX_BLOCKS => Ok(p),
-        Some(p) => Err(Error::TooManyBlocks { requested: p.num_blocks as u128, max: MAX_BLOCKS }),
+        Some(p) => Err(Error::TooManyBlocks {
+            requested: p.num_blocks as u128,
+            max: MAX_BLOCKS,
+        }),
         None => Err(too_many(keys, fpr)),
     }
 }
@@ -205,9 +217,16 @@ pub fn plan_with_probes(capacity: u64, fpr: f64, probes: u32) -> Result<Plan, Er
     let keys = capacity.max(1);
     let num_blocks = min_blocks(keys, fpr, probes)?;
     if num_blocks > MAX_BLOCKS {
-        return Err(Error::TooManyBlocks { requested: num_blocks as u128, max: MAX_BLOCKS });
+        return Err(Error::TooManyBlocks {
+            requested: num_blocks as u128,
+            max: MAX_BLOCKS,
+        });
     }
-    Ok(Plan { num_blocks, probes, capacity: keys })
+    Ok(Plan {
+        num_blocks,
+        probes,
+        capacity: keys,
+    })
 }
 
 /// The best probe count for a filter of `num_blocks` blocks holding `capacity` keys.
@@ -216,7 +235,9 @@ pub fn best_probes(capacity: u64, num_blocks: u64) -> u32 {
     (SECTORS..=MAX_PROBES)
         .step_by(SECTORS as usize)
         .map(|k| (k, false_positive_rate(keys, num_blocks, k)))
-        .fold((SECTORS, f64::INFINITY), |best, (k, p)| if p < best.1 { (k, p) } else { best })
+        .fold((SECTORS, f64::INFINITY), |best, (k, p)| {
+            if p < best.1 { (k, p) } else { best }
+        })
         .0
 }
 
@@ -239,8 +260,14 @@ mod tests {
     fn within_three_percent_of_best_k_bound() {
         for (fpr, bound) in BOUND {
             let (bits, _) = asymptotic_bits_per_key(fpr).unwrap();
-            assert!(bits <= bound * 1.03, "fpr {fpr}: {bits} bits/key vs bound {bound}");
-            assert!(bits >= bound * 0.99, "fpr {fpr}: {bits} below the bound {bound}?");
+            assert!(
+                bits <= bound * 1.03,
+                "fpr {fpr}: {bits} bits/key vs bound {bound}"
+            );
+            assert!(
+                bits >= bound * 0.99,
+                "fpr {fpr}: {bits} below the bound {bound}?"
+            );
         }
     }
 
@@ -273,7 +300,13 @@ mod tests {
 
     #[test]
     fn too_many_blocks_is_an_error() {
-        assert!(matches!(plan(u64::MAX / 2, 0.01), Err(Error::TooManyBlocks { .. })));
-        assert!(matches!(plan(1 << 40, 0.01), Err(Error::TooManyBlocks { .. })));
+        assert!(matches!(
+            plan(u64::MAX / 2, 0.01),
+            Err(Error::TooManyBlocks { .. })
+        ));
+        assert!(matches!(
+            plan(1 << 40, 0.01),
+            Err(Error::TooManyBlocks { .. })
+        ));
     }
 }

@@ -1,11 +1,20 @@
 //! Public API behaviour and every error case.
 
-use blockbloom::{layout::MAX_BLOCKS, BloomFilter, Error, Isa};
+use blockbloom::{BloomFilter, Error, Isa, layout::MAX_BLOCKS};
 use quickcheck::quickcheck;
 
 #[test]
 fn invalid_fpr_is_a_typed_error() {
-    for fpr in [0.0, -0.5, 1.0, 1.01, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e-300] {
+    for fpr in [
+        0.0,
+        -0.5,
+        1.0,
+        1.01,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e-300,
+    ] {
         let err = BloomFilter::with_capacity(1000, fpr).unwrap_err();
         assert!(matches!(err, Error::InvalidFpr(_)), "{fpr}: {err:?}");
         assert!(err.to_string().contains("false-positive rate"), "{err}");
@@ -23,7 +32,11 @@ fn too_many_blocks_is_a_typed_error() {
         .build()
         .unwrap_err();
     assert!(matches!(err, Error::TooManyBlocks { .. }), "{err:?}");
-    let err = BloomFilter::builder().capacity(1 << 40).bits_per_key(10.0).build().unwrap_err();
+    let err = BloomFilter::builder()
+        .capacity(1 << 40)
+        .bits_per_key(10.0)
+        .build()
+        .unwrap_err();
     assert!(matches!(err, Error::TooManyBlocks { .. }), "{err:?}");
 }
 
@@ -37,19 +50,40 @@ fn unallocatable_size_is_an_error_not_an_abort() {
         eprintln!("skipped: vm.overcommit_memory = 1 grants any allocation");
         return;
     }
-    let err = BloomFilter::builder().capacity(1).size_in_bytes(64 * MAX_BLOCKS).build().unwrap_err();
-    assert_eq!(err, Error::AllocationFailed { bytes: 64 * MAX_BLOCKS as u128 });
+    let err = BloomFilter::builder()
+        .capacity(1)
+        .size_in_bytes(64 * MAX_BLOCKS)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::AllocationFailed {
+            bytes: 64 * MAX_BLOCKS as u128
+        }
+    );
     assert!(err.to_string().contains("could not allocate"));
 }
 
 #[test]
 fn builder_option_errors() {
     let b = || BloomFilter::builder().capacity(1000);
-    assert!(matches!(BloomFilter::builder().build(), Err(Error::InvalidOptions(_))));
-    assert!(matches!(b().fpr(0.01).bits_per_key(10.0).build(), Err(Error::InvalidOptions(_))));
-    assert!(matches!(b().bits_per_key(8.0).size_in_bytes(64).build(), Err(Error::InvalidOptions(_))));
+    assert!(matches!(
+        BloomFilter::builder().build(),
+        Err(Error::InvalidOptions(_))
+    ));
+    assert!(matches!(
+        b().fpr(0.01).bits_per_key(10.0).build(),
+        Err(Error::InvalidOptions(_))
+    ));
+    assert!(matches!(
+        b().bits_per_key(8.0).size_in_bytes(64).build(),
+        Err(Error::InvalidOptions(_))
+    ));
     for bits in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        assert!(matches!(b().bits_per_key(bits).build(), Err(Error::InvalidBitsPerKey(_))));
+        assert!(matches!(
+            b().bits_per_key(bits).build(),
+            Err(Error::InvalidBitsPerKey(_))
+        ));
     }
     for k in [0, 1, 3, 6, 36, 64] {
         let err = b().probes(k).build().unwrap_err();
@@ -63,12 +97,24 @@ fn builder_option_errors() {
 
 #[test]
 fn explicit_budgets() {
-    let f = BloomFilter::builder().capacity(1000).bits_per_key(16.0).build().unwrap();
+    let f = BloomFilter::builder()
+        .capacity(1000)
+        .bits_per_key(16.0)
+        .build()
+        .unwrap();
     assert_eq!(f.num_blocks(), 32);
     assert_eq!(f.target_fpr(), None);
-    let f = BloomFilter::builder().capacity(1000).size_in_bytes(100).build().unwrap();
+    let f = BloomFilter::builder()
+        .capacity(1000)
+        .size_in_bytes(100)
+        .build()
+        .unwrap();
     assert_eq!(f.size_in_bytes(), 128, "rounded up to whole blocks");
-    let f = BloomFilter::builder().capacity(0).fpr(0.01).build().unwrap();
+    let f = BloomFilter::builder()
+        .capacity(0)
+        .fpr(0.01)
+        .build()
+        .unwrap();
     assert_eq!(f.num_blocks(), 1, "capacity 0 plans for one key");
     let f = BloomFilter::with_capacity(1_000_000, 0.01).unwrap();
     assert_eq!(f.target_fpr(), Some(0.01));
@@ -79,7 +125,11 @@ fn explicit_budgets() {
 #[test]
 fn every_supported_isa_can_be_chosen() {
     for isa in Isa::supported() {
-        let f = BloomFilter::builder().capacity(10).isa(isa).build().unwrap();
+        let f = BloomFilter::builder()
+            .capacity(10)
+            .isa(isa)
+            .build()
+            .unwrap();
         assert_eq!(f.isa(), isa);
     }
     for isa in Isa::ALL {
@@ -134,8 +184,16 @@ fn extend_matches_single_inserts() {
 
 #[test]
 fn seeds_change_bits_not_answers() {
-    let mut a = BloomFilter::builder().capacity(1000).seed(1).build().unwrap();
-    let mut b = BloomFilter::builder().capacity(1000).seed(2).build().unwrap();
+    let mut a = BloomFilter::builder()
+        .capacity(1000)
+        .seed(1)
+        .build()
+        .unwrap();
+    let mut b = BloomFilter::builder()
+        .capacity(1000)
+        .seed(2)
+        .build()
+        .unwrap();
     a.insert_batch(&[1u64, 2, 3]);
     b.insert_batch(&[1u64, 2, 3]);
     assert_ne!(a, b);

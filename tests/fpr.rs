@@ -21,7 +21,10 @@ fn members(seed: u64, n: u64) -> Vec<u64> {
     Keys(seed).take(n as usize).map(|k| k >> 1).collect()
 }
 fn non_members(seed: u64, n: u64) -> Vec<u64> {
-    Keys(seed ^ 0x5555).take(n as usize).map(|k| k | 1 << 63).collect()
+    Keys(seed ^ 0x5555)
+        .take(n as usize)
+        .map(|k| k | 1 << 63)
+        .collect()
 }
 
 /// Five standard deviations of a binomial count with mean `mean`, plus a little slack for
@@ -35,14 +38,22 @@ fn measured_fpr_matches_model_and_target() {
     let n = 100_000u64;
     for (i, &target) in [1e-1, 1e-2, 1e-3, 1e-4, 1e-5].iter().enumerate() {
         let seed = 1000 + i as u64;
-        let mut f = BloomFilter::builder().capacity(n).fpr(target).seed(seed).build().unwrap();
+        let mut f = BloomFilter::builder()
+            .capacity(n)
+            .fpr(target)
+            .seed(seed)
+            .build()
+            .unwrap();
         f.insert_batch(&members(seed, n));
         // Enough queries for about 500 expected false positives.
         let q = ((500.0 / target) as u64).min(50_000_000);
         let fp = f.count_batch(&non_members(seed, q)) as f64;
         // 1. The measured count agrees with this filter's exact rate (from its bits).
         let realized = f.expected_fpr() * q as f64;
-        assert!((fp - realized).abs() <= bound(realized), "{target}: {fp} vs realized {realized}");
+        assert!(
+            (fp - realized).abs() <= bound(realized),
+            "{target}: {fp} vs realized {realized}"
+        );
         // 2. The model of the layout predicts this filter's rate: the realized rate of one
         //    filter scatters around the model by far less than 10% at this size.
         let model = f.model_fpr(n);
@@ -54,7 +65,10 @@ fn measured_fpr_matches_model_and_target() {
         );
         // 3. Measured at or below the target, within statistical noise.
         let at_target = target * q as f64;
-        assert!(fp <= at_target + bound(at_target), "{target}: {fp} false positives, > {at_target}");
+        assert!(
+            fp <= at_target + bound(at_target),
+            "{target}: {fp} false positives, > {at_target}"
+        );
     }
 }
 
@@ -68,7 +82,10 @@ fn overfilled_filter_degrades_as_the_model_says() {
     let fp = f.count_batch(&non_members(7, q)) as f64;
     let model = f.model_fpr(2 * n) * q as f64;
     assert!(model > 0.02 * q as f64);
-    assert!((fp - model).abs() <= bound(model) + 0.05 * model, "{fp} vs model {model}");
+    assert!(
+        (fp - model).abs() <= bound(model) + 0.05 * model,
+        "{fp} vs model {model}"
+    );
 }
 
 #[test]
@@ -79,7 +96,12 @@ fn every_tier_measures_the_same_rate() {
     let counts: Vec<usize> = Isa::supported()
         .into_iter()
         .map(|isa| {
-            let mut f = BloomFilter::builder().capacity(n).fpr(0.01).isa(isa).build().unwrap();
+            let mut f = BloomFilter::builder()
+                .capacity(n)
+                .fpr(0.01)
+                .isa(isa)
+                .build()
+                .unwrap();
             f.insert_batch(&members(3, n));
             f.count_batch(&q)
         })

@@ -1,6 +1,6 @@
 //! Every kernel against the scalar reference, and the hash against `xxhash-rust`.
 
-use blockbloom::{hash, BloomFilter, Isa};
+use blockbloom::{BloomFilter, Isa, hash};
 use quickcheck::{QuickCheck, TestResult};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -29,10 +29,18 @@ fn hash_u64_equals_xxh3_reference() {
     let mut x = 0u64;
     for seed in [0u64, 1, 42, u64::MAX, 0xdead_beef_cafe_f00d] {
         for _ in 0..2000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            assert_eq!(hash::hash_u64(x, seed), xxh3_64_with_seed(&x.to_le_bytes(), seed));
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            assert_eq!(
+                hash::hash_u64(x, seed),
+                xxh3_64_with_seed(&x.to_le_bytes(), seed)
+            );
             let y = (x >> 17) as u32;
-            assert_eq!(hash::hash_u32(y, seed), xxh3_64_with_seed(&y.to_le_bytes(), seed));
+            assert_eq!(
+                hash::hash_u32(y, seed),
+                xxh3_64_with_seed(&y.to_le_bytes(), seed)
+            );
             assert_eq!(hash::hash_key(&x, seed), hash::hash_u64(x, seed));
             assert_eq!(hash::hash_key(&y, seed), hash::hash_u32(y, seed));
         }
@@ -42,15 +50,24 @@ fn hash_u64_equals_xxh3_reference() {
 #[test]
 fn stable_hasher_is_xxh3_of_canonical_bytes() {
     let seed = 99;
-    assert_eq!(hash::hash_key("abc", seed), xxh3_64_with_seed(b"abc\xff", seed));
+    assert_eq!(
+        hash::hash_key("abc", seed),
+        xxh3_64_with_seed(b"abc\xff", seed)
+    );
     let mut bytes = 3u64.to_le_bytes().to_vec();
     bytes.extend_from_slice(b"xyz");
-    assert_eq!(hash::hash_key(&b"xyz"[..], seed), xxh3_64_with_seed(&bytes, seed));
+    assert_eq!(
+        hash::hash_key(&b"xyz"[..], seed),
+        xxh3_64_with_seed(&bytes, seed)
+    );
     // Longer than the inline buffer: the streaming path must agree with one-shot XXH3.
     let long = "k".repeat(1000);
     let mut want = long.as_bytes().to_vec();
     want.push(0xff);
-    assert_eq!(hash::hash_key(long.as_str(), seed), xxh3_64_with_seed(&want, seed));
+    assert_eq!(
+        hash::hash_key(long.as_str(), seed),
+        xxh3_64_with_seed(&want, seed)
+    );
     assert_eq!(hash::hash_key(&(1u16, -1i64), seed), {
         let mut b = 1u16.to_le_bytes().to_vec();
         b.extend_from_slice(&(-1i64).to_le_bytes());
@@ -60,16 +77,24 @@ fn stable_hasher_is_xxh3_of_canonical_bytes() {
 
 #[test]
 fn batch_hash_equals_scalar_on_every_tier_and_length() {
-    let keys: Vec<u64> = (0..67u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+    let keys: Vec<u64> = (0..67u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
     let keys32: Vec<u32> = keys.iter().map(|&k| (k >> 7) as u32).collect();
     for seed in [0, 5, u64::MAX] {
         for len in 0..keys.len() {
             let mut out = vec![0; len];
             hash::hash_u64_batch(&keys[..len], seed, &mut out);
-            let want: Vec<u64> = keys[..len].iter().map(|&k| hash::hash_u64(k, seed)).collect();
+            let want: Vec<u64> = keys[..len]
+                .iter()
+                .map(|&k| hash::hash_u64(k, seed))
+                .collect();
             assert_eq!(out, want);
             hash::hash_u32_batch(&keys32[..len], seed, &mut out);
-            let want: Vec<u64> = keys32[..len].iter().map(|&k| hash::hash_u32(k, seed)).collect();
+            let want: Vec<u64> = keys32[..len]
+                .iter()
+                .map(|&k| hash::hash_u32(k, seed))
+                .collect();
             assert_eq!(out, want);
         }
     }
@@ -92,7 +117,11 @@ fn check_all_tiers(keys: &[u64], probes_of: &[u64], capacity: u64, bits: f64, k:
     for &isa in &tiers() {
         let mut f = filter(isa, capacity, bits, k, seed);
         f.insert_batch(keys);
-        assert_eq!(f.blocks(), reference.blocks(), "{isa}: bits differ from scalar");
+        assert_eq!(
+            f.blocks(),
+            reference.blocks(),
+            "{isa}: bits differ from scalar"
+        );
         let mut got = vec![false; probes_of.len()];
         f.contains_batch(probes_of, &mut got);
         assert_eq!(got, want, "{isa}: answers differ from scalar");

@@ -20,7 +20,7 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use crate::error::Error;
-use crate::layout::{block_index, Block};
+use crate::layout::{Block, block_index};
 
 mod portable;
 mod scalar;
@@ -74,7 +74,11 @@ impl Isa {
 
     /// The fastest tier this CPU supports.
     pub fn detect() -> Isa {
-        *Isa::ALL.iter().rev().find(|i| i.is_supported()).unwrap_or(&Isa::Scalar)
+        *Isa::ALL
+            .iter()
+            .rev()
+            .find(|i| i.is_supported())
+            .unwrap_or(&Isa::Scalar)
     }
 
     /// Every tier this CPU supports, slowest first.
@@ -91,7 +95,12 @@ impl Isa {
     pub fn active() -> Result<Isa, Error> {
         static ACTIVE: OnceLock<Result<Isa, Error>> = OnceLock::new();
         ACTIVE
-            .get_or_init(|| choose(std::env::var("BLOCKBLOOM_ISA").ok().as_deref(), Isa::is_supported))
+            .get_or_init(|| {
+                choose(
+                    std::env::var("BLOCKBLOOM_ISA").ok().as_deref(),
+                    Isa::is_supported,
+                )
+            })
             .clone()
     }
 
@@ -100,7 +109,10 @@ impl Isa {
         if self.is_supported() {
             Ok(self)
         } else {
-            Err(Error::UnsupportedIsa { requested: self, best: Isa::detect() })
+            Err(Error::UnsupportedIsa {
+                requested: self,
+                best: Isa::detect(),
+            })
         }
     }
 }
@@ -108,7 +120,11 @@ impl Isa {
 /// The tier named by `requested` (the value of `BLOCKBLOOM_ISA`), or the best one `supports`
 /// allows when unset or empty.
 fn choose(requested: Option<&str>, supports: impl Fn(Isa) -> bool) -> Result<Isa, Error> {
-    let best = *Isa::ALL.iter().rev().find(|&&i| supports(i)).unwrap_or(&Isa::Scalar);
+    let best = *Isa::ALL
+        .iter()
+        .rev()
+        .find(|&&i| supports(i))
+        .unwrap_or(&Isa::Scalar);
     match requested.map(str::trim) {
         None | Some("") => Ok(best),
         Some(name) => {
@@ -116,7 +132,10 @@ fn choose(requested: Option<&str>, supports: impl Fn(Isa) -> bool) -> Result<Isa
             if supports(isa) {
                 Ok(isa)
             } else {
-                Err(Error::UnsupportedIsa { requested: isa, best })
+                Err(Error::UnsupportedIsa {
+                    requested: isa,
+                    best,
+                })
             }
         }
     }
@@ -158,7 +177,10 @@ fn cpu() -> Cpu {
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            Cpu { avx2: false, avx512: false }
+            Cpu {
+                avx2: false,
+                avx512: false,
+            }
         }
     })
 }
@@ -261,20 +283,32 @@ impl Kernel {
     pub fn query(&self, shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
         debug_assert_eq!(shape.num_blocks, blocks.len() as u64);
         if let Sink::Each(out) = &sink {
-            assert_eq!(out.len(), keys.len(), "output slice length must equal key count");
+            assert_eq!(
+                out.len(),
+                keys.len(),
+                "output slice length must equal key count"
+            );
         }
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
         unsafe { (self.query)(shape, blocks, keys, sink) }
     }
 
     pub fn hash_u64(&self, flip: u64, keys: &[u64], out: &mut [u64]) {
-        assert_eq!(keys.len(), out.len(), "output slice length must equal key count");
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "output slice length must equal key count"
+        );
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
         unsafe { (self.hash_u64)(flip, keys, out) }
     }
 
     pub fn hash_u32(&self, flip: u64, keys: &[u32], out: &mut [u64]) {
-        assert_eq!(keys.len(), out.len(), "output slice length must equal key count");
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "output slice length must equal key count"
+        );
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
         unsafe { (self.hash_u32)(flip, keys, out) }
     }
@@ -302,7 +336,7 @@ fn prefetch(block: &Block) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint that never faults, and the address is a live reference.
     unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>((block as *const Block).cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -390,9 +424,17 @@ mod tests {
         assert_eq!(choose(Some("scalar"), no_avx512), Ok(Isa::Scalar));
         assert_eq!(choose(Some(" AVX2 "), no_avx512), Ok(Isa::Avx2));
         let err = choose(Some("avx512"), no_avx512).unwrap_err();
-        assert_eq!(err, Error::UnsupportedIsa { requested: Isa::Avx512, best: Isa::Avx2 });
+        assert_eq!(
+            err,
+            Error::UnsupportedIsa {
+                requested: Isa::Avx512,
+                best: Isa::Avx2
+            }
+        );
         assert!(err.to_string().contains("not supported by this CPU"));
-        assert!(matches!(choose(Some("sse9"), no_avx512), Err(Error::UnknownIsa(s)) if s == "sse9"));
+        assert!(
+            matches!(choose(Some("sse9"), no_avx512), Err(Error::UnknownIsa(s)) if s == "sse9")
+        );
     }
 
     #[test]

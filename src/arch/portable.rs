@@ -3,7 +3,7 @@
 
 use wide::u64x4;
 
-use super::{insert_keys, query_keys, Keys, Lanes, Shape, Sink};
+use super::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
 use crate::hash::PRIME_MX2;
 use crate::layout::{Block, LANE_XOR, ROUND_SALTS};
 

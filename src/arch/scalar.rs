@@ -2,13 +2,19 @@
 
 use super::{Keys, Shape, Sink};
 use crate::hash::{u32_with_flip, u64_with_flip};
-use crate::layout::{block_index, contains_scalar, insert_scalar, Block};
+use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
 
 #[inline(always)]
 fn each_hash(shape: &Shape, keys: Keys<'_>, mut f: impl FnMut(usize, u64)) {
     match keys {
-        Keys::U64(k) => k.iter().enumerate().for_each(|(i, &x)| f(i, u64_with_flip(x, shape.flip))),
-        Keys::U32(k) => k.iter().enumerate().for_each(|(i, &x)| f(i, u32_with_flip(x, shape.flip))),
+        Keys::U64(k) => k
+            .iter()
+            .enumerate()
+            .for_each(|(i, &x)| f(i, u64_with_flip(x, shape.flip))),
+        Keys::U32(k) => k
+            .iter()
+            .enumerate()
+            .for_each(|(i, &x)| f(i, u32_with_flip(x, shape.flip))),
         Keys::Hashes(k) => k.iter().enumerate().for_each(|(i, &h)| f(i, h)),
     }
 }

@@ -2,7 +2,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::arch::{insert_keys, query_keys, Keys, Lanes, Shape, Sink};
+use crate::arch::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
 use crate::hash::PRIME_MX2;
 use crate::layout::{Block, LANE_XOR, ROUND_SALTS};
 
@@ -39,7 +39,10 @@ fn mul64(_: Avx2, a: __m256i, c: u64) -> __m256i {
         let lo_lo = _mm256_mul_epu32(a, c_lo);
         let hi_lo = _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), c_lo);
         let lo_hi = _mm256_mul_epu32(a, c_hi);
-        _mm256_add_epi64(lo_lo, _mm256_slli_epi64::<32>(_mm256_add_epi64(hi_lo, lo_hi)))
+        _mm256_add_epi64(
+            lo_lo,
+            _mm256_slli_epi64::<32>(_mm256_add_epi64(hi_lo, lo_hi)),
+        )
     }
 }
 
@@ -47,7 +50,10 @@ fn mul64(_: Avx2, a: __m256i, c: u64) -> __m256i {
 fn rrmxmx(t: Avx2, h: __m256i, len: u64) -> __m256i {
     // SAFETY: AVX2 is present (token); register-only operations.
     unsafe {
-        let h = _mm256_xor_si256(h, _mm256_xor_si256(rotl::<49, 15>(t, h), rotl::<24, 40>(t, h)));
+        let h = _mm256_xor_si256(
+            h,
+            _mm256_xor_si256(rotl::<49, 15>(t, h), rotl::<24, 40>(t, h)),
+        );
         let h = mul64(t, h, PRIME_MX2);
         let s = _mm256_add_epi64(_mm256_srli_epi64::<35>(h), _mm256_set1_epi64x(len as i64));
         let h = mul64(t, _mm256_xor_si256(h, s), PRIME_MX2);
@@ -120,7 +126,10 @@ impl Lanes for Avx2 {
             let lo = _mm256_set1_epi64x(lo as i64);
             let ptr = block.0.as_mut_ptr().cast::<__m256i>();
             let a = _mm256_or_si256(_mm256_load_si256(ptr), pattern_half(self, lo, rounds, 0));
-            let b = _mm256_or_si256(_mm256_load_si256(ptr.add(1)), pattern_half(self, lo, rounds, 1));
+            let b = _mm256_or_si256(
+                _mm256_load_si256(ptr.add(1)),
+                pattern_half(self, lo, rounds, 1),
+            );
             _mm256_store_si256(ptr, a);
             _mm256_store_si256(ptr.add(1), b);
         }
@@ -134,7 +143,10 @@ impl Lanes for Avx2 {
             let ptr = block.0.as_ptr().cast::<__m256i>();
             // testc(a, b) is 1 when every bit of b is set in a.
             _mm256_testc_si256(_mm256_load_si256(ptr), pattern_half(self, lo, rounds, 0))
-                & _mm256_testc_si256(_mm256_load_si256(ptr.add(1)), pattern_half(self, lo, rounds, 1))
+                & _mm256_testc_si256(
+                    _mm256_load_si256(ptr.add(1)),
+                    pattern_half(self, lo, rounds, 1),
+                )
                 != 0
         }
     }

@@ -2,7 +2,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::arch::{insert_keys, query_keys, Keys, Lanes, Shape, Sink};
+use crate::arch::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
 use crate::hash::PRIME_MX2;
 use crate::layout::{Block, LANE_XOR, ROUND_SALTS};
 
@@ -130,7 +130,13 @@ pub(super) unsafe fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>)
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(super) unsafe fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
     // SAFETY: the caller guarantees AVX-512 F and DQ.
-    query_keys(unsafe { Avx512::new_unchecked() }, shape, blocks, keys, sink)
+    query_keys(
+        unsafe { Avx512::new_unchecked() },
+        shape,
+        blocks,
+        keys,
+        sink,
+    )
 }
 
 /// # Safety

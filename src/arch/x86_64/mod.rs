@@ -3,8 +3,8 @@
 mod avx2;
 mod avx512;
 
-use super::Kernel;
 use super::Isa;
+use super::Kernel;
 
 pub(crate) static AVX2: Kernel = Kernel {
     isa: Isa::Avx2,
