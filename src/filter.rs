@@ -7,7 +7,7 @@ use crate::arch::{Kernel, Keys, Shape, Sink};
 use crate::error::Error;
 use crate::hash::{hash_bytes, hash_key, seed_flip};
 use crate::layout::{
-    BLOCK_BITS, Block, MAX_BLOCKS, MAX_PROBES, SECTOR_BITS, SECTORS, block_index, contains_scalar,
+    BLOCK_BITS, Block, MAX_BLOCKS, SECTOR_BITS, SECTORS, block_index, contains_scalar,
     insert_scalar,
 };
 use crate::sizing;
@@ -49,6 +49,16 @@ pub struct BloomFilter {
 ///
 /// A batch of these keys gives the same filter as inserting each with
 /// [`BloomFilter::insert`], because both hash the key's little-endian bytes with XXH3.
+///
+/// ```
+/// let mut a = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+/// let mut b = a.clone();
+/// a.insert_batch(&[-1i64, 5]);
+/// b.insert(&-1i64);
+/// b.insert(&5i64);
+/// assert_eq!(a, b);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 pub trait BatchKey: Copy + private::Sealed {
     #[doc(hidden)]
     fn as_keys(keys: &[Self]) -> private::KeySlice<'_>;
@@ -129,6 +139,15 @@ impl BloomFilter {
     /// puts them.
     ///
     /// [`insert_batch`]: BloomFilter::insert_batch
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert(&7u64);
+    /// f.insert("text");
+    /// f.insert(&(1u8, 'x'));
+    /// assert!(f.contains(&7u64) && f.contains("text") && f.contains(&(1u8, 'x')));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
         self.insert_hash(hash_key(key, self.seed))
@@ -136,6 +155,13 @@ impl BloomFilter {
 
     /// Whether the key may have been inserted (no false negatives; false positives at about
     /// [`expected_fpr`](BloomFilter::expected_fpr)).
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert(&1u32);
+    /// assert!(f.contains(&1u32));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(hash_key(key, self.seed))
@@ -156,6 +182,13 @@ impl BloomFilter {
     }
 
     /// Whether a raw byte string may have been inserted with [`insert_bytes`](Self::insert_bytes).
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert_bytes(b"k");
+    /// assert!(f.contains_bytes(b"k"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     #[inline]
     pub fn contains_bytes(&self, bytes: &[u8]) -> bool {
         self.contains_hash(hash_bytes(bytes, self.seed))
@@ -163,6 +196,12 @@ impl BloomFilter {
 
     /// The 64-bit hash this filter uses for `key` (seeded XXH3), for callers that hash once
     /// and use [`insert_hash`](Self::insert_hash)/[`contains_hash`](Self::contains_hash).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(100).seed(3).build()?;
+    /// assert_eq!(f.hash(&9u64), blockbloom::hash::hash_u64(9, 3));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     #[inline]
     pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
         hash_key(key, self.seed)
@@ -187,6 +226,13 @@ impl BloomFilter {
     }
 
     /// Whether a pre-computed hash may have been inserted.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert_hash(0x0123_4567_89ab_cdef);
+    /// assert!(f.contains_hash(0x0123_4567_89ab_cdef));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let i = block_index(hash, self.shape.num_blocks);
@@ -211,6 +257,15 @@ impl BloomFilter {
     ///
     /// # Panics
     /// If `out.len() != keys.len()`.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert_batch(&[1u64, 2]);
+    /// let mut out = [false; 3];
+    /// f.contains_batch(&[1u64, 2, 3], &mut out);
+    /// assert!(out[0] && out[1]);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
         self.kernel.query(
             &self.shape,
@@ -221,6 +276,13 @@ impl BloomFilter {
     }
 
     /// How many keys of the batch may have been inserted.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert_batch(&[10u32, 20, 30]);
+    /// assert!(f.count_batch(&[10u32, 20, 30, 40]) >= 3);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
         let mut n = 0;
         self.kernel.query(
@@ -233,6 +295,14 @@ impl BloomFilter {
     }
 
     /// Inserts a batch of pre-computed hashes.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// let hashes = [f.hash(&"a"), f.hash(&"b")];
+    /// f.insert_hash_batch(&hashes);
+    /// assert!(f.contains(&"a") && f.contains(&"b"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
         self.kernel
             .insert(&self.shape, &mut self.blocks, Keys::Hashes(hashes))
@@ -242,6 +312,16 @@ impl BloomFilter {
     ///
     /// # Panics
     /// If `out.len() != hashes.len()`.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// let h = f.hash(&"a");
+    /// f.insert_hash(h);
+    /// let mut out = [false];
+    /// f.contains_hash_batch(&[h], &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
         self.kernel.query(
             &self.shape,
@@ -252,6 +332,14 @@ impl BloomFilter {
     }
 
     /// How many of the pre-computed hashes may have been inserted.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// let h = f.hash(&"a");
+    /// f.insert_hash(h);
+    /// assert!(f.count_hash_batch(&[h, h]) == 2);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn count_hash_batch(&self, hashes: &[u64]) -> usize {
         let mut n = 0;
         self.kernel.query(
@@ -264,51 +352,118 @@ impl BloomFilter {
     }
 
     /// Removes every key, keeping the shape, seed and kernel.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert(&1u64);
+    /// f.clear();
+    /// assert_eq!(f.fill_ratio(), 0.0);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn clear(&mut self) {
         self.blocks.fill(Block::ZERO)
     }
 
     /// Bytes of filter (blocks only).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).bits_per_key(16.0).build()?;
+    /// assert_eq!(f.size_in_bytes(), 32 * 64);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn size_in_bytes(&self) -> usize {
         self.blocks.len() * std::mem::size_of::<Block>()
     }
 
     /// Number of 512-bit blocks.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).bits_per_key(16.0).build()?;
+    /// assert_eq!(f.num_blocks(), 32); // 1000 keys * 16 bits / 512 bits per block
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn num_blocks(&self) -> u64 {
         self.shape.num_blocks
     }
 
     /// Bits set per key (a multiple of 4).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::with_capacity(1000, 0.0001)?;
+    /// assert_eq!(f.probes(), 12); // the best k for 0.01%
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn probes(&self) -> u32 {
         (self.shape.rounds as u32) * SECTORS
     }
 
     /// The hash seed.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(10).seed(5).build()?;
+    /// assert_eq!(f.seed(), 5);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn seed(&self) -> u64 {
         self.seed
     }
 
     /// The key count the filter was sized for.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::with_capacity(1000, 0.01)?;
+    /// assert_eq!(f.capacity(), 1000);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
 
     /// The false-positive target the filter was sized for, if it was sized by one.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::with_capacity(1000, 0.01)?;
+    /// assert_eq!(f.target_fpr(), Some(0.01));
+    /// let g = blockbloom::BloomFilter::builder().capacity(1000).bits_per_key(8.0).build()?;
+    /// assert_eq!(g.target_fpr(), None);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn target_fpr(&self) -> Option<f64> {
         self.target_fpr
     }
 
     /// The kernel tier the batch methods run on.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(10).isa(blockbloom::Isa::Scalar).build()?;
+    /// assert_eq!(f.isa(), blockbloom::Isa::Scalar);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn isa(&self) -> Isa {
         self.kernel.isa()
     }
 
     /// The filter's blocks, in order.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(10, 0.01)?;
+    /// f.insert(&1u64);
+    /// let ones: u32 = f.blocks().iter().flat_map(|b| b.0).map(u64::count_ones).sum();
+    /// assert!(ones > 0 && ones <= f.probes());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn blocks(&self) -> &[Block] {
         &self.blocks
     }
 
     /// Fraction of bits set, in `[0, 1]`.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(10_000, 0.01)?;
+    /// f.insert_batch(&(0..10_000u64).collect::<Vec<_>>());
+    /// assert!(f.fill_ratio() > 0.4 && f.fill_ratio() < 0.6); // about half full at capacity
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn fill_ratio(&self) -> f64 {
         let ones: u64 = self
             .blocks
@@ -453,17 +608,44 @@ pub struct Builder {
 
 impl Builder {
     /// A builder with no options set (target 1% unless another size option is given).
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Isa};
+    ///
+    /// let f = BloomFilter::builder()
+    ///     .capacity(1_000_000)   // required
+    ///     .fpr(0.001)            // or .bits_per_key(15.0), or .size_in_bytes(2 << 20)
+    ///     .probes(12)            // default: the best for the size
+    ///     .seed(42)              // default 0
+    ///     .isa(Isa::Portable)    // default: Isa::active()
+    ///     .build()?;
+    /// assert_eq!((f.probes(), f.seed(), f.isa()), (12, 42, Isa::Portable));
+    /// assert!(f.model_fpr(1_000_000) <= 0.001);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn new() -> Builder {
         Builder::default()
     }
 
     /// Keys the filter is sized for. Required.
+    ///
+    /// ```
+    /// assert!(blockbloom::BloomFilter::builder().build().is_err());
+    /// assert!(blockbloom::BloomFilter::builder().capacity(10).build().is_ok());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn capacity(mut self, keys: u64) -> Builder {
         self.capacity = Some(keys);
         self
     }
 
     /// Target false-positive rate at `capacity` keys (default 0.01).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).fpr(0.001).build()?;
+    /// assert!(f.model_fpr(1000) <= 0.001);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn fpr(mut self, fpr: f64) -> Builder {
         self.fpr = Some(fpr);
         self
@@ -471,6 +653,12 @@ impl Builder {
 
     /// Explicit budget: this many bits of filter per key of `capacity`, rounded up to whole
     /// blocks. Exclusive with `fpr` and `size_in_bytes`.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).bits_per_key(12.0).build()?;
+    /// assert_eq!(f.num_blocks(), 24); // ceil(1000 * 12 / 512)
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn bits_per_key(mut self, bits: f64) -> Builder {
         self.bits_per_key = Some(bits);
         self
@@ -478,24 +666,50 @@ impl Builder {
 
     /// Explicit budget: this many bytes, rounded up to whole 64-byte blocks. Exclusive with
     /// `fpr` and `bits_per_key`.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).size_in_bytes(4096).build()?;
+    /// assert_eq!(f.size_in_bytes(), 4096);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn size_in_bytes(mut self, bytes: u64) -> Builder {
         self.size_in_bytes = Some(bytes);
         self
     }
 
     /// Bits set per key (a multiple of 4 in `4..=32`); default: the best for the size.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).probes(16).build()?;
+    /// assert_eq!(f.probes(), 16);
+    /// assert!(blockbloom::BloomFilter::builder().capacity(1000).probes(6).build().is_err());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn probes(mut self, k: u32) -> Builder {
         self.probes = Some(k);
         self
     }
 
     /// Hash seed (default 0). Filters with different seeds cannot be compared or merged.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(10).seed(9).build()?;
+    /// assert_eq!(f.hash(&1u64), blockbloom::hash::hash_u64(1, 9));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn seed(mut self, seed: u64) -> Builder {
         self.seed = seed;
         self
     }
 
     /// Kernel tier for the batch methods (default: [`Isa::active`]).
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Isa};
+    /// let f = BloomFilter::builder().capacity(10).isa(Isa::detect()).build()?;
+    /// assert_eq!(f.isa(), Isa::detect());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn isa(mut self, isa: Isa) -> Builder {
         self.isa = Some(isa);
         self
@@ -508,6 +722,12 @@ impl Builder {
     /// [`Error::InvalidFpr`], [`Error::InvalidBitsPerKey`], [`Error::InvalidProbes`],
     /// [`Error::TooManyBlocks`], [`Error::AllocationFailed`], [`Error::UnsupportedIsa`],
     /// [`Error::UnknownIsa`].
+    ///
+    /// ```
+    /// let err = blockbloom::BloomFilter::builder().capacity(10).fpr(0.1).bits_per_key(4.0).build();
+    /// assert!(matches!(err, Err(blockbloom::Error::InvalidOptions(_))));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     pub fn build(self) -> Result<BloomFilter, Error> {
         let kernel = Kernel::get(match self.isa {
             Some(isa) => isa,
@@ -517,9 +737,7 @@ impl Builder {
             .capacity
             .ok_or(Error::InvalidOptions("capacity(n) is required"))?;
         if let Some(k) = self.probes {
-            if k == 0 || k % SECTORS != 0 || k > MAX_PROBES {
-                return Err(Error::InvalidProbes(k));
-            }
+            sizing::check_probes(k)?;
         }
         let size_options = [
             self.fpr.is_some(),

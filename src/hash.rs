@@ -62,18 +62,32 @@ pub(crate) const fn u32_with_flip(key: u32, flip: u64) -> u64 {
 }
 
 /// XXH3-64 of `key.to_le_bytes()` with `seed`.
+///
+/// ```
+/// let h = blockbloom::hash::hash_u64(1, 0);
+/// assert_eq!(h, xxhash_rust::xxh3::xxh3_64_with_seed(&1u64.to_le_bytes(), 0));
+/// ```
 #[inline]
 pub const fn hash_u64(key: u64, seed: u64) -> u64 {
     u64_with_flip(key, seed_flip(seed))
 }
 
 /// XXH3-64 of `key.to_le_bytes()` with `seed`.
+///
+/// ```
+/// let h = blockbloom::hash::hash_u32(1, 0);
+/// assert_eq!(h, xxhash_rust::xxh3::xxh3_64_with_seed(&1u32.to_le_bytes(), 0));
+/// ```
 #[inline]
 pub const fn hash_u32(key: u32, seed: u64) -> u64 {
     u32_with_flip(key, seed_flip(seed))
 }
 
 /// XXH3-64 of exactly these bytes with `seed` (no length prefix, no terminator).
+///
+/// ```
+/// assert_eq!(blockbloom::hash::hash_bytes(b"", 0), xxhash_rust::xxh3::xxh3_64_with_seed(b"", 0));
+/// ```
 #[inline]
 pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
     xxh3_64_with_seed(bytes, seed)
@@ -85,6 +99,12 @@ pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
 /// Note that `str` and `[u8]` hash through `Hash`, which appends a terminator (`str`) or
 /// prepends the length (`[u8]`); use [`hash_bytes`] (and the filter's `*_bytes` methods) to
 /// hash raw bytes exactly.
+///
+/// ```
+/// use blockbloom::hash::{hash_key, hash_u64};
+/// assert_eq!(hash_key(&5u64, 1), hash_u64(5, 1));
+/// assert_ne!(hash_key("ab", 1), blockbloom::hash::hash_bytes(b"ab", 1)); // str adds 0xff
+/// ```
 #[inline]
 pub fn hash_key<K: Hash + ?Sized>(key: &K, seed: u64) -> u64 {
     let mut h = StableHasher::new(seed);
@@ -112,6 +132,12 @@ pub fn hash_u64_batch(keys: &[u64], seed: u64, out: &mut [u64]) {
 ///
 /// # Panics
 /// If `out.len() != keys.len()`.
+///
+/// ```
+/// let mut out = [0u64; 2];
+/// blockbloom::hash::hash_u32_batch(&[4, 5], 1, &mut out);
+/// assert_eq!(out, [blockbloom::hash::hash_u32(4, 1), blockbloom::hash::hash_u32(5, 1)]);
+/// ```
 pub fn hash_u32_batch(keys: &[u32], seed: u64, out: &mut [u64]) {
     crate::arch::Kernel::fallback_to_best().hash_u32(seed_flip(seed), keys, out);
 }
@@ -139,6 +165,12 @@ pub struct StableHasher {
 
 impl StableHasher {
     /// A hasher with this seed.
+    ///
+    /// ```
+    /// use std::hash::Hasher;
+    /// let h = blockbloom::hash::StableHasher::new(3);
+    /// assert_eq!(h.finish(), blockbloom::hash::hash_bytes(b"", 3));
+    /// ```
     pub fn new(seed: u64) -> Self {
         StableHasher {
             seed,

@@ -13,6 +13,21 @@
 //! lane: shifting a one by a count of 64 or more yields zero, which selects the sector's word.
 
 /// One cache line of filter: 512 bits as eight little-endian-ordered `u64` words.
+///
+/// ```
+/// use blockbloom::layout::{block_index, contains_scalar, insert_scalar, probe, Block};
+///
+/// let h = blockbloom::hash::hash_u64(42, 0);
+/// let num_blocks = 1000;
+/// let i = block_index(h, num_blocks);
+/// assert!(i < 1000);
+/// let mut block = Block::ZERO;
+/// insert_scalar(&mut block, h as u32, 8);
+/// assert!(contains_scalar(&block, h as u32, 8));
+/// let (word, bit) = probe(h as u32, 0);   // probe 0 lands in sector 0: word 0 or 1
+/// assert!(word < 2 && block.0[word] & (1 << bit) != 0);
+/// assert!(block.0.iter().map(|w| w.count_ones()).sum::<u32>() <= 8);
+/// ```
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Block(pub [u64; 8]);
@@ -36,6 +51,15 @@ impl std::fmt::Debug for Block {
 }
 
 /// Bits in a block.
+///
+/// ```
+/// use blockbloom::layout::*;
+/// assert_eq!(BLOCK_BITS, SECTORS * SECTOR_BITS);
+/// assert_eq!(std::mem::size_of::<Block>(), 64);
+/// assert_eq!(std::mem::align_of::<Block>(), 64);
+/// assert!(SALT.len() == MAX_PROBES as usize && SALT.iter().all(|s| s % 2 == 1));
+/// assert_eq!(MAX_BLOCKS, 1 << 32);
+/// ```
 pub const BLOCK_BITS: u32 = 512;
 /// Sectors per block.
 pub const SECTORS: u32 = 4;
@@ -66,12 +90,23 @@ const fn make_salts(mut state: u64) -> [u32; MAX_PROBES as usize] {
 }
 
 /// The block a hash selects among `num_blocks` (multiply-shift of the high 32 bits).
+///
+/// ```
+/// use blockbloom::layout::block_index;
+/// assert_eq!(block_index(0x8000_0000_0000_0000, 10), 5);   // half way up the hash range
+/// assert_eq!(block_index(u64::MAX, 10), 9);
+/// ```
 #[inline(always)]
 pub const fn block_index(hash: u64, num_blocks: u64) -> usize {
     (((hash >> 32) * num_blocks) >> 32) as usize
 }
 
 /// Position of probe `j` of `lo`: `(word, bit)` within the block.
+///
+/// ```
+/// let (word, bit) = blockbloom::layout::probe(0xdead_beef, 5); // probe 5: sector 1
+/// assert!((2..4).contains(&word) && bit < 64);
+/// ```
 #[inline(always)]
 pub const fn probe(lo: u32, j: usize) -> (usize, u32) {
     let idx = lo.wrapping_mul(SALT[j]) >> (32 - 7);
@@ -79,6 +114,21 @@ pub const fn probe(lo: u32, j: usize) -> (usize, u32) {
 }
 
 /// Sets the `k` bits of `lo` in `block`, one probe at a time. The reference for every kernel.
+///
+/// ```
+/// use blockbloom::layout::{block_index, contains_scalar, insert_scalar, probe, Block};
+///
+/// let h = blockbloom::hash::hash_u64(42, 0);
+/// let num_blocks = 1000;
+/// let i = block_index(h, num_blocks);
+/// assert!(i < 1000);
+/// let mut block = Block::ZERO;
+/// insert_scalar(&mut block, h as u32, 8);
+/// assert!(contains_scalar(&block, h as u32, 8));
+/// let (word, bit) = probe(h as u32, 0);   // probe 0 lands in sector 0: word 0 or 1
+/// assert!(word < 2 && block.0[word] & (1 << bit) != 0);
+/// assert!(block.0.iter().map(|w| w.count_ones()).sum::<u32>() <= 8);
+/// ```
 #[inline(always)]
 pub fn insert_scalar(block: &mut Block, lo: u32, k: usize) {
     for j in 0..k {
@@ -88,6 +138,12 @@ pub fn insert_scalar(block: &mut Block, lo: u32, k: usize) {
 }
 
 /// Whether all `k` bits of `lo` are set in `block`. The reference for every kernel.
+///
+/// ```
+/// use blockbloom::layout::{contains_scalar, Block};
+/// assert!(contains_scalar(&Block([u64::MAX; 8]), 12345, 32));
+/// assert!(!contains_scalar(&Block::ZERO, 12345, 4));
+/// ```
 #[inline(always)]
 pub fn contains_scalar(block: &Block, lo: u32, k: usize) -> bool {
     (0..k).all(|j| {

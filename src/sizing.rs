@@ -29,6 +29,21 @@ use crate::layout::{BLOCK_BITS, MAX_BLOCKS, MAX_PROBES, SECTOR_BITS, SECTORS};
 pub const MIN_FPR: f64 = 1e-9;
 
 /// A filter shape chosen by the model.
+///
+/// ```
+/// use blockbloom::sizing::{self, MIN_FPR};
+///
+/// let plan = sizing::plan(50_000, 0.001)?;
+/// assert_eq!(plan.capacity, 50_000);
+/// assert!(plan.bits_per_key() < 16.0 && plan.probes % 4 == 0);
+/// let k12 = sizing::plan_with_probes(50_000, 0.001, 12)?;
+/// assert!(k12.num_blocks >= plan.num_blocks);           // the free choice is never worse
+/// assert_eq!(sizing::best_probes(50_000, plan.num_blocks), plan.probes);
+/// let (bits, k) = sizing::asymptotic_bits_per_key(0.01)?;
+/// assert!(bits > 9.9 && bits < 10.2 && k == 8);
+/// assert!(sizing::plan(10, MIN_FPR / 2.0).is_err());
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
     /// Blocks of 512 bits.
@@ -61,7 +76,12 @@ fn sector_hit(m: f64, b: u32) -> f64 {
     }
     let mut total = 0.0;
     let mut falling = 1.0; // (W)_t / W^t
-    for t in 1..=b as usize {
+    for (t, &stirling) in s[b as usize]
+        .iter()
+        .enumerate()
+        .take(b as usize + 1)
+        .skip(1)
+    {
         falling *= (w - (t as f64 - 1.0)) / w;
         // P(t given distinct bits all set after m probes), inclusion-exclusion.
         let mut all_set = 0.0;
@@ -71,7 +91,7 @@ fn sector_hit(m: f64, b: u32) -> f64 {
             all_set += if i % 2 == 0 { term } else { -term };
             binom = binom * (t - i) as f64 / (i + 1) as f64;
         }
-        total += s[b as usize][t] * falling * all_set.max(0.0) / w.powi((b as usize - t) as i32);
+        total += stirling * falling * all_set.max(0.0) / w.powi((b as usize - t) as i32);
     }
     total.clamp(0.0, 1.0)
 }
@@ -134,6 +154,14 @@ pub fn false_positive_rate(keys: u64, num_blocks: u64, probes: u32) -> f64 {
     total.min(1.0)
 }
 
+/// `Ok` if `probes` is a multiple of 4 in `4..=MAX_PROBES`.
+pub(crate) fn check_probes(probes: u32) -> Result<(), Error> {
+    if probes == 0 || !probes.is_multiple_of(SECTORS) || probes > MAX_PROBES {
+        return Err(Error::InvalidProbes(probes));
+    }
+    Ok(())
+}
+
 fn check_fpr(fpr: f64) -> Result<(), Error> {
     if fpr.is_nan() || !(MIN_FPR..1.0).contains(&fpr) {
         return Err(Error::InvalidFpr(fpr));
@@ -179,6 +207,21 @@ fn too_many(keys: u64, fpr: f64) -> Error {
 /// # Errors
 /// [`Error::InvalidFpr`] unless `fpr` is in `[MIN_FPR, 1)`; [`Error::TooManyBlocks`] if the
 /// filter would need more than 2^32 blocks.
+///
+/// ```
+/// use blockbloom::sizing::{self, MIN_FPR};
+///
+/// let plan = sizing::plan(50_000, 0.001)?;
+/// assert_eq!(plan.capacity, 50_000);
+/// assert!(plan.bits_per_key() < 16.0 && plan.probes % 4 == 0);
+/// let k12 = sizing::plan_with_probes(50_000, 0.001, 12)?;
+/// assert!(k12.num_blocks >= plan.num_blocks);           // the free choice is never worse
+/// assert_eq!(sizing::best_probes(50_000, plan.num_blocks), plan.probes);
+/// let (bits, k) = sizing::asymptotic_bits_per_key(0.01)?;
+/// assert!(bits > 9.9 && bits < 10.2 && k == 8);
+/// assert!(sizing::plan(10, MIN_FPR / 2.0).is_err());
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 pub fn plan(capacity: u64, fpr: f64) -> Result<Plan, Error> {
     check_fpr(fpr)?;
     let keys = capacity.max(1);
@@ -209,11 +252,16 @@ pub fn plan(capacity: u64, fpr: f64) -> Result<Plan, Error> {
 ///
 /// # Errors
 /// As [`plan`], plus [`Error::InvalidProbes`].
+///
+/// ```
+/// let p = blockbloom::sizing::plan_with_probes(10_000, 0.01, 4)?;
+/// assert_eq!(p.probes, 4);
+/// assert!(p.bits_per_key() > 10.5); // k = 4 is not the best for 1%
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 pub fn plan_with_probes(capacity: u64, fpr: f64, probes: u32) -> Result<Plan, Error> {
     check_fpr(fpr)?;
-    if probes == 0 || probes % SECTORS != 0 || probes > MAX_PROBES {
-        return Err(Error::InvalidProbes(probes));
-    }
+    check_probes(probes)?;
     let keys = capacity.max(1);
     let num_blocks = min_blocks(keys, fpr, probes)?;
     if num_blocks > MAX_BLOCKS {
@@ -230,6 +278,11 @@ pub fn plan_with_probes(capacity: u64, fpr: f64, probes: u32) -> Result<Plan, Er
 }
 
 /// The best probe count for a filter of `num_blocks` blocks holding `capacity` keys.
+///
+/// ```
+/// // 20 bits per key: 12 probes beat 8 and 16.
+/// assert_eq!(blockbloom::sizing::best_probes(2560, 100), 12);
+/// ```
 pub fn best_probes(capacity: u64, num_blocks: u64) -> u32 {
     let keys = capacity.max(1);
     (SECTORS..=MAX_PROBES)
@@ -243,6 +296,12 @@ pub fn best_probes(capacity: u64, num_blocks: u64) -> u32 {
 
 /// Bits per key the layout needs for `fpr` as the filter grows large (Poisson limit), with the
 /// best probe count: the figures quoted in the README.
+///
+/// ```
+/// let (bits, k) = blockbloom::sizing::asymptotic_bits_per_key(0.001)?;
+/// assert!(bits < 15.49 * 1.03 && k == 8);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
 pub fn asymptotic_bits_per_key(fpr: f64) -> Result<(f64, u32), Error> {
     let keys = 1u64 << 26;
     let p = plan(keys, fpr)?;

@@ -51,9 +51,17 @@ pub enum Isa {
 
 impl Isa {
     /// Every tier, slowest first.
+    ///
+    /// ```
+    /// assert_eq!(blockbloom::Isa::ALL[0], blockbloom::Isa::Scalar);
+    /// ```
     pub const ALL: [Isa; 4] = [Isa::Scalar, Isa::Portable, Isa::Avx2, Isa::Avx512];
 
     /// The name `BLOCKBLOOM_ISA` and [`FromStr`] accept.
+    ///
+    /// ```
+    /// assert_eq!(blockbloom::Isa::Avx512.name(), "avx512");
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             Isa::Scalar => "scalar",
@@ -64,6 +72,10 @@ impl Isa {
     }
 
     /// Whether this CPU can run the tier (checked once per process, then cached).
+    ///
+    /// ```
+    /// assert!(blockbloom::Isa::Portable.is_supported());
+    /// ```
     pub fn is_supported(self) -> bool {
         match self {
             Isa::Scalar | Isa::Portable => true,
@@ -73,6 +85,11 @@ impl Isa {
     }
 
     /// The fastest tier this CPU supports.
+    ///
+    /// ```
+    /// let best = blockbloom::Isa::detect();
+    /// assert!(blockbloom::Isa::ALL.iter().all(|&i| i <= best || !i.is_supported()));
+    /// ```
     pub fn detect() -> Isa {
         *Isa::ALL
             .iter()
@@ -82,6 +99,11 @@ impl Isa {
     }
 
     /// Every tier this CPU supports, slowest first.
+    ///
+    /// ```
+    /// let tiers = blockbloom::Isa::supported();
+    /// assert_eq!(&tiers[..2], &[blockbloom::Isa::Scalar, blockbloom::Isa::Portable]);
+    /// ```
     pub fn supported() -> Vec<Isa> {
         Isa::ALL.into_iter().filter(|i| i.is_supported()).collect()
     }
@@ -92,6 +114,21 @@ impl Isa {
     /// # Errors
     /// [`Error::UnknownIsa`] if the variable names no tier, [`Error::UnsupportedIsa`] if it
     /// names one this CPU lacks. There is no silent fallback.
+    ///
+    /// ```
+    /// use blockbloom::Isa;
+    ///
+    /// for isa in Isa::supported() {          // slowest first; always starts Scalar, Portable
+    ///     assert!(isa.is_supported() && isa.require() == Ok(isa));
+    ///     assert_eq!(isa.name().parse::<Isa>(), Ok(isa));
+    /// }
+    /// assert_eq!(Isa::ALL.len(), 4);
+    /// assert!(Isa::supported().contains(&Isa::detect()));
+    /// // `BLOCKBLOOM_ISA` unset or valid: the tier new filters use.
+    /// if let Ok(active) = Isa::active() {
+    ///     assert!(active.is_supported());
+    /// }
+    /// ```
     pub fn active() -> Result<Isa, Error> {
         static ACTIVE: OnceLock<Result<Isa, Error>> = OnceLock::new();
         ACTIVE
@@ -105,6 +142,13 @@ impl Isa {
     }
 
     /// `Ok(self)` if the CPU supports it, else [`Error::UnsupportedIsa`].
+    ///
+    /// ```
+    /// use blockbloom::Isa;
+    /// for isa in Isa::ALL {
+    ///     assert_eq!(isa.require().is_ok(), isa.is_supported());
+    /// }
+    /// ```
     pub fn require(self) -> Result<Isa, Error> {
         if self.is_supported() {
             Ok(self)
