@@ -207,9 +207,19 @@ impl Hasher for StableHasher {
 
     #[inline]
     fn finish(&self) -> u64 {
-        match &self.stream {
-            Some(s) => s.digest(),
-            None => xxh3_64_with_seed(&self.buf[..self.len], self.seed),
+        // Integer keys take XXH3's closed-form 4- and 8-byte paths directly (same bits as the
+        // one-shot function, without its length dispatch).
+        match (&self.stream, self.len) {
+            (Some(s), _) => s.digest(),
+            (None, 8) => {
+                let k = u64::from_le_bytes(self.buf[..8].try_into().expect("8 bytes"));
+                u64_with_flip(k, seed_flip(self.seed))
+            }
+            (None, 4) => {
+                let k = u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes"));
+                u32_with_flip(k, seed_flip(self.seed))
+            }
+            (None, len) => xxh3_64_with_seed(&self.buf[..len], self.seed),
         }
     }
 

@@ -199,3 +199,16 @@ fn quickcheck_every_tier_equals_scalar() {
         .tests(200)
         .quickcheck(prop as fn(Vec<u64>, Vec<u64>, u16, u8, u8, u64) -> TestResult);
 }
+
+#[test]
+fn stable_hasher_every_short_length_equals_xxh3() {
+    use std::hash::Hasher;
+    let bytes: Vec<u8> = (0..200u8).map(|i| i.wrapping_mul(37)).collect();
+    for seed in [0, 3, u64::MAX] {
+        for len in 0..bytes.len() {
+            let mut h = hash::StableHasher::new(seed);
+            h.write(&bytes[..len]);
+            assert_eq!(h.finish(), xxh3_64_with_seed(&bytes[..len], seed), "len {len}");
+        }
+    }
+}
