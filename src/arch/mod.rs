@@ -371,8 +371,8 @@ pub(crate) trait Lanes: Copy {
     fn contains(self, block: &Block, lo: u32, rounds: usize) -> bool;
 }
 
-/// Keys hashed, indexed and prefetched together. 32 keys keep 32 cache misses in flight,
-/// more than a core's line-fill buffers, while the hashes stay in one page of stack.
+/// Keys hashed, indexed and prefetched together. 32 keys keep more cache misses in flight
+/// than a core has line-fill buffers, and two staged chunks stay well inside L1.
 pub(crate) const CHUNK: usize = 32;
 
 #[inline(always)]
@@ -387,34 +387,71 @@ fn prefetch(block: &Block) {
     let _ = block;
 }
 
-/// Hashes one chunk of `keys` into `out` with the tier's lanes.
-#[inline(always)]
-fn hash_chunk<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, start: usize, out: &mut [u64]) {
-    let end = start + out.len();
-    match keys {
-        Keys::U64(k) => l.hash_u64(flip, &k[start..end], out),
-        Keys::U32(k) => l.hash_u32(flip, &k[start..end], out),
-        Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
+/// One chunk's hashes and block indices, computed (and prefetched) a chunk ahead of use.
+struct Staged {
+    hashes: [u64; CHUNK],
+    index: [usize; CHUNK],
+    len: usize,
+}
+
+impl Staged {
+    const EMPTY: Staged = Staged {
+        hashes: [0; CHUNK],
+        index: [0; CHUNK],
+        len: 0,
+    };
+
+    /// Hashes keys `start..start + n`, computes their blocks and prefetches them.
+    #[inline(always)]
+    fn load<L: Lanes>(
+        &mut self,
+        l: L,
+        shape: &Shape,
+        blocks: &[Block],
+        keys: Keys<'_>,
+        start: usize,
+    ) {
+        let n = CHUNK.min(keys.len() - start);
+        let out = &mut self.hashes[..n];
+        match keys {
+            Keys::U64(k) => l.hash_u64(shape.flip, &k[start..start + n], out),
+            Keys::U32(k) => l.hash_u32(shape.flip, &k[start..start + n], out),
+            Keys::Hashes(k) => out.copy_from_slice(&k[start..start + n]),
+        }
+        for j in 0..n {
+            self.index[j] = block_index(self.hashes[j], shape.num_blocks);
+            prefetch(&blocks[self.index[j]]);
+        }
+        self.len = n;
     }
 }
 
+// The drivers are software-pipelined: chunk `c + 1` is hashed and its blocks prefetched before
+// chunk `c` is probed, so each prefetch has a whole chunk of work to hide its memory latency.
+// They use plain loops, no closures: a closure is a function of its own that would not inherit
+// the caller's target features, and its intrinsics would not inline.
+
 #[inline(always)]
 pub(crate) fn insert_keys<L: Lanes>(l: L, shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
-    let mut hashes = [0u64; CHUNK];
-    let mut index = [0usize; CHUNK];
+    let mut stage = [Staged::EMPTY, Staged::EMPTY];
     let len = keys.len();
+    if len == 0 {
+        return;
+    }
+    stage[0].load(l, shape, blocks, keys, 0);
     let mut start = 0;
+    let mut cur = 0;
     while start < len {
-        let n = CHUNK.min(len - start);
-        hash_chunk(l, shape.flip, keys, start, &mut hashes[..n]);
-        for (i, h) in index[..n].iter_mut().zip(&hashes[..n]) {
-            *i = block_index(*h, shape.num_blocks);
-            prefetch(&blocks[*i]);
+        let next = start + stage[cur].len;
+        if next < len {
+            stage[cur ^ 1].load(l, shape, blocks, keys, next);
         }
-        for (i, h) in index[..n].iter().zip(&hashes[..n]) {
-            l.insert(&mut blocks[*i], *h as u32, shape.rounds);
+        let s = &stage[cur];
+        for j in 0..s.len {
+            l.insert(&mut blocks[s.index[j]], s.hashes[j] as u32, shape.rounds);
         }
-        start += n;
+        start = next;
+        cur ^= 1;
     }
 }
 
@@ -426,73 +463,37 @@ pub(crate) fn query_keys<L: Lanes>(
     keys: Keys<'_>,
     mut sink: Sink<'_>,
 ) {
-    let mut hashes = [0u64; CHUNK];
-    let mut index = [0usize; CHUNK];
+    let mut stage = [Staged::EMPTY, Staged::EMPTY];
     let len = keys.len();
+    if len == 0 {
+        return;
+    }
+    stage[0].load(l, shape, blocks, keys, 0);
     let mut start = 0;
+    let mut cur = 0;
     while start < len {
-        let n = CHUNK.min(len - start);
-        hash_chunk(l, shape.flip, keys, start, &mut hashes[..n]);
-        for (i, h) in index[..n].iter_mut().zip(&hashes[..n]) {
-            *i = block_index(*h, shape.num_blocks);
-            prefetch(&blocks[*i]);
+        let next = start + stage[cur].len;
+        if next < len {
+            stage[cur ^ 1].load(l, shape, blocks, keys, next);
         }
-        let found = index[..n]
-            .iter()
-            .zip(&hashes[..n])
-            .map(|(i, h)| l.contains(&blocks[*i], *h as u32, shape.rounds));
+        let s = &stage[cur];
         match &mut sink {
             Sink::Each(out) => {
-                for (o, f) in out[start..start + n].iter_mut().zip(found) {
-                    *o = f;
+                let out = &mut out[start..next];
+                for j in 0..s.len {
+                    out[j] = l.contains(&blocks[s.index[j]], s.hashes[j] as u32, shape.rounds);
                 }
             }
-            Sink::Count(c) => **c += found.filter(|&f| f).count(),
-        }
-        start += n;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn no_avx512(i: Isa) -> bool {
-        i != Isa::Avx512
-    }
-
-    #[test]
-    fn env_choice() {
-        assert_eq!(choose(None, no_avx512), Ok(Isa::Avx2));
-        assert_eq!(choose(Some(" "), no_avx512), Ok(Isa::Avx2));
-        assert_eq!(choose(Some("scalar"), no_avx512), Ok(Isa::Scalar));
-        assert_eq!(choose(Some(" AVX2 "), no_avx512), Ok(Isa::Avx2));
-        let err = choose(Some("avx512"), no_avx512).unwrap_err();
-        assert_eq!(
-            err,
-            Error::UnsupportedIsa {
-                requested: Isa::Avx512,
-                best: Isa::Avx2
+            Sink::Count(c) => {
+                let mut found = 0;
+                for j in 0..s.len {
+                    found +=
+                        l.contains(&blocks[s.index[j]], s.hashes[j] as u32, shape.rounds) as usize;
+                }
+                **c += found;
             }
-        );
-        assert!(err.to_string().contains("not supported by this CPU"));
-        assert!(
-            matches!(choose(Some("sse9"), no_avx512), Err(Error::UnknownIsa(s)) if s == "sse9")
-        );
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for isa in Isa::ALL {
-            assert_eq!(isa.name().parse::<Isa>(), Ok(isa));
-            assert_eq!(isa.to_string(), isa.name());
         }
-    }
-
-    #[test]
-    fn kernel_table_matches_its_tier() {
-        for isa in Isa::supported() {
-            assert_eq!(Kernel::get(isa).unwrap().isa(), isa);
-        }
+        start = next;
+        cur ^= 1;
     }
 }

@@ -23,20 +23,19 @@ impl Avx512 {
 // supports AVX-512 F and DQ (see `new_unchecked`), and loads and stores go through pointers
 // derived from slices or blocks of at least the width read or written.
 
-#[inline(always)]
-fn rrmxmx(_: Avx512, h: __m512i, len: u64) -> __m512i {
-    // SAFETY: AVX-512 F/DQ present (token); register-only operations.
-    unsafe {
-        let mx2 = _mm512_set1_epi64(PRIME_MX2 as i64);
-        let h = _mm512_xor_si512(
-            h,
-            _mm512_xor_si512(_mm512_rol_epi64::<49>(h), _mm512_rol_epi64::<24>(h)),
-        );
-        let h = _mm512_mullo_epi64(h, mx2);
-        let s = _mm512_add_epi64(_mm512_srli_epi64::<35>(h), _mm512_set1_epi64(len as i64));
-        let h = _mm512_mullo_epi64(_mm512_xor_si512(h, s), mx2);
-        _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
-    }
+/// XXH3's `rrmxmx` on eight lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn rrmxmx(h: __m512i, len: u64) -> __m512i {
+    let mx2 = _mm512_set1_epi64(PRIME_MX2 as i64);
+    let h = _mm512_xor_si512(
+        h,
+        _mm512_xor_si512(_mm512_rol_epi64::<49>(h), _mm512_rol_epi64::<24>(h)),
+    );
+    let h = _mm512_mullo_epi64(h, mx2);
+    let s = _mm512_add_epi64(_mm512_srli_epi64::<35>(h), _mm512_set1_epi64(len as i64));
+    let h = _mm512_mullo_epi64(_mm512_xor_si512(h, s), mx2);
+    _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
 }
 
 #[inline(always)]
@@ -60,39 +59,14 @@ fn pattern(_: Avx512, lo: u32, rounds: usize) -> __m512i {
 impl Lanes for Avx512 {
     #[inline(always)]
     fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]) {
-        let mut kc = keys.chunks_exact(8);
-        let mut oc = out.chunks_exact_mut(8);
-        // SAFETY: AVX-512 present (token); each chunk holds exactly 8 u64.
-        unsafe {
-            let f = _mm512_set1_epi64(flip as i64);
-            for (k, o) in (&mut kc).zip(&mut oc) {
-                let x = _mm512_loadu_si512(k.as_ptr().cast());
-                let x = _mm512_xor_si512(_mm512_rol_epi64::<32>(x), f);
-                _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(self, x, 8));
-            }
-        }
-        for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-            *o = crate::hash::u64_with_flip(k, flip);
-        }
+        // SAFETY: the token proves AVX-512 F and DQ.
+        unsafe { hash_u64(flip, keys, out) }
     }
 
     #[inline(always)]
     fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
-        let mut kc = keys.chunks_exact(8);
-        let mut oc = out.chunks_exact_mut(8);
-        // SAFETY: AVX-512 present (token); each key chunk is 8 u32 (32 bytes), each output
-        // chunk 8 u64.
-        unsafe {
-            let f = _mm512_set1_epi64(flip as i64);
-            for (k, o) in (&mut kc).zip(&mut oc) {
-                let x = _mm512_cvtepu32_epi64(_mm256_loadu_si256(k.as_ptr().cast()));
-                let x = _mm512_xor_si512(_mm512_or_si512(x, _mm512_slli_epi64::<32>(x)), f);
-                _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(self, x, 4));
-            }
-        }
-        for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-            *o = crate::hash::u32_with_flip(k, flip);
-        }
+        // SAFETY: the token proves AVX-512 F and DQ.
+        unsafe { hash_u32(flip, keys, out) }
     }
 
     #[inline(always)]
@@ -117,9 +91,14 @@ impl Lanes for Avx512 {
     }
 }
 
+// The probe loops are compiled for AVX-512F alone on purpose: with DQ enabled, LLVM rewrites
+// `_mm512_mul_epu32` (1 uop) into `vpmullq` (3 uops on port 0) because it can see the upper
+// halves are zero, which makes the pattern rounds port-0 bound. The hash, which needs a full
+// 64-bit multiply, runs in its own DQ function, called once per chunk of keys.
+
 /// # Safety
 /// The CPU must support AVX-512 F and DQ.
-#[target_feature(enable = "avx512f,avx512dq")]
+#[target_feature(enable = "avx512f")]
 pub(super) unsafe fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
     // SAFETY: the caller guarantees AVX-512 F and DQ.
     insert_keys(unsafe { Avx512::new_unchecked() }, shape, blocks, keys)
@@ -127,7 +106,7 @@ pub(super) unsafe fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>)
 
 /// # Safety
 /// The CPU must support AVX-512 F and DQ.
-#[target_feature(enable = "avx512f,avx512dq")]
+#[target_feature(enable = "avx512f")]
 pub(super) unsafe fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
     // SAFETY: the caller guarantees AVX-512 F and DQ.
     query_keys(
@@ -139,18 +118,47 @@ pub(super) unsafe fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink
     )
 }
 
+/// XXH3 of each `u64` key, 8 lanes at a time.
+///
 /// # Safety
 /// The CPU must support AVX-512 F and DQ.
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(super) unsafe fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
-    // SAFETY: the caller guarantees AVX-512 F and DQ.
-    unsafe { Avx512::new_unchecked() }.hash_u64(flip, keys, out)
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    let f = _mm512_set1_epi64(flip as i64);
+    for (k, o) in (&mut kc).zip(&mut oc) {
+        // SAFETY: each chunk holds exactly 8 u64; the caller guarantees the features.
+        unsafe {
+            let x = _mm512_loadu_si512(k.as_ptr().cast());
+            let x = _mm512_xor_si512(_mm512_rol_epi64::<32>(x), f);
+            _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(x, 8));
+        }
+    }
+    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = crate::hash::u64_with_flip(k, flip);
+    }
 }
 
+/// XXH3 of each `u32` key, 8 lanes at a time.
+///
 /// # Safety
 /// The CPU must support AVX-512 F and DQ.
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(super) unsafe fn hash_u32(flip: u64, keys: &[u32], out: &mut [u64]) {
-    // SAFETY: the caller guarantees AVX-512 F and DQ.
-    unsafe { Avx512::new_unchecked() }.hash_u32(flip, keys, out)
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    let f = _mm512_set1_epi64(flip as i64);
+    for (k, o) in (&mut kc).zip(&mut oc) {
+        // SAFETY: each key chunk is 8 u32 (32 bytes), each output chunk 8 u64; the caller
+        // guarantees the features.
+        unsafe {
+            let x = _mm512_cvtepu32_epi64(_mm256_loadu_si256(k.as_ptr().cast()));
+            let x = _mm512_xor_si512(_mm512_or_si512(x, _mm512_slli_epi64::<32>(x)), f);
+            _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(x, 4));
+        }
+    }
+    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = crate::hash::u32_with_flip(k, flip);
+    }
 }
