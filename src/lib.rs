@@ -38,3 +38,8 @@ pub use arch::Isa;
 pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};
 pub use layout::Block;
+
+/// The README's Rust example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
