@@ -1,0 +1,432 @@
+//! The `report` command's markdown file and its targets table.
+
+use std::fmt::Write as _;
+
+use blockbloom::Isa;
+
+use crate::suite::{Kind, SizeResult};
+use crate::system;
+use crate::table::Table;
+
+/// The L2, L3 and DRAM sizes of the demo and the report.
+pub const SIZES: [(usize, &str); 3] = [(50_000, "L2"), (1_000_000, "L3"), (64_000_000, "DRAM")];
+
+fn size_named(results: &[SizeResult], n: usize) -> Option<&SizeResult> {
+    results.iter().find(|r| r.plan.n == n)
+}
+
+fn label(n: usize) -> String {
+    let name = SIZES.iter().find(|s| s.0 == n).map(|s| s.1).unwrap_or("n");
+    format!("{name} (n={})", system::group(n as u64))
+}
+
+/// One line of the targets table: `(target, measured, goal, reached)`.
+type Line = [String; 4];
+
+fn ratio_line(what: String, goal: f64, measured: Option<(f64, String)>, missing: &str) -> Line {
+    match measured {
+        Some((r, detail)) => [
+            what,
+            format!("{r:.2}x ({detail})"),
+            format!(">= {goal}x"),
+            if r >= goal { "yes" } else { "no" }.to_string(),
+        ],
+        None => [
+            what,
+            missing.to_string(),
+            format!(">= {goal}x"),
+            "-".to_string(),
+        ],
+    }
+}
+
+/// Builds the targets table from whatever sizes were measured.
+pub fn targets(results: &[SizeResult], missing: &str) -> Table {
+    let mut lines: Vec<Line> = Vec::new();
+    let contains = |m: &crate::measure::Measurement| m.contains.median();
+    let insert = |m: &crate::measure::Measurement| m.insert.median();
+
+    // best / baseline speed-up of `metric`, with both figures spelled out
+    let vs = |r: &SizeResult, base: Kind, metric: &dyn Fn(&crate::measure::Measurement) -> f64| {
+        let best = r.best_kernel(metric)?;
+        let b = r.get(base)?;
+        let (x, y) = (metric(&best.m), metric(&b.m));
+        Some((y / x, format!("{} {x:.2} ns vs {y:.2} ns", best.name)))
+    };
+
+    let l2 = size_named(results, 50_000);
+    lines.push(ratio_line(
+        format!(
+            "{}: best batch contains vs scalar batch contains",
+            label(50_000)
+        ),
+        4.0,
+        l2.and_then(|r| vs(r, Kind::Kernel(Isa::Scalar), &contains)),
+        missing,
+    ));
+    let l3 = size_named(results, 1_000_000);
+    lines.push(ratio_line(
+        format!(
+            "{}: best batch contains vs sbbf-rs-safe contains",
+            label(1_000_000)
+        ),
+        2.0,
+        l3.and_then(|r| vs(r, Kind::Sbbf, &contains)),
+        missing,
+    ));
+    lines.push(ratio_line(
+        format!(
+            "{}: best batch insert vs sbbf-rs-safe insert",
+            label(1_000_000)
+        ),
+        2.0,
+        l3.and_then(|r| vs(r, Kind::Sbbf, &insert)),
+        missing,
+    ));
+    for &(n, _) in &SIZES {
+        let r = size_named(results, n);
+        for (kind, peer) in [
+            (Kind::FastBloomSip, "SipHash"),
+            (Kind::FastBloomFold, "foldhash"),
+        ] {
+            lines.push(ratio_line(
+                format!(
+                    "{}: best batch contains vs fastbloom ({peer}) contains",
+                    label(n)
+                ),
+                5.0,
+                r.and_then(|r| vs(r, kind, &contains)),
+                missing,
+            ));
+        }
+        for (kind, peer) in [
+            (Kind::FastBloomSip, "SipHash"),
+            (Kind::FastBloomFold, "foldhash"),
+        ] {
+            let measured = r.and_then(|r| {
+                let (s, p) = (r.get(Kind::SingleKey)?, r.get(kind)?);
+                let (x, y) = (s.m.contains.median(), p.m.contains.median());
+                Some(format!("{:.2}x ({x:.2} ns vs {y:.2} ns)", y / x))
+            });
+            lines.push([
+                format!(
+                    "{}: single-key contains vs fastbloom ({peer}) contains",
+                    label(n)
+                ),
+                measured.unwrap_or_else(|| missing.to_string()),
+                "(no target)".to_string(),
+                "-".to_string(),
+            ]);
+        }
+    }
+    lines.push(ratio_line(
+        format!(
+            "{}: best batch contains vs scalar batch contains",
+            label(64_000_000)
+        ),
+        3.0,
+        size_named(results, 64_000_000).and_then(|r| vs(r, Kind::Kernel(Isa::Scalar), &contains)),
+        missing,
+    ));
+    for &(n, _) in &SIZES {
+        let line = match size_named(results, n).and_then(|r| r.worst_kernel_fpr().map(|w| (r, w))) {
+            Some((r, w)) => {
+                let (fpr, ci, target) = (w.m.fpr(), w.m.fpr_ci95(), r.plan.fpr);
+                let exact = r.instance_fpr;
+                let reached = if fpr <= target {
+                    "yes".to_string()
+                } else if fpr - ci <= target {
+                    "no (within the 95% interval)".to_string()
+                } else {
+                    "no".to_string()
+                };
+                [
+                    format!("{}: measured FPR / target, worst blockbloom row", label(n)),
+                    format!(
+                        "{:.3} ({}: {:.4}% ± {:.4}% of {} non-members; model {:.4}%, this filter's exact FPR {:.4}%)",
+                        fpr / target,
+                        w.name,
+                        fpr * 100.0,
+                        ci * 100.0,
+                        system::group(w.m.non_members as u64),
+                        r.model_fpr * 100.0,
+                        exact * 100.0,
+                    ),
+                    "<= 1.0".to_string(),
+                    reached,
+                ]
+            }
+            None => [
+                format!("{}: measured FPR / target", label(n)),
+                missing.to_string(),
+                "<= 1.0".to_string(),
+                "-".to_string(),
+            ],
+        };
+        lines.push(line);
+    }
+    let mut t = Table::new(["target", "measured", "goal", "reached"]).left_aligned();
+    for l in lines {
+        t.row(l.to_vec());
+    }
+    t
+}
+
+/// Facts printed at the top of the demo and the report.
+pub struct Context {
+    /// The command line.
+    pub command: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// `HH:MM` UTC.
+    pub time: String,
+    /// CPU model name.
+    pub cpu: String,
+    /// Cache sizes of CPU 0.
+    pub caches: Vec<system::Cache>,
+    /// Short commit or "unknown".
+    pub commit: String,
+    /// Tracked files that differ from the commit.
+    pub modified: Vec<String>,
+    /// Compiler version.
+    pub rustc: String,
+    /// The dispatcher's pick and where it came from.
+    pub dispatch: String,
+}
+
+impl Context {
+    /// Gathers the facts (runs `git`).
+    pub fn gather(active: Isa) -> Context {
+        let (date, time) = system::utc_now();
+        let dispatch = match std::env::var("BLOCKBLOOM_ISA") {
+            Ok(v) if !v.trim().is_empty() => format!("{active} (from BLOCKBLOOM_ISA={v})"),
+            _ => format!("{active} (detected)"),
+        };
+        Context {
+            command: system::command_line(),
+            date,
+            time,
+            cpu: system::cpu_model(),
+            caches: system::caches(),
+            commit: system::commit(),
+            modified: system::modified_files().unwrap_or_default(),
+            rustc: system::rustc_version(),
+            dispatch,
+        }
+    }
+
+    /// `(name, value)` pairs for the header.
+    pub fn facts(&self) -> Vec<(&'static str, String)> {
+        let supported: Vec<String> = Isa::supported().iter().map(|i| i.to_string()).collect();
+        let commit = if self.modified.is_empty() {
+            self.commit.clone()
+        } else {
+            format!(
+                "{} + uncommitted changes in {}",
+                self.commit,
+                self.modified.join(", ")
+            )
+        };
+        let mut build = system::build_profile().to_string();
+        if !system::optimised() {
+            build.push_str(" — DEBUG BUILD, timings are meaningless");
+        }
+        vec![
+            ("command", self.command.clone()),
+            ("date", format!("{} {} UTC", self.date, self.time)),
+            (
+                "CPU",
+                format!(
+                    "{}, {} logical CPUs; caches of CPU 0 as the OS reports them: {}",
+                    self.cpu,
+                    system::logical_cpus(),
+                    system::caches_summary(&self.caches)
+                ),
+            ),
+            (
+                "kernels",
+                format!(
+                    "supported: {}; dispatcher picks {}",
+                    supported.join(", "),
+                    self.dispatch
+                ),
+            ),
+            ("commit", commit),
+            ("rustc", self.rustc.clone()),
+            ("build", build),
+        ]
+    }
+}
+
+/// The whole markdown report.
+pub fn markdown(ctx: &Context, results: &[SizeResult], quick: bool) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# blockbloom performance report, {} ({})\n",
+        ctx.date, ctx.commit
+    );
+    let mut facts = Table::new(["", ""]).left_aligned();
+    for (k, v) in ctx.facts() {
+        let v = if k == "command" { format!("`{v}`") } else { v };
+        facts.row(vec![k.to_string(), v]);
+    }
+    s.push_str(&facts.markdown());
+    s.push('\n');
+
+    let _ = writeln!(s, "## Method\n");
+    let _ = writeln!(
+        s,
+        "All numbers were measured in this one run. Keys are `u64` from a SplitMix64 stream; \
+         non-members come from a disjoint range of the same stream, so every false positive is \
+         real. Each filter inserts all `n` keys, then answers the same lookups: members and \
+         non-members interleaved at random, about half each. Times are wall-clock \
+         (`std::time::Instant`) per key, hashing included, medians of the repetitions; \
+         \"spread\" is (max - min) / median of those repetitions. blockbloom's batch rows call \
+         `insert_batch`/`count_batch` on slices of {} keys; its single-key row and every peer \
+         call one key at a time (the peers have no batch API). FPR is the share of non-member \
+         lookups answered \"present\"; the target is 1%. fastbloom is sized by \
+         `with_false_pos(0.01).expected_items(n)`; sbbf-rs-safe by `Filter::new(bits_per_key, n)` \
+         with the smallest integer budget whose split-block model meets 1%, hashing each key \
+         with XXH3-64 inside the timed loop.\n",
+        results.first().map(|r| r.plan.batch).unwrap_or(1024)
+    );
+    if quick {
+        let _ = writeln!(
+            s,
+            "This is a `--quick` report: the DRAM size was skipped and repetitions reduced.\n"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "The machine may be shared and noisy; compare ratios within a table rather than \
+         absolute numbers across reports. Sizes are named by the brief (L2, L3, DRAM); the \
+         line under each heading says where the filter actually fits on this CPU by the cache \
+         sizes the kernel reports (a virtual machine may report caches that differ from the \
+         hardware's).\n"
+    );
+
+    let _ = writeln!(s, "## Targets\n");
+    s.push_str(
+        &targets(
+            results,
+            if quick {
+                "not measured (--quick)"
+            } else {
+                "not measured"
+            },
+        )
+        .markdown(),
+    );
+    s.push('\n');
+
+    for r in results {
+        let _ = writeln!(s, "## {}\n", label(r.plan.n));
+        for line in r.describe(&ctx.caches).lines() {
+            let _ = writeln!(s, "- {line}");
+        }
+        s.push('\n');
+        s.push_str(&r.table().markdown());
+        for p in r.problems() {
+            let _ = writeln!(s, "\n**Wrong answers:** {p}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{Measurement, Timing};
+    use crate::suite::{Plan, Row};
+
+    fn m(insert: f64, contains: f64, fp: usize) -> Measurement {
+        Measurement {
+            insert: Timing {
+                samples: vec![insert],
+            },
+            contains: Timing {
+                samples: vec![contains, contains * 1.1, contains * 0.9],
+            },
+            false_positives: fp,
+            non_members: 100_000,
+            false_negatives: 0,
+            count_mismatch: false,
+            size_in_bytes: 62_912,
+            probes: 8,
+        }
+    }
+
+    fn row(kind: Kind, name: &str, m: Measurement) -> Row {
+        Row {
+            kind,
+            name: name.into(),
+            api: "batch 1024".into(),
+            m,
+        }
+    }
+
+    #[test]
+    fn targets_and_markdown_from_made_up_numbers() {
+        let plan = Plan {
+            n: 50_000,
+            fpr: 0.01,
+            isas: vec![Isa::Scalar, Isa::Avx512],
+            batch: 1024,
+            queries: 200_000,
+            seed: 1,
+            reps: 3,
+            single_key: true,
+            peers: true,
+        };
+        let r = SizeResult {
+            plan,
+            bytes: 62_912,
+            probes: 8,
+            model_fpr: 0.0099,
+            instance_fpr: 0.0101,
+            non_members: 100_000,
+            rows: vec![
+                row(Kind::Kernel(Isa::Scalar), "scalar", m(10.0, 20.0, 990)),
+                row(Kind::Kernel(Isa::Avx512), "avx512", m(2.0, 4.0, 1005)),
+                row(Kind::SingleKey, "single", m(12.0, 15.0, 990)),
+                row(Kind::FastBloomSip, "fb sip", m(30.0, 30.0, 1000)),
+                row(Kind::FastBloomFold, "fb fold", m(10.0, 10.0, 1000)),
+                row(Kind::Sbbf, "sbbf", m(5.0, 5.0, 800)),
+            ],
+        };
+        let t = targets(std::slice::from_ref(&r), "not measured").markdown();
+        let line = |needle: &str| t.lines().find(|l| l.contains(needle)).unwrap().to_string();
+        // 20 / 4 = 5x against scalar: reached.
+        assert!(
+            line("L2 (n=50,000): best batch contains vs scalar").contains("5.00x"),
+            "{t}"
+        );
+        assert!(line("L2 (n=50,000): best batch contains vs scalar").ends_with("| yes |"));
+        // 30 / 4 = 7.5x against SipHash, 10 / 4 = 2.5x against foldhash.
+        assert!(
+            line("L2 (n=50,000): best batch contains vs fastbloom (SipHash)").ends_with("| yes |")
+        );
+        assert!(
+            line("L2 (n=50,000): best batch contains vs fastbloom (foldhash)").ends_with("| no |")
+        );
+        assert!(line("DRAM (n=64,000,000): best batch").contains("not measured"));
+        // 1.005% with a 95% interval of about 0.06%: above target, within noise.
+        assert!(
+            line("L2 (n=50,000): measured FPR").contains("within the 95% interval"),
+            "{t}"
+        );
+
+        let ctx = Context::gather(Isa::Scalar);
+        let md = markdown(&ctx, &[r], true);
+        for needle in [
+            "## Targets",
+            "## L2 (n=50,000)",
+            "| avx512 | batch 1024 |",
+            "--quick",
+        ] {
+            assert!(md.contains(needle), "{needle} missing:\n{md}");
+        }
+    }
+}

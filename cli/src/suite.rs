@@ -1,0 +1,342 @@
+//! One size, measured: every requested kernel, optionally the single-key API and the peer
+//! crates, all through [`measure::measure`] on the same keys. Also renders the result.
+
+use std::error::Error;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use blockbloom::{BloomFilter, Isa};
+
+use crate::keys::Workload;
+use crate::measure::{self, Blocked, FastBloom, Measurement, Sbbf};
+use crate::system;
+use crate::table::Table;
+
+/// What to measure at one size.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Keys inserted (the filter's capacity).
+    pub n: usize,
+    /// Target false-positive rate.
+    pub fpr: f64,
+    /// Kernels, slowest first.
+    pub isas: Vec<Isa>,
+    /// Keys per batch call (1: single-key API).
+    pub batch: usize,
+    /// Lookups per timed repetition.
+    pub queries: usize,
+    /// Key stream seed.
+    pub seed: u64,
+    /// Timed repetitions (medians are reported).
+    pub reps: usize,
+    /// Also time the single-key `insert`/`contains` (when `batch > 1`).
+    pub single_key: bool,
+    /// Also time fastbloom (SipHash, foldhash) and sbbf-rs-safe.
+    pub peers: bool,
+}
+
+/// What a row of the result measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A blockbloom kernel through the batch API (or single-key if `batch == 1`).
+    Kernel(Isa),
+    /// blockbloom's single-key API (inline scalar code, any kernel).
+    SingleKey,
+    /// `fastbloom` with SipHash-1-3.
+    FastBloomSip,
+    /// `fastbloom` with foldhash.
+    FastBloomFold,
+    /// `sbbf-rs-safe` with XXH3-64.
+    Sbbf,
+}
+
+/// One measured filter.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// What it is.
+    pub kind: Kind,
+    /// Its name in tables.
+    pub name: String,
+    /// How it was called.
+    pub api: String,
+    /// The numbers.
+    pub m: Measurement,
+}
+
+/// Everything measured at one size.
+#[derive(Debug, Clone)]
+pub struct SizeResult {
+    /// The plan it ran.
+    pub plan: Plan,
+    /// blockbloom's filter size in bytes.
+    pub bytes: usize,
+    /// blockbloom's probes per key.
+    pub probes: u32,
+    /// blockbloom's model FPR at `n` keys.
+    pub model_fpr: f64,
+    /// The exact FPR of the filter that was built, from its bits (`expected_fpr`): the model
+    /// averages over all possible filters, this is the one measured.
+    pub instance_fpr: f64,
+    /// Non-member lookups per pass.
+    pub non_members: usize,
+    /// Rows in measuring order: kernels, single-key, peers.
+    pub rows: Vec<Row>,
+}
+
+/// Progress lines on stderr with the time since start.
+pub struct Progress {
+    start: Instant,
+}
+
+impl Progress {
+    /// Starts the clock.
+    pub fn new() -> Progress {
+        Progress {
+            start: Instant::now(),
+        }
+    }
+
+    /// Prints one progress line.
+    pub fn step(&self, msg: impl std::fmt::Display) {
+        eprintln!("[{:>6.1}s] {msg}", self.start.elapsed().as_secs_f64());
+    }
+}
+
+/// Runs `plan`.
+///
+/// # Errors
+/// The library's error if the filter cannot be sized or built, or a message if the keys do
+/// not fit in memory.
+pub fn run(plan: &Plan, progress: &Progress) -> Result<SizeResult, Box<dyn Error>> {
+    // Checks the parameters before spending time on keys.
+    blockbloom::sizing::plan(plan.n as u64, plan.fpr)?;
+    let n = system::group(plan.n as u64);
+    progress.step(format_args!(
+        "n={n}: generating {n} keys and {} lookups",
+        system::group(plan.queries as u64)
+    ));
+    let w = Workload::generate(plan.n, plan.queries, plan.seed)?;
+    let api = if plan.batch == 1 {
+        "single-key".to_string()
+    } else {
+        format!("batch {}", plan.batch)
+    };
+    let mut rows = Vec::new();
+    let mut last: Option<BloomFilter> = None;
+    let (mut bytes, mut probes, mut model_fpr, mut instance_fpr) = (0, 0, 0.0, 0.0);
+    for &isa in &plan.isas {
+        drop(last.take()); // one big filter at a time
+        progress.step(format_args!("n={n}: building and measuring {isa} ({api})"));
+        let filter = BloomFilter::builder()
+            .capacity(plan.n as u64)
+            .fpr(plan.fpr)
+            .isa(isa)
+            .build()?;
+        (bytes, probes, model_fpr) = (
+            filter.size_in_bytes(),
+            filter.probes(),
+            filter.model_fpr(plan.n as u64),
+        );
+        let mut subject = Blocked {
+            filter,
+            batch: plan.batch,
+        };
+        let m = measure::measure(&mut subject, &w, plan.reps);
+        // Every kernel builds the same bits, so this is the same for all of them.
+        instance_fpr = subject.filter.expected_fpr();
+        rows.push(Row {
+            kind: Kind::Kernel(isa),
+            name: isa.to_string(),
+            api: api.clone(),
+            m,
+        });
+        last = Some(subject.filter);
+    }
+    if plan.single_key
+        && plan.batch > 1
+        && let Some(filter) = last.take()
+    {
+        progress.step(format_args!("n={n}: measuring the single-key API"));
+        let mut subject = Blocked { filter, batch: 1 };
+        let m = measure::measure(&mut subject, &w, plan.reps);
+        rows.push(Row {
+            kind: Kind::SingleKey,
+            name: "blockbloom insert/contains".into(),
+            api: "single-key".into(),
+            m,
+        });
+    }
+    drop(last);
+    if plan.peers {
+        progress.step(format_args!("n={n}: measuring fastbloom (SipHash)"));
+        let m = measure::measure(&mut FastBloom::siphash(plan.n, plan.fpr), &w, plan.reps);
+        rows.push(Row {
+            kind: Kind::FastBloomSip,
+            name: "fastbloom 0.17, SipHash-1-3".into(),
+            api: "single-key".into(),
+            m,
+        });
+        progress.step(format_args!("n={n}: measuring fastbloom (foldhash)"));
+        let m = measure::measure(&mut FastBloom::foldhash(plan.n, plan.fpr), &w, plan.reps);
+        rows.push(Row {
+            kind: Kind::FastBloomFold,
+            name: "fastbloom 0.17, foldhash".into(),
+            api: "single-key".into(),
+            m,
+        });
+        progress.step(format_args!("n={n}: measuring sbbf-rs-safe"));
+        let mut sbbf = Sbbf::new(plan.n, plan.fpr);
+        let bpk = sbbf.bits_per_key;
+        let m = measure::measure(&mut sbbf, &w, plan.reps);
+        rows.push(Row {
+            kind: Kind::Sbbf,
+            name: format!("sbbf-rs-safe 0.3.2, XXH3-64, new({bpk}, n)"),
+            api: "single-key".into(),
+            m,
+        });
+    }
+    Ok(SizeResult {
+        plan: plan.clone(),
+        bytes,
+        probes,
+        model_fpr,
+        instance_fpr,
+        non_members: w.non_members,
+        rows,
+    })
+}
+
+impl SizeResult {
+    /// The row of `kind`, if measured.
+    pub fn get(&self, kind: Kind) -> Option<&Row> {
+        self.rows.iter().find(|r| r.kind == kind)
+    }
+
+    /// The kernel row with the lowest median of `metric`.
+    pub fn best_kernel(&self, metric: impl Fn(&Measurement) -> f64) -> Option<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| matches!(r.kind, Kind::Kernel(_)))
+            .min_by(|a, b| metric(&a.m).total_cmp(&metric(&b.m)))
+    }
+
+    /// The kernel row with the highest measured FPR.
+    pub fn worst_kernel_fpr(&self) -> Option<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| matches!(r.kind, Kind::Kernel(_)))
+            // The first of equals: every kernel builds the same bits.
+            .reduce(|worst, r| if r.m.fpr() > worst.m.fpr() { r } else { worst })
+    }
+
+    /// A few lines describing the filter and the method.
+    pub fn describe(&self, caches: &[system::Cache]) -> String {
+        let p = &self.plan;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "n = {} keys, target FPR {}: blockbloom filter {} bytes ({}, {}), k = {}, {:.2} bits/key, model FPR {:.4}%, this filter's exact FPR (from its bits) {:.4}%",
+            system::group(p.n as u64),
+            percent(p.fpr),
+            system::group(self.bytes as u64),
+            system::bytes(self.bytes as u64),
+            system::placement(self.bytes as u64, caches),
+            self.probes,
+            self.bytes as f64 * 8.0 / p.n as f64,
+            self.model_fpr * 100.0,
+            self.instance_fpr * 100.0,
+        );
+        let _ = writeln!(
+            s,
+            "contains: {} lookups per pass, {} members and {} non-members interleaved at random; median of {} passes",
+            system::group(p.queries as u64),
+            system::group((p.queries - self.non_members) as u64),
+            system::group(self.non_members as u64),
+            p.reps.max(1),
+        );
+        let _ = writeln!(s, "insert: {}", measure::describe_insert(p.n, p.reps));
+        if p.batch > 1 && self.get(Kind::SingleKey).is_some() {
+            let _ = writeln!(
+                s,
+                "single-key row: insert/contains one key per call (inline scalar code, the same for every kernel)"
+            );
+        }
+        s
+    }
+
+    /// The result as a table (kernels, single-key, peers).
+    pub fn table(&self) -> Table {
+        let mut t = Table::new([
+            "filter",
+            "API",
+            "insert ns/key",
+            "contains ns/key",
+            "insert vs scalar",
+            "contains vs scalar",
+            "spread ins/cont",
+            "FPR",
+            "FPR/target",
+            "bits/key",
+            "k",
+        ]);
+        let scalar = self.get(Kind::Kernel(Isa::Scalar)).map(|r| &r.m);
+        let speedup = |base: Option<f64>, v: f64| match base {
+            Some(b) => format!("{:.2}x", b / v),
+            None => "-".to_string(),
+        };
+        for r in &self.rows {
+            let m = &r.m;
+            let (ins, con) = (m.insert.median(), m.contains.median());
+            let mut fpr = format!("{:.3}%", m.fpr() * 100.0);
+            if m.false_negatives > 0 || m.count_mismatch {
+                fpr.push_str(" (WRONG ANSWERS)");
+            }
+            t.row(vec![
+                r.name.clone(),
+                r.api.clone(),
+                format!("{ins:.2}"),
+                format!("{con:.2}"),
+                speedup(scalar.map(|s| s.insert.median()), ins),
+                speedup(scalar.map(|s| s.contains.median()), con),
+                format!(
+                    "{:.0}%/{:.0}%",
+                    m.insert.spread() * 100.0,
+                    m.contains.spread() * 100.0
+                ),
+                fpr,
+                format!("{:.3}", m.fpr() / self.plan.fpr),
+                format!("{:.2}", m.size_in_bytes as f64 * 8.0 / self.plan.n as f64),
+                m.probes.to_string(),
+            ]);
+        }
+        t
+    }
+
+    /// Warnings about wrong answers (false negatives, count disagreeing with answers).
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.rows {
+            if r.m.false_negatives > 0 {
+                out.push(format!(
+                    "{}: {} false negatives",
+                    r.name, r.m.false_negatives
+                ));
+            }
+            if r.m.count_mismatch {
+                out.push(format!(
+                    "{}: the timed count disagrees with the per-key answers",
+                    r.name
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// `0.01` -> "1%", `0.001` -> "0.1%".
+pub fn percent(p: f64) -> String {
+    let v = p * 100.0;
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}

@@ -1,0 +1,99 @@
+//! The binary end to end: a tiny bench succeeds and names every kernel; bad parameters and a
+//! bad `BLOCKBLOOM_ISA` fail with the library's message instead of a panic. No timing checks.
+
+use std::process::{Command, Output};
+
+use blockbloom::Isa;
+
+fn blockbloom(args: &[&str], env: Option<(&str, &str)>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_blockbloom"));
+    cmd.args(args).env_remove("BLOCKBLOOM_ISA");
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const TINY: [&str; 7] = [
+    "bench",
+    "--n",
+    "10000",
+    "--reps",
+    "1",
+    "--queries",
+    "100000",
+];
+
+#[test]
+fn tiny_bench_reports_every_supported_kernel() {
+    let out = blockbloom(&TINY, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for isa in Isa::supported() {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(isa.name())),
+            "no row for {isa}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("single-key"), "{stdout}");
+    assert!(!stdout.contains("WRONG"), "{stdout}");
+}
+
+#[test]
+fn bench_with_one_kernel_and_single_key_batches() {
+    let mut args = TINY.to_vec();
+    args.extend(["--isa", "scalar", "--batch", "1", "--fpr", "0.001"]);
+    let out = blockbloom(&args, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.lines().any(|l| l.starts_with("scalar")), "{stdout}");
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("portable")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn invalid_fpr_prints_the_library_error() {
+    for fpr in ["2", "0", "-0.5"] {
+        let out = blockbloom(&["bench", "--n", "1000", "--fpr", fpr], None);
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success());
+        assert!(stderr.contains("false-positive rate must be"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn unknown_and_unsupported_kernels_are_rejected() {
+    let out = blockbloom(&["bench", "--n", "1000", "--isa", "sse9"], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("unknown kernel `sse9`"), "{stderr}");
+
+    if let Some(missing) = Isa::ALL.into_iter().find(|i| !i.is_supported()) {
+        let out = blockbloom(&["bench", "--n", "1000", "--isa", missing.name()], None);
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success());
+        assert!(stderr.contains("is not supported by this CPU"), "{stderr}");
+    }
+}
+
+#[test]
+fn bogus_blockbloom_isa_fails_clearly() {
+    for args in [&["demo"][..], &["bench", "--n", "1000"][..]] {
+        let out = blockbloom(args, Some(("BLOCKBLOOM_ISA", "bogus")));
+        let (stdout, stderr) = text(&out);
+        assert!(!out.status.success(), "{args:?} succeeded:\n{stdout}");
+        assert!(stderr.contains("BLOCKBLOOM_ISA"), "{stderr}");
+        assert!(stderr.contains("unknown kernel `bogus`"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
