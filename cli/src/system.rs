@@ -139,9 +139,16 @@ pub fn commit() -> String {
 /// Tracked files that differ from HEAD (so the commit alone does not describe the code), or
 /// `None` without git.
 pub fn modified_files() -> Option<Vec<String>> {
-    let out = command_stdout("git", &["status", "--porcelain", "--untracked-files=no"])?;
+    let out = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    // Each line is "XY path": two status columns (often a leading space), a space, the path;
+    // so the output must not be trimmed.
+    let text = String::from_utf8_lossy(&out.stdout);
     Some(
-        out.lines()
+        text.lines()
             .filter_map(|l| l.get(3..))
             .map(str::to_string)
             .collect(),
