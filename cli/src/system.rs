@@ -144,15 +144,16 @@ pub fn modified_files() -> Option<Vec<String>> {
         .output()
         .ok()
         .filter(|o| o.status.success())?;
-    // Each line is "XY path": two status columns (often a leading space), a space, the path;
-    // so the output must not be trimmed.
-    let text = String::from_utf8_lossy(&out.stdout);
-    Some(
-        text.lines()
-            .filter_map(|l| l.get(3..))
-            .map(str::to_string)
-            .collect(),
-    )
+    Some(porcelain_paths(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Paths of `git status --porcelain` lines, "XY path": two status columns (often a leading
+/// space), a space, the path; so the output must not be trimmed first.
+fn porcelain_paths(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.get(3..))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The compiler that built this binary (recorded at build time), else `rustc --version`.
@@ -235,5 +236,7 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(bytes(2 << 20), "2 MiB");
         assert_eq!(parse_size("2048K"), Some(2 << 20));
+        let paths = porcelain_paths(" M Cargo.lock\nM  src/a.rs\n");
+        assert_eq!(paths, ["Cargo.lock", "src/a.rs"]);
     }
 }
