@@ -1,1 +1,491 @@
-fn main(){}
+//! Throughput of `blockbloom` against its peers, per kernel and per filter size.
+//!
+//! Every case uses `u64` keys, a filter sized for `n` keys at a 1% false-positive target, and
+//! includes hashing in the timed loop. Criterion reports keys/s (`Throughput::Elements`); the
+//! time per iteration divided by the element count is ns/key.
+//!
+//! Groups (benchmark ids are `<group>/<size>/<implementation>`):
+//!
+//! * `insert`: single-key inserts of a fixed slice of keys into a filter sized for `n`.
+//!   `blockbloom-scalar-path` is `BloomFilter::insert`, which runs the same inline scalar code
+//!   whatever the kernel, so it is measured once. Peers: `fastbloom-sip` (fastbloom 0.17, its
+//!   default SipHash-1-3 hasher), `fastbloom-foldhash` (foldhash `fast::RandomState`) and
+//!   `sbbf-xxh3` (sbbf-rs-safe 0.3.2 at 11 bits per key, the smallest whole number that
+//!   reaches 1%; keys hashed with `xxh3_64` inside the loop). Every iteration inserts the
+//!   same slice into the same filter; all these inserts set their bits unconditionally, so
+//!   re-inserting costs what a first insert does.
+//! * `contains`: single-key queries on a filter holding all `n` keys; the query slice is a
+//!   random mix of about half members and half non-members (so early-exit branches are not
+//!   predictable). Same implementations as `insert`.
+//! * `batch_insert`: `BloomFilter::insert_batch` over the insert slice in chunks of
+//!   `BATCH` keys, once per kernel in `Isa::supported()` (`scalar`, `portable`, `avx2`,
+//!   `avx512`).
+//! * `batch_contains`: `BloomFilter::contains_batch` over the query slice in chunks of
+//!   `BATCH` keys into a reused `[bool]` buffer, once per supported kernel.
+//!
+//! Sizes (`n`, filter bytes at 1%, slice lengths):
+//!
+//! * `l2`:   n = 50_000      (~63 KB filter),  every key inserted, 65_536 queries
+//! * `l3`:   n = 1_000_000   (~1.3 MB filter), every key inserted, 1_048_576 queries
+//! * `dram`: n = 64_000_000  (~77 MiB filter), 2_097_152 keys inserted and queried per
+//!   iteration (random keys, so random blocks); generating the keys takes 512 MiB and every
+//!   filter is built once per benchmark, outside the timed closure.
+//!
+//! The size names describe the usual cache hierarchy; check `lscpu` for the machine at hand
+//! (a CPU with a 2 MiB L2 holds the `l3` filter in L2, and a large server L3 may hold the
+//! `dram` one).
+//!
+//! Running:
+//!
+//! ```text
+//! cargo bench --bench filter                                  # everything (a few minutes)
+//! BLOCKBLOOM_BENCH_SIZES=l2,l3 cargo bench --bench filter     # skip the 64M-key size
+//! BLOCKBLOOM_BENCH_SIZES=dram cargo bench --bench filter      # only the 64M-key size
+//! cargo bench --bench filter -- batch_contains/l3             # one group at one size
+//! cargo bench --bench filter -- '^contains/l2/(fastbloom|sbbf)'  # a regex over ids
+//! ```
+//!
+//! `BLOCKBLOOM_BENCH_SIZES` is a comma-separated subset of `l2,l3,dram` (or `all`; default
+//! all). Data and filters are built lazily, so a filtered run only pays for the cases it
+//! runs. Before the first case of a size, one line on stderr gives each filter's size and
+//! its measured false-positive rate, as a sanity check that the peers are sized alike.
+
+use std::cell::OnceCell;
+use std::hint::black_box;
+use std::time::Duration;
+
+use blockbloom::{BloomFilter, Isa};
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
+    criterion_main,
+};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Target false-positive rate for every filter.
+const FPR: f64 = 0.01;
+/// Keys per `insert_batch` / `contains_batch` call.
+const BATCH: usize = 1024;
+/// sbbf-rs-safe takes whole bits per key; the Parquet SBBF reaches 1% at about 10.5.
+const SBBF_BITS_PER_KEY: usize = 11;
+/// Label for the single-key blockbloom path (identical on every kernel).
+const BLOCKBLOOM_SINGLE: &str = "blockbloom-scalar-path";
+
+/// One filter size and how hard to measure it.
+#[derive(Clone, Copy)]
+struct Size {
+    name: &'static str,
+    /// Keys the filters are sized for and hold in the `contains` cases.
+    n: usize,
+    /// Keys inserted per iteration of the insert cases.
+    inserts: usize,
+    /// Keys queried per iteration of the contains cases.
+    queries: usize,
+    sample_size: usize,
+    warm_up: Duration,
+    measurement: Duration,
+    flat: bool,
+}
+
+const SIZES: [Size; 3] = [
+    Size {
+        name: "l2",
+        n: 50_000,
+        inserts: 50_000,
+        queries: 1 << 16,
+        sample_size: 20,
+        warm_up: Duration::from_millis(500),
+        measurement: Duration::from_millis(1500),
+        flat: false,
+    },
+    Size {
+        name: "l3",
+        n: 1_000_000,
+        inserts: 1_000_000,
+        queries: 1 << 20,
+        sample_size: 15,
+        warm_up: Duration::from_secs(1),
+        measurement: Duration::from_secs(3),
+        flat: false,
+    },
+    Size {
+        name: "dram",
+        n: 64_000_000,
+        inserts: 1 << 21,
+        queries: 1 << 21,
+        sample_size: 10,
+        warm_up: Duration::from_secs(1),
+        measurement: Duration::from_secs(3),
+        flat: true,
+    },
+];
+
+/// The sizes named by `BLOCKBLOOM_BENCH_SIZES` (default: all).
+fn selected_sizes() -> Vec<Size> {
+    let spec = std::env::var("BLOCKBLOOM_BENCH_SIZES").unwrap_or_default();
+    let spec = spec.trim().to_ascii_lowercase();
+    if spec.is_empty() || spec == "all" {
+        return SIZES.to_vec();
+    }
+    let mut out = Vec::new();
+    for name in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let size = SIZES.iter().find(|s| s.name == name).unwrap_or_else(|| {
+            panic!("BLOCKBLOOM_BENCH_SIZES: unknown size {name:?} (expected l2, l3, dram or all)")
+        });
+        if !out.iter().any(|s: &Size| s.name == size.name) {
+            out.push(*size);
+        }
+    }
+    out
+}
+
+/// SplitMix64: a tiny, well-mixed generator, enough for benchmark keys.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Keys of one size: members (all inserted), the slice the insert cases time, and a query
+/// slice of about half members, half non-members.
+struct Data {
+    members: Vec<u64>,
+    queries: Vec<u64>,
+    /// Non-member keys, for the false-positive sanity line only.
+    absent: Vec<u64>,
+    inserts: usize,
+}
+
+impl Data {
+    fn new(size: &Size) -> Data {
+        let mut rng = SplitMix64(0x0123_4567_89AB_CDEF ^ size.n as u64);
+        let members: Vec<u64> = (0..size.n).map(|_| rng.next_u64()).collect();
+        // A second stream; a collision with a member has probability ~n*q/2^64.
+        let mut other = SplitMix64(0xFEDC_BA98_7654_3210 ^ size.n as u64);
+        let mut pick = SplitMix64(0x5555_AAAA_5555_AAAA);
+        let queries = (0..size.queries)
+            .map(|_| {
+                let r = pick.next_u64();
+                if r & 1 == 0 {
+                    members[((r >> 1) % size.n as u64) as usize]
+                } else {
+                    other.next_u64()
+                }
+            })
+            .collect();
+        let absent = (0..size.queries.min(1 << 20))
+            .map(|_| other.next_u64())
+            .collect();
+        Data {
+            members,
+            queries,
+            absent,
+            inserts: size.inserts.min(size.n),
+        }
+    }
+
+    fn insert_slice(&self) -> &[u64] {
+        &self.members[..self.inserts]
+    }
+}
+
+type FastSip = fastbloom::BloomFilter;
+type FastFold = fastbloom::BloomFilter<foldhash::fast::RandomState>;
+
+fn blockbloom(n: usize, isa: Isa) -> BloomFilter {
+    BloomFilter::builder()
+        .capacity(n as u64)
+        .fpr(FPR)
+        .isa(isa)
+        .build()
+        .expect("blockbloom filter")
+}
+
+fn fast_sip(n: usize) -> FastSip {
+    fastbloom::BloomFilter::with_false_pos(FPR).expected_items(n)
+}
+
+fn fast_fold(n: usize) -> FastFold {
+    fastbloom::BloomFilter::with_false_pos(FPR)
+        .hasher(foldhash::fast::RandomState::default())
+        .expected_items(n)
+}
+
+fn sbbf(n: usize) -> sbbf_rs_safe::Filter {
+    let mut f = sbbf_rs_safe::Filter::new(SBBF_BITS_PER_KEY, n);
+    // The buffer comes from `alloc_zeroed`; write it so its pages are mapped before timing.
+    f.reset();
+    f
+}
+
+#[inline(always)]
+fn sbbf_hash(key: &u64) -> u64 {
+    xxh3_64(&key.to_le_bytes())
+}
+
+fn full_blockbloom(data: &Data, isa: Isa) -> BloomFilter {
+    let mut f = blockbloom(data.members.len(), isa);
+    f.insert_batch(&data.members);
+    f
+}
+
+fn full_fast_sip(data: &Data) -> FastSip {
+    let mut f = fast_sip(data.members.len());
+    data.members.iter().for_each(|k| {
+        f.insert(k);
+    });
+    f
+}
+
+fn full_fast_fold(data: &Data) -> FastFold {
+    let mut f = fast_fold(data.members.len());
+    data.members.iter().for_each(|k| {
+        f.insert(k);
+    });
+    f
+}
+
+fn full_sbbf(data: &Data) -> sbbf_rs_safe::Filter {
+    let mut f = sbbf(data.members.len());
+    data.members.iter().for_each(|k| {
+        f.insert_hash(sbbf_hash(k));
+    });
+    f
+}
+
+/// Builds the data of a size on first use and prints the sanity line.
+fn data<'a>(cell: &'a OnceCell<Data>, size: &Size) -> &'a Data {
+    cell.get_or_init(|| {
+        let d = Data::new(size);
+        report(size, &d);
+        d
+    })
+}
+
+/// One stderr line per size: bytes and measured false-positive rate of every filter.
+fn report(size: &Size, d: &Data) {
+    let rate = |hits: usize| hits as f64 / d.absent.len() as f64;
+    let bb = full_blockbloom(d, Isa::detect());
+    let bb_fp = rate(bb.count_batch(&d.absent));
+    let member_share =
+        d.queries.iter().filter(|&&q| bb.contains(&q)).count() as f64 / d.queries.len() as f64;
+    drop(bb);
+    let bb_bytes = blockbloom(size.n, Isa::Scalar).size_in_bytes();
+    let fs = full_fast_sip(d);
+    let fs_line = format!(
+        "fastbloom {} B k={} fpr {:.4}",
+        fs.num_bits() / 8,
+        fs.num_hashes(),
+        rate(d.absent.iter().filter(|k| fs.contains(*k)).count())
+    );
+    drop(fs);
+    let sb = full_sbbf(d);
+    let sb_line = format!(
+        "sbbf {} B fpr {:.4}",
+        sb.as_bytes().len(),
+        rate(
+            d.absent
+                .iter()
+                .filter(|k| sb.contains_hash(sbbf_hash(k)))
+                .count()
+        )
+    );
+    drop(sb);
+    eprintln!(
+        "[{}] n={} inserts/iter={} queries/iter={} (hit share {:.3}) | blockbloom {} B fpr {:.4} | {} | {} | kernels: {}",
+        size.name,
+        size.n,
+        d.inserts,
+        d.queries.len(),
+        member_share,
+        bb_bytes,
+        bb_fp,
+        fs_line,
+        sb_line,
+        Isa::supported()
+            .iter()
+            .map(|i| i.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+}
+
+fn configure(group: &mut BenchmarkGroup<'_, WallTime>, size: &Size, elements: usize) {
+    group
+        .sample_size(size.sample_size)
+        .warm_up_time(size.warm_up)
+        .measurement_time(size.measurement)
+        .sampling_mode(if size.flat {
+            SamplingMode::Flat
+        } else {
+            SamplingMode::Auto
+        })
+        .throughput(Throughput::Elements(elements as u64));
+}
+
+fn insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
+    let mut group = c.benchmark_group("insert");
+    for (size, cell) in sizes {
+        configure(&mut group, size, size.inserts.min(size.n));
+        let id = |name: &str| BenchmarkId::new(size.name, name);
+
+        let mut f = None;
+        group.bench_function(id(BLOCKBLOOM_SINGLE), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_insert_with(|| blockbloom(size.n, Isa::detect()));
+            b.iter(|| {
+                for k in d.insert_slice() {
+                    f.insert(k);
+                }
+            });
+            black_box(&f);
+        });
+
+        let mut f = None;
+        group.bench_function(id("fastbloom-sip"), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_insert_with(|| fast_sip(size.n));
+            b.iter(|| {
+                for k in d.insert_slice() {
+                    f.insert(k);
+                }
+            });
+            black_box(&f);
+        });
+
+        let mut f = None;
+        group.bench_function(id("fastbloom-foldhash"), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_insert_with(|| fast_fold(size.n));
+            b.iter(|| {
+                for k in d.insert_slice() {
+                    f.insert(k);
+                }
+            });
+            black_box(&f);
+        });
+
+        let mut f = None;
+        group.bench_function(id("sbbf-xxh3"), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_insert_with(|| sbbf(size.n));
+            b.iter(|| {
+                for k in d.insert_slice() {
+                    f.insert_hash(sbbf_hash(k));
+                }
+            });
+            black_box(&f);
+        });
+    }
+    group.finish();
+}
+
+/// Counts hits of a single-key `contains` over the query slice.
+#[inline(always)]
+fn count_hits(queries: &[u64], mut contains: impl FnMut(&u64) -> bool) -> usize {
+    queries.iter().filter(|k| contains(k)).count()
+}
+
+fn contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
+    let mut group = c.benchmark_group("contains");
+    for (size, cell) in sizes {
+        configure(&mut group, size, size.queries);
+        let id = |name: &str| BenchmarkId::new(size.name, name);
+
+        let f = OnceCell::new();
+        group.bench_function(id(BLOCKBLOOM_SINGLE), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_init(|| full_blockbloom(d, Isa::detect()));
+            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
+        });
+        drop(f);
+
+        let f = OnceCell::new();
+        group.bench_function(id("fastbloom-sip"), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_init(|| full_fast_sip(d));
+            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
+        });
+        drop(f);
+
+        let f = OnceCell::new();
+        group.bench_function(id("fastbloom-foldhash"), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_init(|| full_fast_fold(d));
+            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
+        });
+        drop(f);
+
+        let f = OnceCell::new();
+        group.bench_function(id("sbbf-xxh3"), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_init(|| full_sbbf(d));
+            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains_hash(sbbf_hash(k)))));
+        });
+    }
+    group.finish();
+}
+
+fn batch_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
+    let mut group = c.benchmark_group("batch_insert");
+    for (size, cell) in sizes {
+        configure(&mut group, size, size.inserts.min(size.n));
+        for isa in Isa::supported() {
+            let mut f = None;
+            group.bench_function(BenchmarkId::new(size.name, isa.name()), |b| {
+                let d = data(cell, size);
+                let f = f.get_or_insert_with(|| blockbloom(size.n, isa));
+                b.iter(|| {
+                    for chunk in d.insert_slice().chunks(BATCH) {
+                        f.insert_batch(chunk);
+                    }
+                });
+                black_box(&f);
+            });
+        }
+    }
+    group.finish();
+}
+
+fn batch_contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
+    let mut group = c.benchmark_group("batch_contains");
+    for (size, cell) in sizes {
+        configure(&mut group, size, size.queries);
+        for isa in Isa::supported() {
+            let f = OnceCell::new();
+            group.bench_function(BenchmarkId::new(size.name, isa.name()), |b| {
+                let d = data(cell, size);
+                let f = f.get_or_init(|| full_blockbloom(d, isa));
+                let mut out = vec![false; BATCH];
+                b.iter(|| {
+                    for chunk in d.queries.chunks(BATCH) {
+                        let out = &mut out[..chunk.len()];
+                        f.contains_batch(chunk, out);
+                        black_box(out);
+                    }
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let sizes: Vec<(Size, OnceCell<Data>)> = selected_sizes()
+        .into_iter()
+        .map(|s| (s, OnceCell::new()))
+        .collect();
+    insert(c, &sizes);
+    contains(c, &sizes);
+    batch_insert(c, &sizes);
+    batch_contains(c, &sizes);
+}
+
+criterion_group!(filter, benches);
+criterion_main!(filter);
