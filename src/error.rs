@@ -22,7 +22,8 @@ pub enum Error {
     InvalidFpr(f64),
     /// The explicit bit budget is not a finite number greater than zero.
     InvalidBitsPerKey(f64),
-    /// The probe count is not a multiple of 4 in `4..=MAX_PROBES`.
+    /// The probe count fits no layout (or not the one asked for): it must be a multiple of 4
+    /// in `4..=32`, and of 8 for `Layout::Sectors8x64`.
     InvalidProbes(u32),
     /// The builder's options are missing or contradict each other; the text says which.
     InvalidOptions(&'static str),
@@ -62,7 +63,8 @@ impl fmt::Display for Error {
             }
             Error::InvalidProbes(k) => write!(
                 f,
-                "probes per key must be a multiple of 4 in 4..={}, got {k}",
+                "probes per key must be a multiple of 4 in 4..={} (of 8 with the 8x64 layout), \
+                 got {k}",
                 crate::layout::MAX_PROBES
             ),
             Error::InvalidOptions(what) => write!(f, "invalid builder options: {what}"),

@@ -7,8 +7,7 @@ use crate::arch::{Kernel, Keys, Shape, Sink};
 use crate::error::Error;
 use crate::hash::{hash_bytes, hash_key, seed_flip};
 use crate::layout::{
-    BLOCK_BITS, Block, MAX_BLOCKS, SECTOR_BITS, SECTORS, block_index, contains_scalar,
-    insert_scalar,
+    BLOCK_BITS, Block, Layout, MAX_BLOCKS, block_index, contains_scalar, insert_scalar,
 };
 use crate::sizing;
 
@@ -220,9 +219,9 @@ impl BloomFilter {
     pub fn insert_hash(&mut self, hash: u64) {
         let (i, k) = (
             block_index(hash, self.shape.num_blocks),
-            self.probes() as usize,
+            self.shape.probes(),
         );
-        insert_scalar(&mut self.blocks[i], hash as u32, k)
+        insert_scalar(&mut self.blocks[i], self.shape.layout, hash as u32, k)
     }
 
     /// Whether a pre-computed hash may have been inserted.
@@ -236,7 +235,12 @@ impl BloomFilter {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let i = block_index(hash, self.shape.num_blocks);
-        contains_scalar(&self.blocks[i], hash as u32, self.probes() as usize)
+        contains_scalar(
+            &self.blocks[i],
+            self.shape.layout,
+            hash as u32,
+            self.shape.probes(),
+        )
     }
 
     /// Inserts a batch of integer keys, hashed in SIMD lanes.
@@ -394,7 +398,30 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn probes(&self) -> u32 {
-        (self.shape.rounds as u32) * SECTORS
+        self.shape.probes() as u32
+    }
+
+    /// How the probes spread over a block (chosen by the sizing model unless forced).
+    ///
+    /// ```
+    /// use blockbloom::{layout::Layout, BloomFilter};
+    /// assert_eq!(BloomFilter::with_capacity(1000, 0.01)?.layout(), Layout::Sectors8x64);
+    /// assert_eq!(BloomFilter::with_capacity(1000, 0.0001)?.layout(), Layout::Sectors4x128);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn layout(&self) -> Layout {
+        self.shape.layout
+    }
+
+    /// Bits of filter per key of [`capacity`](Self::capacity).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).bits_per_key(16.0).build()?;
+    /// assert_eq!(f.bits_per_key(), 16.384); // rounded up to 32 whole blocks
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn bits_per_key(&self) -> f64 {
+        self.size_in_bytes() as f64 * 8.0 / self.capacity.max(1) as f64
     }
 
     /// The hash seed.
@@ -475,7 +502,8 @@ impl BloomFilter {
     }
 
     /// An estimate of the number of distinct keys inserted, from each sector's fill
-    /// (`c = ln(1 - X/128) / (b ln(1 - 1/128))` per sector, averaged per block, summed).
+    /// (`c = ln(1 - X/W) / (b ln(1 - 1/W))` per sector of `W` bits with `X` set and `b` probes
+    /// per key, averaged per block, summed).
     ///
     /// ```
     /// let mut f = blockbloom::BloomFilter::with_capacity(100_000, 0.01)?;
@@ -486,24 +514,24 @@ impl BloomFilter {
     /// ```
     pub fn estimated_len(&self) -> f64 {
         let b = self.shape.rounds as f64;
-        let per_probe = (1.0 - 1.0 / SECTOR_BITS as f64).ln();
-        let w = SECTOR_BITS as f64;
+        let w = self.shape.layout.sector_bits() as f64;
+        let per_probe = (1.0 - 1.0 / w).ln();
+        let sectors = self.shape.layout.sectors() as f64;
         let mut total = 0.0;
         for block in &self.blocks {
             let mut keys = 0.0;
-            for s in 0..SECTORS as usize {
-                let x = (block.0[2 * s].count_ones() + block.0[2 * s + 1].count_ones()) as f64;
+            for x in sector_popcounts(block, self.shape.layout) {
                 // A full sector says "at least this many": cap at half a bit short of full.
-                keys += (1.0 - x.min(w - 0.5) / w).ln() / (b * per_probe);
+                keys += (1.0 - (x as f64).min(w - 0.5) / w).ln() / (b * per_probe);
             }
-            total += keys / SECTORS as f64;
+            total += keys / sectors;
         }
         total
     }
 
     /// The false-positive probability of this filter as it is now, for a key not in it:
-    /// the mean over blocks of the product over sectors of `(set bits / 128)^b`. Exact for an
-    /// ideal hash; it reads every block once.
+    /// the mean over blocks of the product over sectors of `(set bits / sector bits)^b`. Exact
+    /// for an ideal hash; it reads every block once.
     ///
     /// ```
     /// let mut f = blockbloom::BloomFilter::with_capacity(100_000, 0.01)?;
@@ -514,16 +542,13 @@ impl BloomFilter {
     /// ```
     pub fn expected_fpr(&self) -> f64 {
         let b = self.shape.rounds as i32;
-        let w = SECTOR_BITS as f64;
+        let w = self.shape.layout.sector_bits() as f64;
         let total: f64 = self
             .blocks
             .iter()
             .map(|block| {
-                (0..SECTORS as usize)
-                    .map(|s| {
-                        let x = block.0[2 * s].count_ones() + block.0[2 * s + 1].count_ones();
-                        (x as f64 / w).powi(b)
-                    })
+                sector_popcounts(block, self.shape.layout)
+                    .map(|x| (x as f64 / w).powi(b))
                     .product::<f64>()
             })
             .sum();
@@ -539,7 +564,12 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn model_fpr(&self, keys: u64) -> f64 {
-        sizing::false_positive_rate(keys, self.shape.num_blocks, self.probes())
+        sizing::false_positive_rate(
+            keys,
+            self.shape.num_blocks,
+            self.shape.layout,
+            self.probes(),
+        )
     }
 }
 
@@ -556,6 +586,7 @@ impl std::fmt::Debug for BloomFilter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BloomFilter")
             .field("num_blocks", &self.shape.num_blocks)
+            .field("layout", &self.shape.layout)
             .field("probes", &self.probes())
             .field("seed", &self.seed)
             .field("capacity", &self.capacity)
@@ -602,6 +633,7 @@ pub struct Builder {
     bits_per_key: Option<f64>,
     size_in_bytes: Option<u64>,
     probes: Option<u32>,
+    layout: Option<Layout>,
     seed: u64,
     isa: Option<Isa>,
 }
@@ -690,6 +722,19 @@ impl Builder {
         self
     }
 
+    /// Fixes the block layout (default: the sizing model's choice, see [`crate::layout`]).
+    ///
+    /// ```
+    /// use blockbloom::{layout::Layout, BloomFilter};
+    /// let f = BloomFilter::builder().capacity(1000).layout(Layout::Sectors4x128).build()?;
+    /// assert_eq!((f.layout(), f.probes()), (Layout::Sectors4x128, 8));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn layout(mut self, layout: Layout) -> Builder {
+        self.layout = Some(layout);
+        self
+    }
+
     /// Hash seed (default 0). Filters with different seeds cannot be compared or merged.
     ///
     /// ```
@@ -737,7 +782,7 @@ impl Builder {
             .capacity
             .ok_or(Error::InvalidOptions("capacity(n) is required"))?;
         if let Some(k) = self.probes {
-            sizing::check_probes(k)?;
+            sizing::check_probes(k, self.layout)?;
         }
         let size_options = [
             self.fpr.is_some(),
@@ -750,40 +795,30 @@ impl Builder {
             ));
         }
         let keys = capacity.max(1);
-        let (num_blocks, probes, target_fpr) = if let Some(bits) = self.bits_per_key {
+        let (num_blocks, layout, probes, target_fpr) = if let Some(bits) = self.bits_per_key {
             if !bits.is_finite() || bits <= 0.0 {
                 return Err(Error::InvalidBitsPerKey(bits));
             }
             let blocks = (keys as f64 * bits / BLOCK_BITS as f64).ceil().max(1.0);
             let blocks = checked_blocks(blocks as u128)?;
-            (
-                blocks,
-                self.probes
-                    .unwrap_or_else(|| sizing::best_probes(keys, blocks)),
-                None,
-            )
+            let (layout, probes) = sizing::best_shape(keys, blocks, self.layout, self.probes);
+            (blocks, layout, probes, None)
         } else if let Some(bytes) = self.size_in_bytes {
             let blocks = checked_blocks((bytes as u128).div_ceil(64).max(1))?;
-            (
-                blocks,
-                self.probes
-                    .unwrap_or_else(|| sizing::best_probes(keys, blocks)),
-                None,
-            )
+            let (layout, probes) = sizing::best_shape(keys, blocks, self.layout, self.probes);
+            (blocks, layout, probes, None)
         } else {
             let fpr = self.fpr.unwrap_or(0.01);
-            let plan = match self.probes {
-                Some(k) => sizing::plan_with_probes(keys, fpr, k)?,
-                None => sizing::plan(keys, fpr)?,
-            };
-            (plan.num_blocks, plan.probes, Some(fpr))
+            let plan = sizing::plan_with(keys, fpr, self.layout, self.probes)?;
+            (plan.num_blocks, plan.layout, plan.probes, Some(fpr))
         };
         let blocks = allocate(num_blocks)?;
         Ok(BloomFilter {
             blocks,
             shape: Shape {
                 num_blocks,
-                rounds: (probes / SECTORS) as usize,
+                layout,
+                rounds: (probes / layout.sectors()) as usize,
                 flip: seed_flip(self.seed),
             },
             seed: self.seed,
@@ -792,6 +827,15 @@ impl Builder {
             kernel,
         })
     }
+}
+
+/// Set bits per sector of `block`.
+fn sector_popcounts(block: &Block, layout: Layout) -> impl Iterator<Item = u32> + '_ {
+    let words = 8 / layout.sectors() as usize;
+    block
+        .0
+        .chunks_exact(words)
+        .map(|s| s.iter().map(|w| w.count_ones()).sum())
 }
 
 fn checked_blocks(blocks: u128) -> Result<u64, Error> {

@@ -2,31 +2,38 @@
 //!
 //! A key's 64-bit hash `h` picks one 512-bit [`Block`] by multiply-shift on its high half,
 //! `((h >> 32) * num_blocks) >> 32`, and sets `k` bits in it derived from its low half
-//! `lo = h as u32`. The block is split into four 128-bit *sectors* (words `2s` and `2s+1`);
-//! probe `j` (for `j` in `0..k`, `k` a multiple of 4) lands in sector `j % 4` at bit
-//! `(lo * SALT[j]) >> 25` (wrapping 32-bit multiply, top 7 bits) of that sector.
+//! `lo = h as u32`. Probe `j` (for `j` in `0..k`) computes the 7-bit index
+//! `idx = (lo * SALT[j]) >> 25` (wrapping 32-bit multiply, top 7 bits) and sets one bit in one
+//! *sector* of the block, as the filter's [`Layout`] says:
 //!
-//! Why 128-bit sectors and `k = 4b`: one bit per 64-bit word (k = 8, 16, …) wastes words when
-//! the best `k` is below 8 and is 4% over the best-k bound at 0.01%; four 128-bit sectors stay
-//! within 1.6% of the unsectorized 512-bit bound at every target from 10% to 0.001% (see
-//! [`crate::sizing`]), and a probe still costs one multiply and one variable shift per SIMD
-//! lane: shifting a one by a count of 64 or more yields zero, which selects the sector's word.
+//! * [`Layout::Sectors8x64`]: eight 64-bit sectors, one per word. Probe `j` sets bit
+//!   `idx & 63` of word `j % 8`; `k` is a multiple of 8. One SIMD round sets 8 probes.
+//! * [`Layout::Sectors4x128`]: four 128-bit sectors (words `2s`, `2s + 1`). Probe `j` sets bit
+//!   `idx` of sector `j % 4`, i.e. bit `idx & 63` of word `2 (j % 4) + idx / 64`; `k` is a
+//!   multiple of 4. One SIMD round sets 4 probes.
+//!
+//! Why two layouts: smaller sectors are cheaper (a round of 8 lanes sets 8 probes instead of
+//! 4) but further from the unsectorized 512-bit best-k bound. By the exact model
+//! ([`crate::sizing`]), `Sectors8x64` needs 0.2% more memory than `Sectors4x128` at 1% and
+//! 0.1% (10.10 and 15.73 bits per key, k = 8) for half the probe work, while `Sectors4x128`
+//! stays within 2% of the bound at every target from 10% to 0.001%, where `Sectors8x64` is
+//! 4.5% over at 0.01% (22.89 vs 21.9 bits) and wastes words below k = 8. Sizing picks the
+//! layout per filter.
 
-/// One cache line of filter: 512 bits as eight little-endian-ordered `u64` words.
+/// One cache line of filter: 512 bits as eight `u64` words.
 ///
 /// ```
-/// use blockbloom::layout::{block_index, contains_scalar, insert_scalar, probe, Block};
+/// use blockbloom::layout::{block_index, contains_scalar, insert_scalar, probe, Block, Layout};
 ///
 /// let h = blockbloom::hash::hash_u64(42, 0);
-/// let num_blocks = 1000;
-/// let i = block_index(h, num_blocks);
+/// let i = block_index(h, 1000);
 /// assert!(i < 1000);
 /// let mut block = Block::ZERO;
-/// insert_scalar(&mut block, h as u32, 8);
-/// assert!(contains_scalar(&block, h as u32, 8));
-/// let (word, bit) = probe(h as u32, 0);   // probe 0 lands in sector 0: word 0 or 1
-/// assert!(word < 2 && block.0[word] & (1 << bit) != 0);
-/// assert!(block.0.iter().map(|w| w.count_ones()).sum::<u32>() <= 8);
+/// insert_scalar(&mut block, Layout::Sectors8x64, h as u32, 8);
+/// assert!(contains_scalar(&block, Layout::Sectors8x64, h as u32, 8));
+/// let (word, bit) = probe(Layout::Sectors8x64, h as u32, 3); // probe 3 lands in word 3
+/// assert!(word == 3 && block.0[3] & (1 << bit) != 0);
+/// assert!(block.0.iter().all(|w| w.count_ones() == 1));      // one bit per word at k = 8
 /// ```
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -51,24 +58,74 @@ impl std::fmt::Debug for Block {
 }
 
 /// Bits in a block.
-///
-/// ```
-/// use blockbloom::layout::*;
-/// assert_eq!(BLOCK_BITS, SECTORS * SECTOR_BITS);
-/// assert_eq!(std::mem::size_of::<Block>(), 64);
-/// assert_eq!(std::mem::align_of::<Block>(), 64);
-/// assert!(SALT.len() == MAX_PROBES as usize && SALT.iter().all(|s| s % 2 == 1));
-/// assert_eq!(MAX_BLOCKS, 1 << 32);
-/// ```
 pub const BLOCK_BITS: u32 = 512;
-/// Sectors per block.
-pub const SECTORS: u32 = 4;
-/// Bits per sector.
-pub const SECTOR_BITS: u32 = BLOCK_BITS / SECTORS;
 /// Most probes (bits per key) a filter may use.
 pub const MAX_PROBES: u32 = 32;
 /// Most blocks a filter may have: the block index is a 32-bit multiply-shift.
 pub const MAX_BLOCKS: u64 = 1 << 32;
+
+/// How a key's probes are spread over its block: see the [module docs](self).
+///
+/// ```
+/// use blockbloom::layout::Layout;
+///
+/// assert_eq!(Layout::Sectors8x64.sectors() * Layout::Sectors8x64.sector_bits(), 512);
+/// assert!(Layout::Sectors8x64.supports_probes(16) && !Layout::Sectors8x64.supports_probes(12));
+/// assert!(Layout::Sectors4x128.supports_probes(12));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Layout {
+    /// Eight 64-bit sectors, one per word; `k` in 8, 16, 24, 32.
+    Sectors8x64,
+    /// Four 128-bit sectors of two words each; `k` in 4, 8, …, 32.
+    Sectors4x128,
+}
+
+impl Layout {
+    /// Both layouts.
+    pub const ALL: [Layout; 2] = [Layout::Sectors8x64, Layout::Sectors4x128];
+
+    /// Sectors per block, which is also the number of probes one SIMD round sets.
+    pub const fn sectors(self) -> u32 {
+        match self {
+            Layout::Sectors8x64 => 8,
+            Layout::Sectors4x128 => 4,
+        }
+    }
+
+    /// Bits per sector.
+    pub const fn sector_bits(self) -> u32 {
+        BLOCK_BITS / self.sectors()
+    }
+
+    /// Whether `k` probes per key fit this layout: a multiple of [`sectors`](Self::sectors),
+    /// at least one round, at most [`MAX_PROBES`].
+    pub const fn supports_probes(self, k: u32) -> bool {
+        k > 0 && k.is_multiple_of(self.sectors()) && k <= MAX_PROBES
+    }
+
+    /// The probe counts this layout supports, fewest first.
+    pub fn probe_counts(self) -> impl Iterator<Item = u32> {
+        (self.sectors()..=MAX_PROBES).step_by(self.sectors() as usize)
+    }
+
+    /// The per-round lane table the SIMD kernels use.
+    pub(crate) const fn rows(self) -> &'static [Row] {
+        match self {
+            Layout::Sectors8x64 => &ROWS_8X64.0,
+            Layout::Sectors4x128 => &ROWS_4X128.0,
+        }
+    }
+}
+
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Layout::Sectors8x64 => "8x64",
+            Layout::Sectors4x128 => "4x128",
+        })
+    }
+}
 
 /// One odd 32-bit multiplier per probe, from SplitMix64 of a fixed seed. Generated at compile
 /// time so no constant here is typed by hand; changing them changes the format.
@@ -101,86 +158,101 @@ pub const fn block_index(hash: u64, num_blocks: u64) -> usize {
     (((hash >> 32) * num_blocks) >> 32) as usize
 }
 
-/// Position of probe `j` of `lo`: `(word, bit)` within the block.
+/// Position of probe `j` of `lo` in `layout`: `(word, bit)` within the block.
 ///
 /// ```
-/// let (word, bit) = blockbloom::layout::probe(0xdead_beef, 5); // probe 5: sector 1
+/// use blockbloom::layout::{probe, Layout};
+/// let (word, bit) = probe(Layout::Sectors4x128, 0xdead_beef, 5); // probe 5: sector 1
 /// assert!((2..4).contains(&word) && bit < 64);
+/// assert_eq!(probe(Layout::Sectors8x64, 0xdead_beef, 5).0, 5);   // probe 5: word 5
 /// ```
 #[inline(always)]
-pub const fn probe(lo: u32, j: usize) -> (usize, u32) {
+pub const fn probe(layout: Layout, lo: u32, j: usize) -> (usize, u32) {
     let idx = lo.wrapping_mul(SALT[j]) >> (32 - 7);
-    (2 * (j % SECTORS as usize) + (idx >> 6) as usize, idx & 63)
+    match layout {
+        Layout::Sectors8x64 => (j % 8, idx & 63),
+        Layout::Sectors4x128 => (2 * (j % 4) + (idx >> 6) as usize, idx & 63),
+    }
 }
 
 /// Sets the `k` bits of `lo` in `block`, one probe at a time. The reference for every kernel.
-///
-/// ```
-/// use blockbloom::layout::{block_index, contains_scalar, insert_scalar, probe, Block};
-///
-/// let h = blockbloom::hash::hash_u64(42, 0);
-/// let num_blocks = 1000;
-/// let i = block_index(h, num_blocks);
-/// assert!(i < 1000);
-/// let mut block = Block::ZERO;
-/// insert_scalar(&mut block, h as u32, 8);
-/// assert!(contains_scalar(&block, h as u32, 8));
-/// let (word, bit) = probe(h as u32, 0);   // probe 0 lands in sector 0: word 0 or 1
-/// assert!(word < 2 && block.0[word] & (1 << bit) != 0);
-/// assert!(block.0.iter().map(|w| w.count_ones()).sum::<u32>() <= 8);
-/// ```
 #[inline(always)]
-pub fn insert_scalar(block: &mut Block, lo: u32, k: usize) {
+pub fn insert_scalar(block: &mut Block, layout: Layout, lo: u32, k: usize) {
     for j in 0..k {
-        let (w, b) = probe(lo, j);
+        let (w, b) = probe(layout, lo, j);
         block.0[w] |= 1 << b;
     }
 }
 
-/// Whether all `k` bits of `lo` are set in `block`. The reference for every kernel.
+/// Whether all `k` bits of `lo` are set in `block`, one probe at a time, stopping at the first
+/// clear bit. The reference for every kernel.
 ///
 /// ```
-/// use blockbloom::layout::{contains_scalar, Block};
-/// assert!(contains_scalar(&Block([u64::MAX; 8]), 12345, 32));
-/// assert!(!contains_scalar(&Block::ZERO, 12345, 4));
+/// use blockbloom::layout::{contains_scalar, Block, Layout};
+/// assert!(contains_scalar(&Block([u64::MAX; 8]), Layout::Sectors4x128, 12345, 32));
+/// assert!(!contains_scalar(&Block::ZERO, Layout::Sectors8x64, 12345, 8));
 /// ```
 #[inline(always)]
-pub fn contains_scalar(block: &Block, lo: u32, k: usize) -> bool {
+pub fn contains_scalar(block: &Block, layout: Layout, lo: u32, k: usize) -> bool {
     (0..k).all(|j| {
-        let (w, b) = probe(lo, j);
+        let (w, b) = probe(layout, lo, j);
         block.0[w] & (1 << b) != 0
     })
 }
 
-/// Lane `w` of round `r` (probes `4r..4r+4`) serves sector `w / 2`: both its words multiply by
-/// `SALT[4r + w/2]`. Laid out as one 512-bit row per round for the SIMD kernels.
+/// One SIMD round: lane `w` computes `count = ((lo * salt[w]) >> 25 & mask[w]) ^ xor[w]` and
+/// contributes `1 << count`, or zero when `count >= 64`.
+///
+/// * `Sectors8x64`, round `r`: lane `w` is probe `8r + w`; mask 63, xor 0.
+/// * `Sectors4x128`, round `r`: lanes `2s`, `2s + 1` are both probe `4r + s`; mask 127, and
+///   the upper word's lane xors 64, turning indices `64..128` into shifts `0..64` and indices
+///   `0..64` into shifts of 64 or more, which give zero: the index picks its word for free.
 #[repr(C, align(64))]
-pub(crate) struct RoundSalts(pub [[u64; 8]; (MAX_PROBES / SECTORS) as usize]);
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Row {
+    pub salt: [u64; 8],
+    pub mask: [u64; 8],
+    pub xor: [u64; 8],
+}
 
-pub(crate) static ROUND_SALTS: RoundSalts = {
-    let mut rows = [[0u64; 8]; (MAX_PROBES / SECTORS) as usize];
+#[repr(C, align(64))]
+struct Rows<const N: usize>([Row; N]);
+
+static ROWS_8X64: Rows<{ (MAX_PROBES / 8) as usize }> = Rows(make_rows(Layout::Sectors8x64));
+static ROWS_4X128: Rows<{ (MAX_PROBES / 4) as usize }> = Rows(make_rows(Layout::Sectors4x128));
+
+const fn make_rows<const N: usize>(layout: Layout) -> [Row; N] {
+    let mut rows = [const {
+        Row {
+            salt: [0; 8],
+            mask: [0; 8],
+            xor: [0; 8],
+        }
+    }; N];
     let mut r = 0;
-    while r < rows.len() {
+    while r < N {
         let mut w = 0;
         while w < 8 {
-            rows[r][w] = SALT[4 * r + w / 2] as u64;
+            let (probe, mask, xor) = match layout {
+                Layout::Sectors8x64 => (8 * r + w, 63, 0),
+                Layout::Sectors4x128 => (4 * r + w / 2, 127, 64 * (w as u64 & 1)),
+            };
+            rows[r].salt[w] = SALT[probe] as u64;
+            rows[r].mask[w] = mask;
+            rows[r].xor[w] = xor;
             w += 1;
         }
         r += 1;
     }
-    RoundSalts(rows)
-};
-
-/// Odd lanes hold a sector's upper word: xor its 7-bit index with 64 so that indices `64..128`
-/// become shifts `0..64` and indices `0..64` become shifts `>= 64`, which give zero.
-pub(crate) const LANE_XOR: [u64; 8] = [0, 64, 0, 64, 0, 64, 0, 64];
+    rows
+}
 
 /// The pattern of one round as the SIMD kernels compute it, lane by lane (for tests).
 #[cfg(test)]
-pub(crate) fn round_lanes(lo: u32, r: usize) -> [u64; 8] {
+pub(crate) fn round_lanes(row: &Row, lo: u32) -> [u64; 8] {
     let mut out = [0; 8];
     for (w, o) in out.iter_mut().enumerate() {
-        let count = (((lo as u64 * ROUND_SALTS.0[r][w]) >> 25) & 127) ^ LANE_XOR[w];
+        let count = (((lo as u64 * row.salt[w]) >> 25) & row.mask[w]) ^ row.xor[w];
         *o = 1u64.checked_shl(count as u32).unwrap_or(0);
     }
     out
@@ -203,17 +275,27 @@ mod tests {
         let mut x = 0x1234_5678u32;
         for _ in 0..10_000 {
             x = x.wrapping_mul(0x9e37_79b9).wrapping_add(0x7f4a_7c15);
-            for k in (4..=MAX_PROBES as usize).step_by(4) {
-                let mut reference = Block::ZERO;
-                insert_scalar(&mut reference, x, k);
-                let mut lanes = [0u64; 8];
-                for r in 0..k / 4 {
-                    for (l, v) in lanes.iter_mut().zip(round_lanes(x, r)) {
-                        *l |= v;
+            for layout in Layout::ALL {
+                for k in layout.probe_counts() {
+                    let mut reference = Block::ZERO;
+                    insert_scalar(&mut reference, layout, x, k as usize);
+                    let mut lanes = [0u64; 8];
+                    let rounds = (k / layout.sectors()) as usize;
+                    for row in &layout.rows()[..rounds] {
+                        for (l, v) in lanes.iter_mut().zip(round_lanes(row, x)) {
+                            *l |= v;
+                        }
                     }
+                    assert_eq!(Block(lanes), reference, "{layout} k={k}");
                 }
-                assert_eq!(Block(lanes), reference);
             }
+        }
+    }
+
+    #[test]
+    fn row_tables_cover_max_probes() {
+        for layout in Layout::ALL {
+            assert_eq!(layout.rows().len() as u32 * layout.sectors(), MAX_PROBES);
         }
     }
 

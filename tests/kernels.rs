@@ -1,6 +1,6 @@
 //! Every kernel against the scalar reference, and the hash against `xxhash-rust`.
 
-use blockbloom::{BloomFilter, Isa, hash};
+use blockbloom::{BloomFilter, Isa, hash, layout::Layout};
 use quickcheck::{QuickCheck, TestResult};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -13,10 +13,27 @@ fn tiers() -> Vec<Isa> {
     t
 }
 
-fn filter(isa: Isa, capacity: u64, bits: f64, probes: u32, seed: u64) -> BloomFilter {
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    capacity: u64,
+    bits: f64,
+    layout: Layout,
+    probes: u32,
+    seed: u64,
+}
+
+fn filter(isa: Isa, p: Params) -> BloomFilter {
+    let Params {
+        capacity,
+        bits,
+        layout,
+        probes,
+        seed,
+    } = p;
     BloomFilter::builder()
         .capacity(capacity)
         .bits_per_key(bits)
+        .layout(layout)
         .probes(probes)
         .seed(seed)
         .isa(isa)
@@ -102,20 +119,20 @@ fn batch_hash_equals_scalar_on_every_tier_and_length() {
 
 /// Builds the same filter on every tier from `keys`, checks bits and answers agree with the
 /// scalar tier, and that nothing inserted is missing.
-fn check_all_tiers(keys: &[u64], probes_of: &[u64], capacity: u64, bits: f64, k: u32, seed: u64) {
-    let mut reference = filter(Isa::Scalar, capacity, bits, k, seed);
+fn check_all_tiers(keys: &[u64], probes_of: &[u64], p: Params) {
+    let mut reference = filter(Isa::Scalar, p);
     reference.insert_batch(keys);
     let mut want = vec![false; probes_of.len()];
     reference.contains_batch(probes_of, &mut want);
     let want_count = reference.count_batch(probes_of);
     // Single-key calls are the scalar reference too.
-    let mut single = filter(Isa::Scalar, capacity, bits, k, seed);
+    let mut single = filter(Isa::Scalar, p);
     for key in keys {
         single.insert(key);
     }
     assert_eq!(single, reference);
     for &isa in &tiers() {
-        let mut f = filter(isa, capacity, bits, k, seed);
+        let mut f = filter(isa, p);
         f.insert_batch(keys);
         assert_eq!(
             f.blocks(),
@@ -131,7 +148,7 @@ fn check_all_tiers(keys: &[u64], probes_of: &[u64], capacity: u64, bits: f64, k:
         assert!(all.iter().all(|&x| x), "{isa}: false negative");
         // Pre-hashed batches agree with key batches.
         let hashes: Vec<u64> = keys.iter().map(|k| f.hash(k)).collect();
-        let mut g = filter(isa, capacity, bits, k, seed);
+        let mut g = filter(isa, p);
         g.insert_hash_batch(&hashes);
         assert_eq!(g, f, "{isa}: hash batch differs");
         let qh: Vec<u64> = probes_of.iter().map(|k| f.hash(k)).collect();
@@ -150,24 +167,44 @@ fn check_all_tiers(keys: &[u64], probes_of: &[u64], capacity: u64, bits: f64, k:
 fn every_tier_equals_scalar_fixed_cases() {
     let keys: Vec<u64> = (0..5000u64).map(|i| i * 7919).collect();
     let probes: Vec<u64> = (0..20_000u64).collect();
-    for k in (4..=32).step_by(4) {
-        check_all_tiers(&keys, &probes, 5000, 6.0, k, 11);
+    let p = |capacity, bits, layout, probes, seed| Params {
+        capacity,
+        bits,
+        layout,
+        probes,
+        seed,
+    };
+    for layout in Layout::ALL {
+        for k in layout.probe_counts() {
+            check_all_tiers(&keys, &probes, p(5000, 6.0, layout, k, 11));
+        }
+        // One block, and a non-power-of-two block count.
+        check_all_tiers(
+            &keys[..40],
+            &probes[..500],
+            p(1, 512.0 / 40.0, layout, 8, 1),
+        );
+        check_all_tiers(&keys, &probes, p(3001, 10.0, layout, 16, 2));
     }
-    // One block, and a non-power-of-two block count.
-    check_all_tiers(&keys[..40], &probes[..500], 1, 512.0 / 40.0, 8, 1);
-    check_all_tiers(&keys, &probes, 3001, 10.0, 12, 2);
 }
 
 #[test]
 fn every_tier_equals_scalar_u32_keys() {
     let keys: Vec<u32> = (0..3000u32).map(|i| i.wrapping_mul(2654435761)).collect();
     let probes: Vec<u32> = (0..10_000u32).collect();
-    let mut reference = filter(Isa::Scalar, 3000, 9.0, 8, 3);
+    let u32_params = Params {
+        capacity: 3000,
+        bits: 9.0,
+        layout: Layout::Sectors8x64,
+        probes: 8,
+        seed: 3,
+    };
+    let mut reference = filter(Isa::Scalar, u32_params);
     reference.insert_batch(&keys);
     let mut want = vec![false; probes.len()];
     reference.contains_batch(&probes, &mut want);
     for &isa in &tiers() {
-        let mut f = filter(isa, 3000, 9.0, 8, 3);
+        let mut f = filter(isa, u32_params);
         f.insert_batch(&keys);
         assert_eq!(f, reference, "{isa}");
         let mut got = vec![false; probes.len()];
@@ -178,7 +215,7 @@ fn every_tier_equals_scalar_u32_keys() {
         }
         // Signed keys hash as their bit patterns.
         let signed: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
-        let mut s = filter(isa, 3000, 9.0, 8, 3);
+        let mut s = filter(isa, u32_params);
         s.insert_batch(&signed);
         assert_eq!(s, reference);
     }
@@ -187,16 +224,22 @@ fn every_tier_equals_scalar_u32_keys() {
 #[test]
 fn quickcheck_every_tier_equals_scalar() {
     fn prop(keys: Vec<u64>, extra: Vec<u64>, cap: u16, bits: u8, k: u8, seed: u64) -> TestResult {
-        let capacity = cap as u64 % 4000 + 1;
-        let bits = (bits % 24) as f64 + 1.0;
-        let k = ((k % 8) as u32 + 1) * 4;
-        let mut probes = extra;
-        probes.extend(keys.iter().map(|x| x ^ 1));
-        check_all_tiers(&keys, &probes, capacity, bits, k, seed);
+        let layout = Layout::ALL[k as usize % 2];
+        let probes = layout.sectors() * (1 + (k as u32 / 2) % (32 / layout.sectors()));
+        let params = Params {
+            capacity: cap as u64 % 4000 + 1,
+            bits: (bits % 24) as f64 + 1.0,
+            layout,
+            probes,
+            seed,
+        };
+        let mut queries = extra;
+        queries.extend(keys.iter().map(|x| x ^ 1));
+        check_all_tiers(&keys, &queries, params);
         TestResult::passed()
     }
     QuickCheck::new()
-        .tests(200)
+        .tests(300)
         .quickcheck(prop as fn(Vec<u64>, Vec<u64>, u16, u8, u8, u64) -> TestResult);
 }
 
@@ -208,7 +251,11 @@ fn stable_hasher_every_short_length_equals_xxh3() {
         for len in 0..bytes.len() {
             let mut h = hash::StableHasher::new(seed);
             h.write(&bytes[..len]);
-            assert_eq!(h.finish(), xxh3_64_with_seed(&bytes[..len], seed), "len {len}");
+            assert_eq!(
+                h.finish(),
+                xxh3_64_with_seed(&bytes[..len], seed),
+                "len {len}"
+            );
         }
     }
 }

@@ -20,7 +20,7 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use crate::error::Error;
-use crate::layout::{Block, block_index};
+use crate::layout::{Block, Layout, Row, block_index};
 
 mod portable;
 mod scalar;
@@ -229,13 +229,27 @@ fn cpu() -> Cpu {
     })
 }
 
-/// What a filter needs to place a hash: block count, probe rounds, and the seed's XXH3 constant.
+/// What a filter needs to place a hash: block count, layout, probe rounds, and the seed's
+/// XXH3 constant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shape {
     pub num_blocks: u64,
-    /// Probes per key divided by 4 (one round sets one probe in each sector).
+    pub layout: Layout,
+    /// Probes per key divided by the layout's sectors (one round sets one probe per sector).
     pub rounds: usize,
     pub flip: u64,
+}
+
+impl Shape {
+    /// Probes per key.
+    pub fn probes(&self) -> usize {
+        self.rounds * self.layout.sectors() as usize
+    }
+
+    /// The SIMD round table of this shape.
+    pub fn rows(&self) -> &'static [Row] {
+        &self.layout.rows()[..self.rounds]
+    }
 }
 
 /// Keys of a batch: raw `u64`/`u32` keys (hashed in lanes) or hashes.
@@ -365,10 +379,11 @@ pub(crate) trait Lanes: Copy {
     fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]);
     /// XXH3 of each `u32` key. `keys.len() == out.len()`.
     fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]);
-    /// Sets the `4 * rounds` probes of `lo` in `block`.
-    fn insert(self, block: &mut Block, lo: u32, rounds: usize);
-    /// Whether all `4 * rounds` probes of `lo` are set in `block`.
-    fn contains(self, block: &Block, lo: u32, rounds: usize) -> bool;
+    /// Sets the probes of `lo` given by `rows` in `block`. `WORDS` says the rows are
+    /// [`Layout::Sectors8x64`] rows (mask 63, no xor), which a tier may exploit.
+    fn insert<const WORDS: bool>(self, block: &mut Block, lo: u32, rows: &[Row]);
+    /// Whether all probes of `lo` given by `rows` are set in `block`.
+    fn contains<const WORDS: bool>(self, block: &Block, lo: u32, rows: &[Row]) -> bool;
 }
 
 /// Keys hashed, indexed and prefetched together. 32 keys keep more cache misses in flight
@@ -431,8 +446,38 @@ impl Staged {
 // They use plain loops, no closures: a closure is a function of its own that would not inherit
 // the caller's target features, and its intrinsics would not inline.
 
+/// The batch insert of every SIMD tier.
 #[inline(always)]
 pub(crate) fn insert_keys<L: Lanes>(l: L, shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
+    match shape.layout {
+        Layout::Sectors8x64 => insert_pipelined::<L, true>(l, shape, blocks, keys),
+        Layout::Sectors4x128 => insert_pipelined::<L, false>(l, shape, blocks, keys),
+    }
+}
+
+/// The batch query of every SIMD tier.
+#[inline(always)]
+pub(crate) fn query_keys<L: Lanes>(
+    l: L,
+    shape: &Shape,
+    blocks: &[Block],
+    keys: Keys<'_>,
+    sink: Sink<'_>,
+) {
+    match shape.layout {
+        Layout::Sectors8x64 => query_pipelined::<L, true>(l, shape, blocks, keys, sink),
+        Layout::Sectors4x128 => query_pipelined::<L, false>(l, shape, blocks, keys, sink),
+    }
+}
+
+#[inline(always)]
+fn insert_pipelined<L: Lanes, const WORDS: bool>(
+    l: L,
+    shape: &Shape,
+    blocks: &mut [Block],
+    keys: Keys<'_>,
+) {
+    let rows = shape.rows();
     let mut stage = [Staged::EMPTY, Staged::EMPTY];
     let len = keys.len();
     if len == 0 {
@@ -448,7 +493,7 @@ pub(crate) fn insert_keys<L: Lanes>(l: L, shape: &Shape, blocks: &mut [Block], k
         }
         let s = &stage[cur];
         for j in 0..s.len {
-            l.insert(&mut blocks[s.index[j]], s.hashes[j] as u32, shape.rounds);
+            l.insert::<WORDS>(&mut blocks[s.index[j]], s.hashes[j] as u32, rows);
         }
         start = next;
         cur ^= 1;
@@ -456,13 +501,14 @@ pub(crate) fn insert_keys<L: Lanes>(l: L, shape: &Shape, blocks: &mut [Block], k
 }
 
 #[inline(always)]
-pub(crate) fn query_keys<L: Lanes>(
+fn query_pipelined<L: Lanes, const WORDS: bool>(
     l: L,
     shape: &Shape,
     blocks: &[Block],
     keys: Keys<'_>,
     mut sink: Sink<'_>,
 ) {
+    let rows = shape.rows();
     let mut stage = [Staged::EMPTY, Staged::EMPTY];
     let len = keys.len();
     if len == 0 {
@@ -481,14 +527,14 @@ pub(crate) fn query_keys<L: Lanes>(
             Sink::Each(out) => {
                 let out = &mut out[start..next];
                 for j in 0..s.len {
-                    out[j] = l.contains(&blocks[s.index[j]], s.hashes[j] as u32, shape.rounds);
+                    out[j] = l.contains::<WORDS>(&blocks[s.index[j]], s.hashes[j] as u32, rows);
                 }
             }
             Sink::Count(c) => {
                 let mut found = 0;
                 for j in 0..s.len {
                     found +=
-                        l.contains(&blocks[s.index[j]], s.hashes[j] as u32, shape.rounds) as usize;
+                        l.contains::<WORDS>(&blocks[s.index[j]], s.hashes[j] as u32, rows) as usize;
                 }
                 **c += found;
             }

@@ -5,7 +5,7 @@ use wide::u64x4;
 
 use super::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
 use crate::hash::PRIME_MX2;
-use crate::layout::{Block, LANE_XOR, ROUND_SALTS};
+use crate::layout::{Block, Row};
 
 #[derive(Clone, Copy)]
 pub(super) struct Portable;
@@ -31,22 +31,25 @@ fn load4(words: &[u64]) -> u64x4 {
     u64x4::new([words[0], words[1], words[2], words[3]])
 }
 
-/// The pattern half (words `4*half..4*half+4`) of `lo` for round `r`.
+/// The pattern half (words `4*half..4*half+4`) of `lo` for one round.
 #[inline(always)]
-fn round_half(lo: u64x4, r: usize, half: usize) -> u64x4 {
-    let salts = load4(&ROUND_SALTS.0[r][4 * half..]);
-    let xor = load4(&LANE_XOR[4 * half..]);
-    let count = ((lo * salts).unbounded_shr_scalar(25) & u64x4::splat(127)) ^ xor;
+fn round_half<const WORDS: bool>(lo: u64x4, row: &Row, half: usize) -> u64x4 {
+    let idx = (lo * load4(&row.salt[4 * half..])).unbounded_shr_scalar(25);
+    let count = if WORDS {
+        idx & u64x4::splat(63)
+    } else {
+        (idx & u64x4::splat(127)) ^ load4(&row.xor[4 * half..])
+    };
     u64x4::splat(1).unbounded_shl(count)
 }
 
 #[inline(always)]
-fn pattern(lo: u32, rounds: usize) -> [u64x4; 2] {
+fn pattern<const WORDS: bool>(lo: u32, rows: &[Row]) -> [u64x4; 2] {
     let lo = u64x4::splat(lo as u64);
     let mut p = [u64x4::ZERO; 2];
-    for r in 0..rounds {
-        p[0] |= round_half(lo, r, 0);
-        p[1] |= round_half(lo, r, 1);
+    for row in rows {
+        p[0] |= round_half::<WORDS>(lo, row, 0);
+        p[1] |= round_half::<WORDS>(lo, row, 1);
     }
     p
 }
@@ -81,8 +84,8 @@ impl Lanes for Portable {
     }
 
     #[inline(always)]
-    fn insert(self, block: &mut Block, lo: u32, rounds: usize) {
-        let p = pattern(lo, rounds);
+    fn insert<const WORDS: bool>(self, block: &mut Block, lo: u32, rows: &[Row]) {
+        let p = pattern::<WORDS>(lo, rows);
         let lo_half = load4(&block.0[..4]) | p[0];
         let hi_half = load4(&block.0[4..]) | p[1];
         block.0[..4].copy_from_slice(&lo_half.to_array());
@@ -90,8 +93,8 @@ impl Lanes for Portable {
     }
 
     #[inline(always)]
-    fn contains(self, block: &Block, lo: u32, rounds: usize) -> bool {
-        let p = pattern(lo, rounds);
+    fn contains<const WORDS: bool>(self, block: &Block, lo: u32, rows: &[Row]) -> bool {
+        let p = pattern::<WORDS>(lo, rows);
         let missing = (p[0] & !load4(&block.0[..4])) | (p[1] & !load4(&block.0[4..]));
         missing == u64x4::ZERO
     }

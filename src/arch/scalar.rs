@@ -20,16 +20,22 @@ fn each_hash(shape: &Shape, keys: Keys<'_>, mut f: impl FnMut(usize, u64)) {
 }
 
 pub(super) fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
-    let k = shape.rounds * 4;
+    let (k, layout) = (shape.probes(), shape.layout);
     each_hash(shape, keys, |_, h| {
-        insert_scalar(&mut blocks[block_index(h, shape.num_blocks)], h as u32, k)
+        insert_scalar(
+            &mut blocks[block_index(h, shape.num_blocks)],
+            layout,
+            h as u32,
+            k,
+        )
     });
 }
 
 pub(super) fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, mut sink: Sink<'_>) {
-    let k = shape.rounds * 4;
+    let (k, layout) = (shape.probes(), shape.layout);
     each_hash(shape, keys, |i, h| {
-        let found = contains_scalar(&blocks[block_index(h, shape.num_blocks)], h as u32, k);
+        let block = &blocks[block_index(h, shape.num_blocks)];
+        let found = contains_scalar(block, layout, h as u32, k);
         match &mut sink {
             Sink::Each(out) => out[i] = found,
             Sink::Count(c) => **c += found as usize,

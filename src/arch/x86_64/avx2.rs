@@ -4,7 +4,7 @@ use std::arch::x86_64::*;
 
 use crate::arch::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
 use crate::hash::PRIME_MX2;
-use crate::layout::{Block, LANE_XOR, ROUND_SALTS};
+use crate::layout::{Block, Row};
 
 /// Proof that the CPU supports AVX2: only [`Avx2::new_unchecked`] makes one.
 #[derive(Clone, Copy)]
@@ -61,19 +61,23 @@ fn rrmxmx(t: Avx2, h: __m256i, len: u64) -> __m256i {
     }
 }
 
-/// Pattern half `half` (words `4*half..4*half+4`) of `lo` over `rounds` rounds.
+/// Pattern half `half` (words `4*half..4*half+4`) of `lo` over `rows`.
 #[inline(always)]
-fn pattern_half(_: Avx2, lo: __m256i, rounds: usize, half: usize) -> __m256i {
-    // SAFETY: AVX2 is present (token); the loads read 4 words inside 8-word static rows.
+fn pattern_half<const WORDS: bool>(_: Avx2, lo: __m256i, rows: &[Row], half: usize) -> __m256i {
+    // SAFETY: AVX2 is present (token); the loads read 4 words inside 8-word row fields.
     unsafe {
         let one = _mm256_set1_epi64x(1);
-        let mask = _mm256_set1_epi64x(127);
-        let xor = _mm256_loadu_si256(LANE_XOR[4 * half..].as_ptr().cast());
         let mut p = _mm256_setzero_si256();
-        for row in &ROUND_SALTS.0[..rounds] {
-            let salts = _mm256_loadu_si256(row[4 * half..].as_ptr().cast());
-            let idx = _mm256_and_si256(_mm256_srli_epi64::<25>(_mm256_mul_epu32(lo, salts)), mask);
-            p = _mm256_or_si256(p, _mm256_sllv_epi64(one, _mm256_xor_si256(idx, xor)));
+        for row in rows {
+            let salts = _mm256_loadu_si256(row.salt[4 * half..].as_ptr().cast());
+            let idx = _mm256_srli_epi64::<25>(_mm256_mul_epu32(lo, salts));
+            let count = if WORDS {
+                _mm256_and_si256(idx, _mm256_set1_epi64x(63))
+            } else {
+                let xor = _mm256_loadu_si256(row.xor[4 * half..].as_ptr().cast());
+                _mm256_xor_si256(_mm256_and_si256(idx, _mm256_set1_epi64x(127)), xor)
+            };
+            p = _mm256_or_si256(p, _mm256_sllv_epi64(one, count));
         }
         p
     }
@@ -119,16 +123,19 @@ impl Lanes for Avx2 {
     }
 
     #[inline(always)]
-    fn insert(self, block: &mut Block, lo: u32, rounds: usize) {
+    fn insert<const WORDS: bool>(self, block: &mut Block, lo: u32, rows: &[Row]) {
         // SAFETY: AVX2 is present (token); a Block is 64-byte aligned and 64 bytes long, so
         // both aligned 32-byte halves are in bounds.
         unsafe {
             let lo = _mm256_set1_epi64x(lo as i64);
             let ptr = block.0.as_mut_ptr().cast::<__m256i>();
-            let a = _mm256_or_si256(_mm256_load_si256(ptr), pattern_half(self, lo, rounds, 0));
+            let a = _mm256_or_si256(
+                _mm256_load_si256(ptr),
+                pattern_half::<WORDS>(self, lo, rows, 0),
+            );
             let b = _mm256_or_si256(
                 _mm256_load_si256(ptr.add(1)),
-                pattern_half(self, lo, rounds, 1),
+                pattern_half::<WORDS>(self, lo, rows, 1),
             );
             _mm256_store_si256(ptr, a);
             _mm256_store_si256(ptr.add(1), b);
@@ -136,18 +143,19 @@ impl Lanes for Avx2 {
     }
 
     #[inline(always)]
-    fn contains(self, block: &Block, lo: u32, rounds: usize) -> bool {
+    fn contains<const WORDS: bool>(self, block: &Block, lo: u32, rows: &[Row]) -> bool {
         // SAFETY: as in `insert`, reading only.
         unsafe {
             let lo = _mm256_set1_epi64x(lo as i64);
             let ptr = block.0.as_ptr().cast::<__m256i>();
             // testc(a, b) is 1 when every bit of b is set in a.
-            _mm256_testc_si256(_mm256_load_si256(ptr), pattern_half(self, lo, rounds, 0))
-                & _mm256_testc_si256(
-                    _mm256_load_si256(ptr.add(1)),
-                    pattern_half(self, lo, rounds, 1),
-                )
-                != 0
+            _mm256_testc_si256(
+                _mm256_load_si256(ptr),
+                pattern_half::<WORDS>(self, lo, rows, 0),
+            ) & _mm256_testc_si256(
+                _mm256_load_si256(ptr.add(1)),
+                pattern_half::<WORDS>(self, lo, rows, 1),
+            ) != 0
         }
     }
 }

@@ -4,7 +4,7 @@ use std::arch::x86_64::*;
 
 use crate::arch::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
 use crate::hash::PRIME_MX2;
-use crate::layout::{Block, LANE_XOR, ROUND_SALTS};
+use crate::layout::{Block, Row};
 
 /// Proof that the CPU supports AVX-512 F and DQ: only [`Avx512::new_unchecked`] makes one.
 #[derive(Clone, Copy)]
@@ -38,19 +38,26 @@ fn rrmxmx(h: __m512i, len: u64) -> __m512i {
     _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
 }
 
+/// The probe pattern of `lo` over `rows`.
 #[inline(always)]
-fn pattern(_: Avx512, lo: u32, rounds: usize) -> __m512i {
-    // SAFETY: AVX-512 F present (token); the loads read whole 64-byte static rows.
+fn pattern<const WORDS: bool>(_: Avx512, lo: u32, rows: &[Row]) -> __m512i {
+    // SAFETY: AVX-512 F present (token); the loads read whole 64-byte, 64-aligned row fields.
     unsafe {
         let lo = _mm512_set1_epi64(lo as i64);
         let one = _mm512_set1_epi64(1);
-        let mask = _mm512_set1_epi64(127);
-        let xor = _mm512_loadu_si512(LANE_XOR.as_ptr().cast());
         let mut p = _mm512_setzero_si512();
-        for row in &ROUND_SALTS.0[..rounds] {
-            let salts = _mm512_load_si512(row.as_ptr().cast());
-            let idx = _mm512_and_si512(_mm512_srli_epi64::<25>(_mm512_mul_epu32(lo, salts)), mask);
-            p = _mm512_or_si512(p, _mm512_sllv_epi64(one, _mm512_xor_si512(idx, xor)));
+        for row in rows {
+            let salts = _mm512_load_si512(row.salt.as_ptr().cast());
+            let idx = _mm512_srli_epi64::<25>(_mm512_mul_epu32(lo, salts));
+            let bit = if WORDS {
+                // A rotate takes its count mod 64: the `& 63` of the 8x64 layout for free.
+                _mm512_rolv_epi64(one, idx)
+            } else {
+                let xor = _mm512_load_si512(row.xor.as_ptr().cast());
+                let count = _mm512_xor_si512(_mm512_and_si512(idx, _mm512_set1_epi64(127)), xor);
+                _mm512_sllv_epi64(one, count)
+            };
+            p = _mm512_or_si512(p, bit);
         }
         p
     }
@@ -70,8 +77,8 @@ impl Lanes for Avx512 {
     }
 
     #[inline(always)]
-    fn insert(self, block: &mut Block, lo: u32, rounds: usize) {
-        let p = pattern(self, lo, rounds);
+    fn insert<const WORDS: bool>(self, block: &mut Block, lo: u32, rows: &[Row]) {
+        let p = pattern::<WORDS>(self, lo, rows);
         // SAFETY: AVX-512 present (token); a Block is one aligned 64-byte line.
         unsafe {
             let ptr = block.0.as_mut_ptr().cast::<__m512i>();
@@ -80,8 +87,8 @@ impl Lanes for Avx512 {
     }
 
     #[inline(always)]
-    fn contains(self, block: &Block, lo: u32, rounds: usize) -> bool {
-        let p = pattern(self, lo, rounds);
+    fn contains<const WORDS: bool>(self, block: &Block, lo: u32, rows: &[Row]) -> bool {
+        let p = pattern::<WORDS>(self, lo, rows);
         // SAFETY: AVX-512 present (token); a Block is one aligned 64-byte line.
         unsafe {
             let b = _mm512_load_si512(block.0.as_ptr().cast::<__m512i>());
