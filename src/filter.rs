@@ -820,6 +820,7 @@ impl Builder {
                 layout,
                 rounds: (probes / layout.sectors()) as usize,
                 flip: seed_flip(self.seed),
+                chunk: crate::arch::chunk_len(num_blocks),
             },
             seed: self.seed,
             capacity,

@@ -184,8 +184,12 @@ pub fn insert_scalar(block: &mut Block, layout: Layout, lo: u32, k: usize) {
     }
 }
 
-/// Whether all `k` bits of `lo` are set in `block`, one probe at a time, stopping at the first
-/// clear bit. The reference for every kernel.
+/// Whether all `k` bits of `lo` are set in `block`, one probe at a time. The reference for
+/// every kernel.
+///
+/// It reads all `k` bits rather than stopping at the first clear one: for a non-member that
+/// exit is a mispredicted branch per key, which costs more than the probes it skips (measured
+/// at L2, 1%: 10.4 vs 19.4 ns per non-member, equal for members).
 ///
 /// ```
 /// use blockbloom::layout::{contains_scalar, Block, Layout};
@@ -194,10 +198,12 @@ pub fn insert_scalar(block: &mut Block, layout: Layout, lo: u32, k: usize) {
 /// ```
 #[inline(always)]
 pub fn contains_scalar(block: &Block, layout: Layout, lo: u32, k: usize) -> bool {
-    (0..k).all(|j| {
+    let mut all = 1;
+    for j in 0..k {
         let (w, b) = probe(layout, lo, j);
-        block.0[w] & (1 << b) != 0
-    })
+        all &= block.0[w] >> b;
+    }
+    all & 1 == 1
 }
 
 /// One SIMD round: lane `w` computes `count = ((lo * salt[w]) >> 25 & mask[w]) ^ xor[w]` and

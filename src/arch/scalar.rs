@@ -31,16 +31,24 @@ pub(super) fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
     });
 }
 
-pub(super) fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, mut sink: Sink<'_>) {
+pub(super) fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
     let (k, layout) = (shape.probes(), shape.layout);
-    each_hash(shape, keys, |i, h| {
-        let block = &blocks[block_index(h, shape.num_blocks)];
-        let found = contains_scalar(block, layout, h as u32, k);
-        match &mut sink {
-            Sink::Each(out) => out[i] = found,
-            Sink::Count(c) => **c += found as usize,
+    let test = |h: u64| {
+        contains_scalar(
+            &blocks[block_index(h, shape.num_blocks)],
+            layout,
+            h as u32,
+            k,
+        )
+    };
+    match sink {
+        Sink::Each(out) => each_hash(shape, keys, |i, h| out[i] = test(h)),
+        Sink::Count(c) => {
+            let mut found = 0;
+            each_hash(shape, keys, |_, h| found += test(h) as usize);
+            *c += found;
         }
-    });
+    }
 }
 
 pub(super) fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
