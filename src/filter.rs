@@ -821,6 +821,7 @@ impl Builder {
                 rounds: (probes / layout.sectors()) as usize,
                 flip: seed_flip(self.seed),
                 chunk: crate::arch::chunk_len(num_blocks),
+                prefetch: !crate::arch::cache_resident(num_blocks),
             },
             seed: self.seed,
             capacity,

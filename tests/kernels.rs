@@ -263,7 +263,9 @@ fn stable_hasher_every_short_length_equals_xxh3() {
 #[test]
 fn filters_beyond_the_cache_threshold_equal_scalar() {
     // Over 2 MiB the batch pipeline switches to short chunks; bits and answers must not care.
-    let keys: Vec<u64> = (0..300_000u64).map(|i| i.wrapping_mul(0x2545_f491_4f6c_dd1d)).collect();
+    let keys: Vec<u64> = (0..300_000u64)
+        .map(|i| i.wrapping_mul(0x2545_f491_4f6c_dd1d))
+        .collect();
     let queries: Vec<u64> = (0..300_000u64).collect();
     for layout in Layout::ALL {
         let p = Params {

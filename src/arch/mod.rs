@@ -240,6 +240,8 @@ pub(crate) struct Shape {
     pub flip: u64,
     /// Keys per pipelined chunk, from [`chunk_len`].
     pub chunk: usize,
+    /// Whether batches prefetch their blocks (filters beyond the cache).
+    pub prefetch: bool,
 }
 
 impl Shape {
@@ -394,13 +396,19 @@ pub(crate) const CHUNK: usize = 64;
 /// Filters up to this size are taken to fit in a core's L2 cache.
 const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
 
+/// Whether a filter of `num_blocks` blocks is taken to fit in a core's L2 cache.
+pub(crate) fn cache_resident(num_blocks: u64) -> bool {
+    num_blocks.saturating_mul(64) <= CACHE_RESIDENT_BYTES
+}
+
 /// Keys per chunk for a filter of `num_blocks` blocks. The pipeline prefetches one chunk
 /// ahead, so the chunk is the prefetch distance. In cache, long chunks amortise the per-chunk
-/// work (measured at 50,000 keys: 2.0 ns/key with 64, 2.4 with 32); from memory, more misses in
-/// flight than the core can track only get dropped (at 64M keys: 10 ns/key with 16, 13 with
-/// 32, 15.5 with 64).
+/// work (measured at 50,000 keys: 2.0 ns/key with 64, 2.4 with 32) and prefetches are skipped
+/// (out-of-order execution hides L2 latency, and each prefetch takes a load slot: 1.73 vs 2.01
+/// ns/key insert, 2.47 vs 2.67 contains); from memory, more misses in flight than the core
+/// can track only get dropped (at 64M keys: 10 ns/key with 16, 13 with 32, 15.5 with 64).
 pub(crate) fn chunk_len(num_blocks: u64) -> usize {
-    if num_blocks.saturating_mul(64) <= CACHE_RESIDENT_BYTES {
+    if cache_resident(num_blocks) {
         CHUNK
     } else {
         16
@@ -419,21 +427,20 @@ fn prefetch(block: *const Block) {
     let _ = block;
 }
 
-/// One chunk's hashes and block indices, computed (and prefetched) a chunk ahead of use.
+/// One chunk's hashes, computed (and their blocks prefetched) a chunk ahead of use.
 struct Staged {
     hashes: [u64; CHUNK],
-    index: [usize; CHUNK],
     len: usize,
 }
 
 impl Staged {
     const EMPTY: Staged = Staged {
         hashes: [0; CHUNK],
-        index: [0; CHUNK],
         len: 0,
     };
 
-    /// Hashes keys `start..start + n`, computes their blocks and prefetches them.
+    /// Hashes keys `start..start + chunk` and, for filters beyond the cache, prefetches their
+    /// blocks.
     #[inline(always)]
     fn load<L: Lanes>(
         &mut self,
@@ -450,21 +457,26 @@ impl Staged {
             Keys::U32(k) => l.hash_u32(shape.flip, &k[start..start + n], out),
             Keys::Hashes(k) => out.copy_from_slice(&k[start..start + n]),
         }
-        for (i, h) in self.index[..n].iter_mut().zip(&self.hashes[..n]) {
-            *i = block_index(*h, shape.num_blocks);
-            // Address arithmetic only; a prefetch never faults.
-            prefetch(blocks.as_ptr().wrapping_add(*i));
+        if shape.prefetch {
+            for &h in out.iter() {
+                // Address arithmetic only; a prefetch never faults.
+                prefetch(
+                    blocks
+                        .as_ptr()
+                        .wrapping_add(block_index(h, shape.num_blocks)),
+                );
+            }
         }
         self.len = n;
     }
 
-    /// `(block index, low hash half)` of each staged key.
+    /// `(block index, low hash half)` of each staged key. Recomputing the index (a multiply
+    /// and a shift) costs no more than storing and reloading it.
     #[inline(always)]
-    fn entries(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
-        self.index[..self.len]
+    fn entries(&self, num_blocks: u64) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.hashes[..self.len]
             .iter()
-            .zip(&self.hashes[..self.len])
-            .map(|(&i, &h)| (i, h as u32))
+            .map(move |&h| (block_index(h, num_blocks), h as u32))
     }
 }
 
@@ -474,7 +486,7 @@ impl Staged {
 // round loop unrolls; other counts take the same code with a run-time count.
 // No intrinsic may sit inside a closure here: a closure is a function of its own, without the
 // caller's target features, so its intrinsics would become calls (a 30x slowdown, seen once).
-// The one closure, in `Staged::entries`, only unpacks a tuple.
+// The one closure, in `Staged::entries`, only computes an index.
 
 /// Calls `$run::<L, WORDS, R>(...)` for the shape's layout and round count (`R = 0`: any).
 macro_rules! by_shape {
@@ -551,7 +563,7 @@ fn insert_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
         if next < len {
             stage[cur ^ 1].load(l, shape, blocks, keys, next);
         }
-        for (i, lo) in stage[cur].entries() {
+        for (i, lo) in stage[cur].entries(shape.num_blocks) {
             // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()` (asserted
             // in `insert_keys`).
             let block = unsafe { blocks.get_unchecked_mut(i) };
@@ -585,7 +597,10 @@ fn query_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
         }
         match &mut sink {
             Sink::Each(out) => {
-                for (o, (i, lo)) in out[start..next].iter_mut().zip(stage[cur].entries()) {
+                for (o, (i, lo)) in out[start..next]
+                    .iter_mut()
+                    .zip(stage[cur].entries(shape.num_blocks))
+                {
                     // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
                     // (asserted in `query_keys`).
                     let block = unsafe { blocks.get_unchecked(i) };
@@ -594,7 +609,7 @@ fn query_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
             }
             Sink::Count(c) => {
                 let mut found = 0;
-                for (i, lo) in stage[cur].entries() {
+                for (i, lo) in stage[cur].entries(shape.num_blocks) {
                     // SAFETY: as above.
                     let block = unsafe { blocks.get_unchecked(i) };
                     found += l.contains::<WORDS>(block, lo, rows) as usize;
