@@ -7,6 +7,7 @@
 //!
 //! All three time through `measure::measure`, so their numbers are comparable.
 
+mod fpr_table;
 mod keys;
 mod measure;
 mod report;
@@ -44,6 +45,9 @@ enum Command {
     Bench(BenchArgs),
     /// Write a markdown performance report (kernels, peers, targets) and print its path.
     Report(ReportArgs),
+    /// Target vs measured false-positive rate on real filters, and bits per key vs the
+    /// best-k bound (a few seconds).
+    Sizing,
 }
 
 #[derive(Args)]
@@ -121,6 +125,15 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
         Command::Demo => demo(active),
         Command::Bench(args) => bench(active, args),
         Command::Report(args) => write_report(active, args),
+        Command::Sizing => {
+            println!(
+                "False-positive rate: target vs measured (with_capacity(n, target), u64 keys)\n"
+            );
+            print!("{}", fpr_table::measured()?.text());
+            println!("\nBits per key: layouts vs the 512-bit best-k bound\n");
+            print!("{}", fpr_table::bits_per_key()?.text());
+            Ok(())
+        }
     }
 }
 
@@ -227,7 +240,10 @@ fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
         };
         results.push(suite::run(&plan, &progress)?);
     }
-    let text = report::markdown(&ctx, &results, args.quick);
+    progress.step("sizing tables");
+    let mut text = report::markdown(&ctx, &results, args.quick);
+    text.push('\n');
+    text.push_str(&fpr_table::markdown()?);
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let path = args.out.join(format!("{}-{}.md", ctx.date, ctx.commit));

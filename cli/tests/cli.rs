@@ -97,3 +97,26 @@ fn bogus_blockbloom_isa_fails_clearly() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn sizing_measures_every_target_at_or_below_it() {
+    let out = blockbloom(&["sizing"], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            let mut cols = l.split_whitespace();
+            cols.next().is_some_and(|t| t.ends_with('%'))
+                && matches!(cols.next(), Some("50000" | "1000000"))
+        })
+        .collect();
+    assert_eq!(rows.len(), 10, "5 targets x 2 sizes:\n{stdout}");
+    for row in rows {
+        // The last column is measured / target; about 1,000 expected false positives put 5
+        // standard deviations near 16%, so anything above 1.16 is a sizing failure.
+        let ratio: f64 = row.split_whitespace().last().unwrap().parse().unwrap();
+        assert!(ratio <= 1.16, "{row}");
+    }
+    assert!(stdout.contains("512-bit best-k bound"));
+}
