@@ -22,6 +22,10 @@
 //!   `avx512`).
 //! * `batch_contains`: `BloomFilter::contains_batch` over the query slice in chunks of
 //!   `BATCH` keys into a reused `[bool]` buffer, once per supported kernel.
+//! * `scalar_exit`: why the scalar reference reads every probe. `branchless` is
+//!   `layout::contains_scalar` (the reference: all `k` bits, no early exit); `early-exit` stops
+//!   at the first clear bit, which saves probes on non-members but mispredicts a branch on
+//!   most of them. Both hash with `hash::hash_u64` and run on the same mixed query slice.
 //!
 //! Sizes (`n`, filter bytes at 1%, slice lengths):
 //!
@@ -54,7 +58,8 @@ use std::cell::OnceCell;
 use std::hint::black_box;
 use std::time::Duration;
 
-use blockbloom::{BloomFilter, Isa};
+use blockbloom::layout::{Layout, block_index, contains_scalar, probe};
+use blockbloom::{BloomFilter, Isa, hash};
 use criterion::measurement::WallTime;
 use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
@@ -476,6 +481,47 @@ fn batch_contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     group.finish();
 }
 
+/// Membership by the reference with an early exit at the first clear bit.
+fn contains_early_exit(f: &BloomFilter, key: u64) -> bool {
+    let h = hash::hash_u64(key, f.seed());
+    let block = &f.blocks()[block_index(h, f.num_blocks())];
+    (0..f.probes() as usize).all(|j| {
+        let (w, b) = probe(f.layout(), h as u32, j);
+        block.0[w] & (1 << b) != 0
+    })
+}
+
+/// Membership by the reference itself (`layout::contains_scalar`).
+fn contains_reference(f: &BloomFilter, key: u64, layout: Layout) -> bool {
+    let h = hash::hash_u64(key, f.seed());
+    let block = &f.blocks()[block_index(h, f.num_blocks())];
+    contains_scalar(block, layout, h as u32, f.probes() as usize)
+}
+
+fn scalar_exit(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
+    let mut group = c.benchmark_group("scalar_exit");
+    for (size, cell) in sizes {
+        configure(&mut group, size, size.queries);
+        let f = OnceCell::new();
+        group.bench_function(BenchmarkId::new(size.name, "branchless"), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_init(|| full_blockbloom(d, Isa::Scalar));
+            let layout = f.layout();
+            b.iter(|| {
+                black_box(count_hits(&d.queries, |k| {
+                    contains_reference(f, *k, layout)
+                }))
+            });
+        });
+        group.bench_function(BenchmarkId::new(size.name, "early-exit"), |b| {
+            let d = data(cell, size);
+            let f = f.get_or_init(|| full_blockbloom(d, Isa::Scalar));
+            b.iter(|| black_box(count_hits(&d.queries, |k| contains_early_exit(f, *k))));
+        });
+    }
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let sizes: Vec<(Size, OnceCell<Data>)> = selected_sizes()
         .into_iter()
@@ -485,6 +531,7 @@ fn benches(c: &mut Criterion) {
     contains(c, &sizes);
     batch_insert(c, &sizes);
     batch_contains(c, &sizes);
+    scalar_exit(c, &sizes);
 }
 
 criterion_group!(filter, benches);

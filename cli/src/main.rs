@@ -163,23 +163,28 @@ fn wrong_answers(results: &[SizeResult]) -> Result<(), Box<dyn Error>> {
     }
 }
 
+/// The plan `demo` and `report` measure each size with: 1% target, every supported kernel,
+/// batches of 1024, the single-key API too.
+fn standard_plan(n: usize, reps: usize, peers: bool) -> Plan {
+    Plan {
+        n,
+        fpr: 0.01,
+        isas: Isa::supported(),
+        batch: 1024,
+        queries: QUERIES,
+        seed: SEED,
+        reps,
+        single_key: true,
+        peers,
+    }
+}
+
 fn demo(active: Isa) -> Result<(), Box<dyn Error>> {
     let ctx = Context::gather(active);
     print_header(&ctx);
     let progress = Progress::new();
     for (n, _) in SIZES {
-        let plan = Plan {
-            n,
-            fpr: 0.01,
-            isas: Isa::supported(),
-            batch: 1024,
-            queries: QUERIES,
-            seed: SEED,
-            reps: 5,
-            single_key: true,
-            peers: false,
-        };
-        let r = suite::run(&plan, &progress)?;
+        let r = suite::run(&standard_plan(n, 5, false), &progress)?;
         print_size(&r, &ctx)?;
     }
     progress.step("done");
@@ -227,18 +232,8 @@ fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
         if args.quick && n > 1_000_000 {
             continue;
         }
-        let plan = Plan {
-            n,
-            fpr: 0.01,
-            isas: Isa::supported(),
-            batch: 1024,
-            queries: QUERIES,
-            seed: SEED,
-            reps: if args.quick { 3 } else { 5 },
-            single_key: true,
-            peers: true,
-        };
-        results.push(suite::run(&plan, &progress)?);
+        let reps = if args.quick { 3 } else { 5 };
+        results.push(suite::run(&standard_plan(n, reps, true), &progress)?);
     }
     progress.step("sizing tables");
     let mut text = report::markdown(&ctx, &results, args.quick);

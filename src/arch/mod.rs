@@ -403,10 +403,10 @@ pub(crate) fn cache_resident(num_blocks: u64) -> bool {
 
 /// Keys per chunk for a filter of `num_blocks` blocks. The pipeline prefetches one chunk
 /// ahead, so the chunk is the prefetch distance. In cache, long chunks amortise the per-chunk
-/// work (measured at 50,000 keys: 2.0 ns/key with 64, 2.4 with 32) and prefetches are skipped
-/// (out-of-order execution hides L2 latency, and each prefetch takes a load slot: 1.73 vs 2.01
-/// ns/key insert, 2.47 vs 2.67 contains); from memory, more misses in flight than the core
-/// can track only get dropped (at 64M keys: 10 ns/key with 16, 13 with 32, 15.5 with 64).
+/// work and prefetches are skipped (out-of-order execution hides L2 latency, and each
+/// prefetch takes a load slot); from memory, more misses in flight than the core can track
+/// only get dropped, so chunks are short. Chosen by timing 16, 32 and 64 at 50,000 and
+/// 64 million keys during development; the reports in `perf-reports/` show the outcome.
 pub(crate) fn chunk_len(num_blocks: u64) -> usize {
     if cache_resident(num_blocks) {
         CHUNK
@@ -446,7 +446,7 @@ impl Staged {
         &mut self,
         l: L,
         shape: &Shape,
-        blocks: &[Block],
+        base: *const Block,
         keys: Keys<'_>,
         start: usize,
     ) {
@@ -460,11 +460,7 @@ impl Staged {
         if shape.prefetch {
             for &h in out.iter() {
                 // Address arithmetic only; a prefetch never faults.
-                prefetch(
-                    blocks
-                        .as_ptr()
-                        .wrapping_add(block_index(h, shape.num_blocks)),
-                );
+                prefetch(base.wrapping_add(block_index(h, shape.num_blocks)));
             }
         }
         self.len = n;
@@ -543,6 +539,95 @@ pub(crate) fn query_keys<L: Lanes>(
     by_shape!(shape, query_pipelined, L, (l, shape, blocks, keys, sink))
 }
 
+/// What a pipelined batch does with each staged chunk: keys `start..next`, hashed in `stage`.
+/// A trait with an `#[inline(always)]` method rather than a closure, so the probe code inlines
+/// into the tier's `#[target_feature]` function.
+trait Visit {
+    fn chunk(&mut self, start: usize, next: usize, stage: &Staged);
+}
+
+/// Runs `visit` over every chunk of `keys`, hashing (and prefetching) one chunk ahead.
+#[inline(always)]
+fn pipeline<L: Lanes, V: Visit>(
+    l: L,
+    shape: &Shape,
+    base: *const Block,
+    keys: Keys<'_>,
+    visit: &mut V,
+) {
+    let mut stage = [Staged::EMPTY, Staged::EMPTY];
+    let len = keys.len();
+    if len == 0 {
+        return;
+    }
+    stage[0].load(l, shape, base, keys, 0);
+    let (mut start, mut cur) = (0, 0);
+    while start < len {
+        let next = start + stage[cur].len;
+        if next < len {
+            stage[cur ^ 1].load(l, shape, base, keys, next);
+        }
+        visit.chunk(start, next, &stage[cur]);
+        start = next;
+        cur ^= 1;
+    }
+}
+
+struct Insert<'a, L, const WORDS: bool> {
+    l: L,
+    blocks: &'a mut [Block],
+    rows: &'static [Row],
+    num_blocks: u64,
+}
+
+impl<L: Lanes, const WORDS: bool> Visit for Insert<'_, L, WORDS> {
+    #[inline(always)]
+    fn chunk(&mut self, _: usize, _: usize, stage: &Staged) {
+        for (i, lo) in stage.entries(self.num_blocks) {
+            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()` (asserted
+            // in `insert_keys`).
+            let block = unsafe { self.blocks.get_unchecked_mut(i) };
+            self.l.insert::<WORDS>(block, lo, self.rows);
+        }
+    }
+}
+
+struct Query<'a, 'o, L, const WORDS: bool> {
+    l: L,
+    blocks: &'a [Block],
+    rows: &'static [Row],
+    num_blocks: u64,
+    sink: Sink<'o>,
+}
+
+impl<L: Lanes, const WORDS: bool> Visit for Query<'_, '_, L, WORDS> {
+    #[inline(always)]
+    fn chunk(&mut self, start: usize, next: usize, stage: &Staged) {
+        match &mut self.sink {
+            Sink::Each(out) => {
+                for (o, (i, lo)) in out[start..next]
+                    .iter_mut()
+                    .zip(stage.entries(self.num_blocks))
+                {
+                    // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
+                    // (asserted in `query_keys`).
+                    let block = unsafe { self.blocks.get_unchecked(i) };
+                    *o = self.l.contains::<WORDS>(block, lo, self.rows);
+                }
+            }
+            Sink::Count(c) => {
+                let mut found = 0;
+                for (i, lo) in stage.entries(self.num_blocks) {
+                    // SAFETY: as above.
+                    let block = unsafe { self.blocks.get_unchecked(i) };
+                    found += self.l.contains::<WORDS>(block, lo, self.rows) as usize;
+                }
+                **c += found;
+            }
+        }
+    }
+}
+
 #[inline(always)]
 fn insert_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
     l: L,
@@ -550,28 +635,15 @@ fn insert_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
     blocks: &mut [Block],
     keys: Keys<'_>,
 ) {
+    let base = blocks.as_ptr();
     let rows = rows_of::<R>(shape);
-    let mut stage = [Staged::EMPTY, Staged::EMPTY];
-    let len = keys.len();
-    if len == 0 {
-        return;
-    }
-    stage[0].load(l, shape, blocks, keys, 0);
-    let (mut start, mut cur) = (0, 0);
-    while start < len {
-        let next = start + stage[cur].len;
-        if next < len {
-            stage[cur ^ 1].load(l, shape, blocks, keys, next);
-        }
-        for (i, lo) in stage[cur].entries(shape.num_blocks) {
-            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()` (asserted
-            // in `insert_keys`).
-            let block = unsafe { blocks.get_unchecked_mut(i) };
-            l.insert::<WORDS>(block, lo, rows);
-        }
-        start = next;
-        cur ^= 1;
-    }
+    let mut visit = Insert::<L, WORDS> {
+        l,
+        blocks,
+        rows,
+        num_blocks: shape.num_blocks,
+    };
+    pipeline(l, shape, base, keys, &mut visit);
 }
 
 #[inline(always)]
@@ -580,44 +652,15 @@ fn query_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
     shape: &Shape,
     blocks: &[Block],
     keys: Keys<'_>,
-    mut sink: Sink<'_>,
+    sink: Sink<'_>,
 ) {
     let rows = rows_of::<R>(shape);
-    let mut stage = [Staged::EMPTY, Staged::EMPTY];
-    let len = keys.len();
-    if len == 0 {
-        return;
-    }
-    stage[0].load(l, shape, blocks, keys, 0);
-    let (mut start, mut cur) = (0, 0);
-    while start < len {
-        let next = start + stage[cur].len;
-        if next < len {
-            stage[cur ^ 1].load(l, shape, blocks, keys, next);
-        }
-        match &mut sink {
-            Sink::Each(out) => {
-                for (o, (i, lo)) in out[start..next]
-                    .iter_mut()
-                    .zip(stage[cur].entries(shape.num_blocks))
-                {
-                    // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
-                    // (asserted in `query_keys`).
-                    let block = unsafe { blocks.get_unchecked(i) };
-                    *o = l.contains::<WORDS>(block, lo, rows);
-                }
-            }
-            Sink::Count(c) => {
-                let mut found = 0;
-                for (i, lo) in stage[cur].entries(shape.num_blocks) {
-                    // SAFETY: as above.
-                    let block = unsafe { blocks.get_unchecked(i) };
-                    found += l.contains::<WORDS>(block, lo, rows) as usize;
-                }
-                **c += found;
-            }
-        }
-        start = next;
-        cur ^= 1;
-    }
+    let mut visit = Query::<L, WORDS> {
+        l,
+        blocks,
+        rows,
+        num_blocks: shape.num_blocks,
+        sink,
+    };
+    pipeline(l, shape, blocks.as_ptr(), keys, &mut visit);
 }
