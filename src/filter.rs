@@ -36,12 +36,25 @@ use crate::sizing;
 /// more than it saves); the batch calls make one dispatched call per batch.
 #[derive(Clone)]
 pub struct BloomFilter {
-    blocks: Vec<Block>,
-    shape: Shape,
-    seed: u64,
-    capacity: u64,
-    target_fpr: Option<f64>,
-    kernel: &'static Kernel,
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) meta: Meta,
+}
+
+/// Everything about a filter but its bits: shared by [`BloomFilter`] and
+/// [`AtomicBloomFilter`](crate::AtomicBloomFilter), which convert into each other.
+#[derive(Clone, Copy)]
+pub(crate) struct Meta {
+    pub shape: Shape,
+    pub seed: u64,
+    pub capacity: u64,
+    pub target_fpr: Option<f64>,
+    pub kernel: &'static Kernel,
+}
+
+impl Meta {
+    pub fn probes(&self) -> u32 {
+        self.shape.probes() as u32
+    }
 }
 
 /// Key types that the batch methods hash in SIMD lanes: `u64`, `i64`, `u32`, `i32`.
@@ -149,7 +162,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
-        self.insert_hash(hash_key(key, self.seed))
+        self.insert_hash(hash_key(key, self.meta.seed))
     }
 
     /// Whether the key may have been inserted (no false negatives; false positives at about
@@ -163,7 +176,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_hash(hash_key(key, self.seed))
+        self.contains_hash(hash_key(key, self.meta.seed))
     }
 
     /// Inserts a raw byte string, hashed exactly (no length prefix): the form for keys read
@@ -177,7 +190,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert_bytes(&mut self, bytes: &[u8]) {
-        self.insert_hash(hash_bytes(bytes, self.seed))
+        self.insert_hash(hash_bytes(bytes, self.meta.seed))
     }
 
     /// Whether a raw byte string may have been inserted with [`insert_bytes`](Self::insert_bytes).
@@ -190,7 +203,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn contains_bytes(&self, bytes: &[u8]) -> bool {
-        self.contains_hash(hash_bytes(bytes, self.seed))
+        self.contains_hash(hash_bytes(bytes, self.meta.seed))
     }
 
     /// The 64-bit hash this filter uses for `key` (seeded XXH3), for callers that hash once
@@ -203,7 +216,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
-        hash_key(key, self.seed)
+        hash_key(key, self.meta.seed)
     }
 
     /// Inserts a pre-computed 64-bit hash. The hash must be well mixed in all 64 bits.
@@ -218,10 +231,10 @@ impl BloomFilter {
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
         let (i, k) = (
-            block_index(hash, self.shape.num_blocks),
-            self.shape.probes(),
+            block_index(hash, self.meta.shape.num_blocks),
+            self.meta.shape.probes(),
         );
-        insert_scalar(&mut self.blocks[i], self.shape.layout, hash as u32, k)
+        insert_scalar(&mut self.blocks[i], self.meta.shape.layout, hash as u32, k)
     }
 
     /// Whether a pre-computed hash may have been inserted.
@@ -234,12 +247,12 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let i = block_index(hash, self.shape.num_blocks);
+        let i = block_index(hash, self.meta.shape.num_blocks);
         contains_scalar(
             &self.blocks[i],
-            self.shape.layout,
+            self.meta.shape.layout,
             hash as u32,
-            self.shape.probes(),
+            self.meta.shape.probes(),
         )
     }
 
@@ -253,8 +266,9 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
-        self.kernel
-            .insert(&self.shape, &mut self.blocks, K::as_keys(keys).0)
+        self.meta
+            .kernel
+            .insert(&self.meta.shape, &mut self.blocks, K::as_keys(keys).0)
     }
 
     /// Answers a batch of integer keys into `out` (`out[i]` for `keys[i]`).
@@ -271,8 +285,8 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
-        self.kernel.query(
-            &self.shape,
+        self.meta.kernel.query(
+            &self.meta.shape,
             &self.blocks,
             K::as_keys(keys).0,
             Sink::Each(out),
@@ -289,8 +303,8 @@ impl BloomFilter {
     /// ```
     pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
         let mut n = 0;
-        self.kernel.query(
-            &self.shape,
+        self.meta.kernel.query(
+            &self.meta.shape,
             &self.blocks,
             K::as_keys(keys).0,
             Sink::Count(&mut n),
@@ -308,8 +322,9 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
-        self.kernel
-            .insert(&self.shape, &mut self.blocks, Keys::Hashes(hashes))
+        self.meta
+            .kernel
+            .insert(&self.meta.shape, &mut self.blocks, Keys::Hashes(hashes))
     }
 
     /// Answers a batch of pre-computed hashes into `out`.
@@ -327,8 +342,8 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        self.kernel.query(
-            &self.shape,
+        self.meta.kernel.query(
+            &self.meta.shape,
             &self.blocks,
             Keys::Hashes(hashes),
             Sink::Each(out),
@@ -346,8 +361,8 @@ impl BloomFilter {
     /// ```
     pub fn count_hash_batch(&self, hashes: &[u64]) -> usize {
         let mut n = 0;
-        self.kernel.query(
-            &self.shape,
+        self.meta.kernel.query(
+            &self.meta.shape,
             &self.blocks,
             Keys::Hashes(hashes),
             Sink::Count(&mut n),
@@ -387,7 +402,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn num_blocks(&self) -> u64 {
-        self.shape.num_blocks
+        self.meta.shape.num_blocks
     }
 
     /// Bits set per key (a multiple of 4).
@@ -398,7 +413,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn probes(&self) -> u32 {
-        self.shape.probes() as u32
+        self.meta.shape.probes() as u32
     }
 
     /// How the probes spread over a block (chosen by the sizing model unless forced).
@@ -410,7 +425,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn layout(&self) -> Layout {
-        self.shape.layout
+        self.meta.shape.layout
     }
 
     /// Bits of filter per key of [`capacity`](Self::capacity).
@@ -421,7 +436,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn bits_per_key(&self) -> f64 {
-        self.size_in_bytes() as f64 * 8.0 / self.capacity.max(1) as f64
+        self.size_in_bytes() as f64 * 8.0 / self.meta.capacity.max(1) as f64
     }
 
     /// The hash seed.
@@ -432,7 +447,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn seed(&self) -> u64 {
-        self.seed
+        self.meta.seed
     }
 
     /// The key count the filter was sized for.
@@ -443,7 +458,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn capacity(&self) -> u64 {
-        self.capacity
+        self.meta.capacity
     }
 
     /// The false-positive target the filter was sized for, if it was sized by one.
@@ -456,7 +471,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn target_fpr(&self) -> Option<f64> {
-        self.target_fpr
+        self.meta.target_fpr
     }
 
     /// The kernel tier the batch methods run on.
@@ -467,7 +482,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn isa(&self) -> Isa {
-        self.kernel.isa()
+        self.meta.kernel.isa()
     }
 
     /// The filter's blocks, in order.
@@ -513,14 +528,14 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn estimated_len(&self) -> f64 {
-        let b = self.shape.rounds as f64;
-        let w = self.shape.layout.sector_bits() as f64;
+        let b = self.meta.shape.rounds as f64;
+        let w = self.meta.shape.layout.sector_bits() as f64;
         let per_probe = (1.0 - 1.0 / w).ln();
-        let sectors = self.shape.layout.sectors() as f64;
+        let sectors = self.meta.shape.layout.sectors() as f64;
         let mut total = 0.0;
         for block in &self.blocks {
             let mut keys = 0.0;
-            for x in sector_popcounts(block, self.shape.layout) {
+            for x in sector_popcounts(block, self.meta.shape.layout) {
                 // A full sector says "at least this many": cap at half a bit short of full.
                 keys += (1.0 - (x as f64).min(w - 0.5) / w).ln() / (b * per_probe);
             }
@@ -541,13 +556,13 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn expected_fpr(&self) -> f64 {
-        let b = self.shape.rounds as i32;
-        let w = self.shape.layout.sector_bits() as f64;
+        let b = self.meta.shape.rounds as i32;
+        let w = self.meta.shape.layout.sector_bits() as f64;
         let total: f64 = self
             .blocks
             .iter()
             .map(|block| {
-                sector_popcounts(block, self.shape.layout)
+                sector_popcounts(block, self.meta.shape.layout)
                     .map(|x| (x as f64 / w).powi(b))
                     .product::<f64>()
             })
@@ -566,8 +581,8 @@ impl BloomFilter {
     pub fn model_fpr(&self, keys: u64) -> f64 {
         sizing::false_positive_rate(
             keys,
-            self.shape.num_blocks,
-            self.shape.layout,
+            self.meta.shape.num_blocks,
+            self.meta.shape.layout,
             self.probes(),
         )
     }
@@ -576,7 +591,9 @@ impl BloomFilter {
 impl PartialEq for BloomFilter {
     /// Same shape, seed and bits; the kernel does not matter (every tier builds the same bits).
     fn eq(&self, other: &BloomFilter) -> bool {
-        self.shape == other.shape && self.seed == other.seed && self.blocks == other.blocks
+        self.meta.shape == other.meta.shape
+            && self.meta.seed == other.meta.seed
+            && self.blocks == other.blocks
     }
 }
 
@@ -585,12 +602,12 @@ impl Eq for BloomFilter {}
 impl std::fmt::Debug for BloomFilter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BloomFilter")
-            .field("num_blocks", &self.shape.num_blocks)
-            .field("layout", &self.shape.layout)
+            .field("num_blocks", &self.meta.shape.num_blocks)
+            .field("layout", &self.meta.shape.layout)
             .field("probes", &self.probes())
-            .field("seed", &self.seed)
-            .field("capacity", &self.capacity)
-            .field("target_fpr", &self.target_fpr)
+            .field("seed", &self.meta.seed)
+            .field("capacity", &self.meta.capacity)
+            .field("target_fpr", &self.meta.target_fpr)
             .field("isa", &self.isa())
             .finish_non_exhaustive()
     }
@@ -602,7 +619,7 @@ impl<K: Hash> Extend<K> for BloomFilter {
         let mut hashes = [0u64; 256];
         let mut n = 0;
         for key in iter {
-            hashes[n] = hash_key(&key, self.seed);
+            hashes[n] = hash_key(&key, self.meta.seed);
             n += 1;
             if n == hashes.len() {
                 self.insert_hash_batch(&hashes);
@@ -815,18 +832,20 @@ impl Builder {
         let blocks = allocate(num_blocks)?;
         Ok(BloomFilter {
             blocks,
-            shape: Shape {
-                num_blocks,
-                layout,
-                rounds: (probes / layout.sectors()) as usize,
-                flip: seed_flip(self.seed),
-                chunk: crate::arch::chunk_len(num_blocks),
-                prefetch: !crate::arch::cache_resident(num_blocks),
+            meta: Meta {
+                shape: Shape {
+                    num_blocks,
+                    layout,
+                    rounds: (probes / layout.sectors()) as usize,
+                    flip: seed_flip(self.seed),
+                    chunk: crate::arch::chunk_len(num_blocks),
+                    prefetch: !crate::arch::cache_resident(num_blocks),
+                },
+                seed: self.seed,
+                capacity,
+                target_fpr,
+                kernel,
             },
-            seed: self.seed,
-            capacity,
-            target_fpr,
-            kernel,
         })
     }
 }

@@ -20,6 +20,8 @@
 //! 4.5% over at 0.01% (22.89 vs 21.9 bits) and wastes words below k = 8. Sizing picks the
 //! layout per filter.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 /// One cache line of filter: 512 bits as eight `u64` words.
 ///
 /// ```
@@ -204,6 +206,62 @@ pub fn contains_scalar(block: &Block, layout: Layout, lo: u32, k: usize) -> bool
         all &= block.0[w] >> b;
     }
     all & 1 == 1
+}
+
+/// A [`Block`] whose words are atomics: the storage of
+/// [`AtomicBloomFilter`](crate::AtomicBloomFilter). Same size, alignment and bit layout as
+/// `Block`, so one converts into the other without copying.
+#[repr(C, align(64))]
+#[derive(Default)]
+pub struct AtomicBlock(pub [AtomicU64; 8]);
+
+impl std::fmt::Debug for AtomicBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.load().fmt(f)
+    }
+}
+
+impl AtomicBlock {
+    /// A copy of the words, each read with a relaxed load.
+    #[inline(always)]
+    pub fn load(&self) -> Block {
+        Block(std::array::from_fn(|w| self.0[w].load(Relaxed)))
+    }
+
+    /// Sets the bits of `pattern`: a relaxed `fetch_or` on each word that lacks some of them,
+    /// and no write at all to words that have them already (so a shared line is not taken
+    /// exclusive for nothing).
+    #[inline(always)]
+    pub fn or(&self, pattern: &Block) {
+        for (word, &p) in self.0.iter().zip(&pattern.0) {
+            if p != 0 && word.load(Relaxed) & p != p {
+                word.fetch_or(p, Relaxed);
+            }
+        }
+    }
+
+    /// Whether every bit of `pattern` is set, from relaxed loads.
+    #[inline(always)]
+    pub fn has(&self, pattern: &Block) -> bool {
+        let mut all = true;
+        for (word, &p) in self.0.iter().zip(&pattern.0) {
+            all &= word.load(Relaxed) & p == p;
+        }
+        all
+    }
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<AtomicBlock>() == std::mem::size_of::<Block>());
+    assert!(std::mem::align_of::<AtomicBlock>() == std::mem::align_of::<Block>());
+};
+
+/// The `k`-bit pattern of `lo` as a block, one probe at a time (the reference).
+#[inline(always)]
+pub fn pattern_scalar(layout: Layout, lo: u32, k: usize) -> Block {
+    let mut p = Block::ZERO;
+    insert_scalar(&mut p, layout, lo, k);
+    p
 }
 
 /// One SIMD round: lane `w` computes `count = ((lo * salt[w]) >> 25 & mask[w]) ^ xor[w]` and

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod arch;
+mod atomic;
 mod error;
 mod filter;
 pub mod hash;
@@ -35,6 +36,7 @@ pub mod layout;
 pub mod sizing;
 
 pub use arch::Isa;
+pub use atomic::{AtomicBloomFilter, ParallelBuild};
 pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};
 pub use layout::Block;

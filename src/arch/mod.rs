@@ -20,7 +20,7 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use crate::error::Error;
-use crate::layout::{Block, Layout, Row, block_index};
+use crate::layout::{AtomicBlock, Block, Layout, Row, block_index};
 
 mod portable;
 mod scalar;
@@ -284,6 +284,9 @@ pub(crate) struct Kernel {
     isa: Isa,
     insert: unsafe fn(&Shape, &mut [Block], Keys<'_>),
     query: unsafe fn(&Shape, &[Block], Keys<'_>, Sink<'_>),
+    atomic_insert: unsafe fn(&Shape, &[AtomicBlock], Keys<'_>),
+    atomic_query: unsafe fn(&Shape, &[AtomicBlock], Keys<'_>, Sink<'_>),
+    insert_window: unsafe fn(&Shape, &mut [Block], usize, &[u64]),
     hash_u64: unsafe fn(u64, &[u64], &mut [u64]),
     hash_u32: unsafe fn(u64, &[u32], &mut [u64]),
 }
@@ -294,21 +297,83 @@ impl fmt::Debug for Kernel {
     }
 }
 
-static SCALAR: Kernel = Kernel {
-    isa: Isa::Scalar,
-    insert: scalar::insert,
-    query: scalar::query,
-    hash_u64: scalar::hash_u64,
-    hash_u32: scalar::hash_u32,
-};
+/// The dispatch table of the tier whose entry points live in module `$m`.
+macro_rules! kernel_table {
+    ($isa:expr, $m:path) => {{
+        use $m as m;
+        Kernel {
+            isa: $isa,
+            insert: m::insert,
+            query: m::query,
+            atomic_insert: m::atomic_insert,
+            atomic_query: m::atomic_query,
+            insert_window: m::insert_window,
+            hash_u64: m::hash_u64,
+            hash_u32: m::hash_u32,
+        }
+    }};
+}
+pub(crate) use kernel_table;
 
-static PORTABLE: Kernel = Kernel {
-    isa: Isa::Portable,
-    insert: portable::insert,
-    query: portable::query,
-    hash_u64: portable::hash_u64,
-    hash_u32: portable::hash_u32,
-};
+/// A SIMD tier's batch entry points: the generic drivers instantiated with the tier's token,
+/// under the tier's target features (`$attr`). `$token` makes the token; the invocation
+/// says why that is sound.
+macro_rules! entry_points {
+    ($(#[$attr:meta])* token: $token:expr) => {
+        /// # Safety
+        /// The CPU must support the tier.
+        $(#[$attr])*
+        pub(super) unsafe fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
+            $crate::arch::insert_keys($token, shape, blocks, keys)
+        }
+
+        /// # Safety
+        /// The CPU must support the tier.
+        $(#[$attr])*
+        pub(super) unsafe fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
+            $crate::arch::query_keys($token, shape, blocks, keys, sink)
+        }
+
+        /// # Safety
+        /// The CPU must support the tier.
+        $(#[$attr])*
+        pub(super) unsafe fn atomic_insert(
+            shape: &Shape,
+            blocks: &[$crate::layout::AtomicBlock],
+            keys: Keys<'_>,
+        ) {
+            $crate::arch::atomic_insert_keys($token, shape, blocks, keys)
+        }
+
+        /// # Safety
+        /// The CPU must support the tier.
+        $(#[$attr])*
+        pub(super) unsafe fn atomic_query(
+            shape: &Shape,
+            blocks: &[$crate::layout::AtomicBlock],
+            keys: Keys<'_>,
+            sink: Sink<'_>,
+        ) {
+            $crate::arch::atomic_query_keys($token, shape, blocks, keys, sink)
+        }
+
+        /// # Safety
+        /// The CPU must support the tier.
+        $(#[$attr])*
+        pub(super) unsafe fn insert_window(
+            shape: &Shape,
+            window: &mut [Block],
+            first: usize,
+            hashes: &[u64],
+        ) {
+            $crate::arch::insert_window_keys($token, shape, window, first, hashes)
+        }
+    };
+}
+pub(crate) use entry_points;
+
+static SCALAR: Kernel = kernel_table!(Isa::Scalar, scalar);
+static PORTABLE: Kernel = kernel_table!(Isa::Portable, portable);
 
 impl Kernel {
     /// The table of `isa`, if this CPU supports it.
@@ -355,6 +420,36 @@ impl Kernel {
         unsafe { (self.query)(shape, blocks, keys, sink) }
     }
 
+    pub fn atomic_insert(&self, shape: &Shape, blocks: &[AtomicBlock], keys: Keys<'_>) {
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.atomic_insert)(shape, blocks, keys) }
+    }
+
+    pub fn atomic_query(
+        &self,
+        shape: &Shape,
+        blocks: &[AtomicBlock],
+        keys: Keys<'_>,
+        sink: Sink<'_>,
+    ) {
+        if let Sink::Each(out) = &sink {
+            assert_eq!(
+                out.len(),
+                keys.len(),
+                "output slice length must equal key count"
+            );
+        }
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.atomic_query)(shape, blocks, keys, sink) }
+    }
+
+    /// Inserts `hashes` into `window`, the blocks `first..first + window.len()` of a filter of
+    /// `shape`. Every hash must select a block inside the window.
+    pub fn insert_window(&self, shape: &Shape, window: &mut [Block], first: usize, hashes: &[u64]) {
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.insert_window)(shape, window, first, hashes) }
+    }
+
     pub fn hash_u64(&self, flip: u64, keys: &[u64], out: &mut [u64]) {
         assert_eq!(
             keys.len(),
@@ -388,6 +483,9 @@ pub(crate) trait Lanes: Copy {
     fn insert<const WORDS: bool>(self, block: &mut Block, lo: u32, rows: &[Row]);
     /// Whether all probes of `lo` given by `rows` are set in `block`.
     fn contains<const WORDS: bool>(self, block: &Block, lo: u32, rows: &[Row]) -> bool;
+    /// The probes of `lo` given by `rows`, as a block (for the atomic filter, whose words must
+    /// be read and written with atomic operations rather than vector loads and stores).
+    fn pattern<const WORDS: bool>(self, lo: u32, rows: &[Row]) -> Block;
 }
 
 /// Most keys hashed, indexed and prefetched together (the staging buffers' size).
@@ -663,4 +761,189 @@ fn query_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
         sink,
     };
     pipeline(l, shape, blocks.as_ptr(), keys, &mut visit);
+}
+
+struct AtomicInsert<'a, L, const WORDS: bool> {
+    l: L,
+    blocks: &'a [AtomicBlock],
+    rows: &'static [Row],
+    num_blocks: u64,
+}
+
+impl<L: Lanes, const WORDS: bool> Visit for AtomicInsert<'_, L, WORDS> {
+    #[inline(always)]
+    fn chunk(&mut self, _: usize, _: usize, stage: &Staged) {
+        for (i, lo) in stage.entries(self.num_blocks) {
+            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()` (asserted
+            // in `atomic_insert_keys`).
+            let block = unsafe { self.blocks.get_unchecked(i) };
+            block.or(&self.l.pattern::<WORDS>(lo, self.rows));
+        }
+    }
+}
+
+struct AtomicQuery<'a, 'o, L, const WORDS: bool> {
+    l: L,
+    blocks: &'a [AtomicBlock],
+    rows: &'static [Row],
+    num_blocks: u64,
+    sink: Sink<'o>,
+}
+
+impl<L: Lanes, const WORDS: bool> Visit for AtomicQuery<'_, '_, L, WORDS> {
+    #[inline(always)]
+    fn chunk(&mut self, start: usize, next: usize, stage: &Staged) {
+        let mut found = 0;
+        for (j, (i, lo)) in stage.entries(self.num_blocks).enumerate() {
+            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()` (asserted
+            // in `atomic_query_keys`).
+            let block = unsafe { self.blocks.get_unchecked(i) };
+            let hit = block.has(&self.l.pattern::<WORDS>(lo, self.rows));
+            match &mut self.sink {
+                Sink::Each(out) => out[start + j] = hit,
+                Sink::Count(_) => found += hit as usize,
+            }
+        }
+        if let Sink::Count(c) = &mut self.sink {
+            **c += found;
+        }
+        debug_assert!(start <= next);
+    }
+}
+
+struct InsertWindow<'a, L, const WORDS: bool> {
+    l: L,
+    window: &'a mut [Block],
+    first: usize,
+    rows: &'static [Row],
+    num_blocks: u64,
+}
+
+impl<L: Lanes, const WORDS: bool> Visit for InsertWindow<'_, L, WORDS> {
+    #[inline(always)]
+    fn chunk(&mut self, _: usize, _: usize, stage: &Staged) {
+        for (i, lo) in stage.entries(self.num_blocks) {
+            // Checked: the caller promises the window, this keeps a broken promise safe.
+            self.l
+                .insert::<WORDS>(&mut self.window[i - self.first], lo, self.rows);
+        }
+    }
+}
+
+/// The atomic batch insert of every SIMD tier: patterns built in lanes, then written with a
+/// relaxed `fetch_or` per word that lacks bits (never a vector store to shared memory).
+#[inline(always)]
+pub(crate) fn atomic_insert_keys<L: Lanes>(
+    l: L,
+    shape: &Shape,
+    blocks: &[AtomicBlock],
+    keys: Keys<'_>,
+) {
+    assert_eq!(
+        shape.num_blocks,
+        blocks.len() as u64,
+        "filter shape and blocks disagree"
+    );
+    by_shape!(shape, atomic_insert_pipelined, L, (l, shape, blocks, keys))
+}
+
+/// The atomic batch query of every SIMD tier: relaxed loads of the words, tested against the
+/// pattern built in lanes.
+#[inline(always)]
+pub(crate) fn atomic_query_keys<L: Lanes>(
+    l: L,
+    shape: &Shape,
+    blocks: &[AtomicBlock],
+    keys: Keys<'_>,
+    sink: Sink<'_>,
+) {
+    assert_eq!(
+        shape.num_blocks,
+        blocks.len() as u64,
+        "filter shape and blocks disagree"
+    );
+    by_shape!(
+        shape,
+        atomic_query_pipelined,
+        L,
+        (l, shape, blocks, keys, sink)
+    )
+}
+
+/// Inserts pre-computed hashes into a window of blocks (one worker's share of a partitioned
+/// parallel build).
+#[inline(always)]
+pub(crate) fn insert_window_keys<L: Lanes>(
+    l: L,
+    shape: &Shape,
+    window: &mut [Block],
+    first: usize,
+    hashes: &[u64],
+) {
+    by_shape!(
+        shape,
+        insert_window_pipelined,
+        L,
+        (l, shape, window, first, hashes)
+    )
+}
+
+#[inline(always)]
+fn atomic_insert_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
+    l: L,
+    shape: &Shape,
+    blocks: &[AtomicBlock],
+    keys: Keys<'_>,
+) {
+    let rows = rows_of::<R>(shape);
+    let base = blocks.as_ptr().cast::<Block>();
+    let mut visit = AtomicInsert::<L, WORDS> {
+        l,
+        blocks,
+        rows,
+        num_blocks: shape.num_blocks,
+    };
+    pipeline(l, shape, base, keys, &mut visit);
+}
+
+#[inline(always)]
+fn atomic_query_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
+    l: L,
+    shape: &Shape,
+    blocks: &[AtomicBlock],
+    keys: Keys<'_>,
+    sink: Sink<'_>,
+) {
+    let rows = rows_of::<R>(shape);
+    let base = blocks.as_ptr().cast::<Block>();
+    let mut visit = AtomicQuery::<L, WORDS> {
+        l,
+        blocks,
+        rows,
+        num_blocks: shape.num_blocks,
+        sink,
+    };
+    pipeline(l, shape, base, keys, &mut visit);
+}
+
+#[inline(always)]
+fn insert_window_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
+    l: L,
+    shape: &Shape,
+    window: &mut [Block],
+    first: usize,
+    hashes: &[u64],
+) {
+    let rows = rows_of::<R>(shape);
+    // Prefetch addresses are computed from the whole filter's start; only the window is
+    // touched, and a prefetch never faults.
+    let base = window.as_ptr().wrapping_sub(first);
+    let mut visit = InsertWindow::<L, WORDS> {
+        l,
+        window,
+        first,
+        rows,
+        num_blocks: shape.num_blocks,
+    };
+    pipeline(l, shape, base, Keys::Hashes(hashes), &mut visit);
 }

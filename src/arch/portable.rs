@@ -3,7 +3,7 @@
 
 use wide::u64x4;
 
-use super::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
+use super::{Keys, Lanes, Shape, Sink};
 use crate::hash::PRIME_MX2;
 use crate::layout::{Block, Row};
 
@@ -93,6 +93,15 @@ impl Lanes for Portable {
     }
 
     #[inline(always)]
+    fn pattern<const WORDS: bool>(self, lo: u32, rows: &[Row]) -> Block {
+        let p = pattern::<WORDS>(lo, rows);
+        let mut b = Block::ZERO;
+        b.0[..4].copy_from_slice(&p[0].to_array());
+        b.0[4..].copy_from_slice(&p[1].to_array());
+        b
+    }
+
+    #[inline(always)]
     fn contains<const WORDS: bool>(self, block: &Block, lo: u32, rows: &[Row]) -> bool {
         let p = pattern::<WORDS>(lo, rows);
         let missing = (p[0] & !load4(&block.0[..4])) | (p[1] & !load4(&block.0[4..]));
@@ -100,13 +109,7 @@ impl Lanes for Portable {
     }
 }
 
-pub(super) fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
-    insert_keys(Portable, shape, blocks, keys)
-}
-
-pub(super) fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
-    query_keys(Portable, shape, blocks, keys, sink)
-}
+super::entry_points!(token: Portable);
 
 pub(super) fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
     Portable.hash_u64(flip, keys, out)

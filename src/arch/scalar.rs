@@ -2,7 +2,9 @@
 
 use super::{Keys, Shape, Sink};
 use crate::hash::{u32_with_flip, u64_with_flip};
-use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
+use crate::layout::{
+    AtomicBlock, Block, block_index, contains_scalar, insert_scalar, pattern_scalar,
+};
 
 #[inline(always)]
 fn each_hash(shape: &Shape, keys: Keys<'_>, mut f: impl FnMut(usize, u64)) {
@@ -48,6 +50,35 @@ pub(super) fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<
             each_hash(shape, keys, |_, h| found += test(h) as usize);
             *c += found;
         }
+    }
+}
+
+pub(super) fn atomic_insert(shape: &Shape, blocks: &[AtomicBlock], keys: Keys<'_>) {
+    let (k, layout) = (shape.probes(), shape.layout);
+    each_hash(shape, keys, |_, h| {
+        blocks[block_index(h, shape.num_blocks)].or(&pattern_scalar(layout, h as u32, k))
+    });
+}
+
+pub(super) fn atomic_query(shape: &Shape, blocks: &[AtomicBlock], keys: Keys<'_>, sink: Sink<'_>) {
+    let (k, layout) = (shape.probes(), shape.layout);
+    let test =
+        |h: u64| blocks[block_index(h, shape.num_blocks)].has(&pattern_scalar(layout, h as u32, k));
+    match sink {
+        Sink::Each(out) => each_hash(shape, keys, |i, h| out[i] = test(h)),
+        Sink::Count(c) => {
+            let mut found = 0;
+            each_hash(shape, keys, |_, h| found += test(h) as usize);
+            *c += found;
+        }
+    }
+}
+
+pub(super) fn insert_window(shape: &Shape, window: &mut [Block], first: usize, hashes: &[u64]) {
+    let (k, layout) = (shape.probes(), shape.layout);
+    for &h in hashes {
+        let i = block_index(h, shape.num_blocks) - first;
+        insert_scalar(&mut window[i], layout, h as u32, k);
     }
 }
 

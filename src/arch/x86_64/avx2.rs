@@ -2,7 +2,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::arch::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
+use crate::arch::{Keys, Lanes, Shape, Sink};
 use crate::hash::PRIME_MX2;
 use crate::layout::{Block, Row};
 
@@ -143,6 +143,19 @@ impl Lanes for Avx2 {
     }
 
     #[inline(always)]
+    fn pattern<const WORDS: bool>(self, lo: u32, rows: &[Row]) -> Block {
+        let mut b = Block::ZERO;
+        // SAFETY: AVX2 is present (token); a Block is 64-byte aligned and 64 bytes long.
+        unsafe {
+            let lo = _mm256_set1_epi64x(lo as i64);
+            let ptr = b.0.as_mut_ptr().cast::<__m256i>();
+            _mm256_store_si256(ptr, pattern_half::<WORDS>(self, lo, rows, 0));
+            _mm256_store_si256(ptr.add(1), pattern_half::<WORDS>(self, lo, rows, 1));
+        }
+        b
+    }
+
+    #[inline(always)]
     fn contains<const WORDS: bool>(self, block: &Block, lo: u32, rows: &[Row]) -> bool {
         // SAFETY: as in `insert`, reading only.
         unsafe {
@@ -160,21 +173,11 @@ impl Lanes for Avx2 {
     }
 }
 
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
-    // SAFETY: the caller guarantees AVX2.
-    insert_keys(unsafe { Avx2::new_unchecked() }, shape, blocks, keys)
-}
-
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
-    // SAFETY: the caller guarantees AVX2.
-    query_keys(unsafe { Avx2::new_unchecked() }, shape, blocks, keys, sink)
-}
+crate::arch::entry_points!(
+    #[target_feature(enable = "avx2")]
+    // SAFETY: every entry point is an `unsafe fn` whose caller guarantees the CPU features.
+    token: unsafe { Avx2::new_unchecked() }
+);
 
 /// # Safety
 /// The CPU must support AVX2.

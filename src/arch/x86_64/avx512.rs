@@ -2,7 +2,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::arch::{Keys, Lanes, Shape, Sink, insert_keys, query_keys};
+use crate::arch::{Keys, Lanes, Shape, Sink};
 use crate::hash::PRIME_MX2;
 use crate::layout::{Block, Row};
 
@@ -87,6 +87,15 @@ impl Lanes for Avx512 {
     }
 
     #[inline(always)]
+    fn pattern<const WORDS: bool>(self, lo: u32, rows: &[Row]) -> Block {
+        let p = pattern::<WORDS>(self, lo, rows);
+        let mut b = Block::ZERO;
+        // SAFETY: AVX-512 present (token); a Block is one aligned 64-byte line.
+        unsafe { _mm512_store_si512(b.0.as_mut_ptr().cast::<__m512i>(), p) };
+        b
+    }
+
+    #[inline(always)]
     fn contains<const WORDS: bool>(self, block: &Block, lo: u32, rows: &[Row]) -> bool {
         let p = pattern::<WORDS>(self, lo, rows);
         // SAFETY: AVX-512 present (token); a Block is one aligned 64-byte line.
@@ -103,27 +112,11 @@ impl Lanes for Avx512 {
 // halves are zero, which makes the pattern rounds port-0 bound. The hash, which needs a full
 // 64-bit multiply, runs in its own DQ function, called once per chunk of keys.
 
-/// # Safety
-/// The CPU must support AVX-512 F and DQ.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn insert(shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
-    // SAFETY: the caller guarantees AVX-512 F and DQ.
-    insert_keys(unsafe { Avx512::new_unchecked() }, shape, blocks, keys)
-}
-
-/// # Safety
-/// The CPU must support AVX-512 F and DQ.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn query(shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
-    // SAFETY: the caller guarantees AVX-512 F and DQ.
-    query_keys(
-        unsafe { Avx512::new_unchecked() },
-        shape,
-        blocks,
-        keys,
-        sink,
-    )
-}
+crate::arch::entry_points!(
+    #[target_feature(enable = "avx512f")]
+    // SAFETY: every entry point is an `unsafe fn` whose caller guarantees the CPU features.
+    token: unsafe { Avx512::new_unchecked() }
+);
 
 /// XXH3 of each `u64` key, 8 lanes at a time.
 ///

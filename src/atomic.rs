@@ -1,0 +1,374 @@
+//! [`AtomicBloomFilter`]: the same filter over atomic words, for many concurrent writers; and
+//! the parallel bulk builds of [`BloomFilter`].
+
+use std::hash::Hash;
+use std::mem::ManuallyDrop;
+
+use rayon::prelude::*;
+
+use crate::arch::{Keys, Sink};
+use crate::filter::{BatchKey, Builder, Meta};
+use crate::hash::{hash_bytes, hash_key};
+use crate::layout::{AtomicBlock, Block, Layout, block_index, pattern_scalar};
+use crate::{BloomFilter, Error, Isa};
+
+/// A [`BloomFilter`] that many threads can insert into at once, through `&self`, with no lock.
+///
+/// Same block layout, hash, sizing and answers as `BloomFilter`; the words are `AtomicU64`.
+/// An insert reads each word of its block that its pattern touches and `fetch_or`s
+/// (`Relaxed`) only the words that lack some of its bits, so no insert is ever lost and
+/// re-inserting a present key writes nothing. Queries read the words with relaxed atomic
+/// loads, never with plain or SIMD loads, which would race with the writers. Batches still
+/// hash their keys in SIMD lanes, build each key's pattern in a vector register and prefetch
+/// their blocks, like the plain filter's.
+///
+/// **What a reader is guaranteed.** If an insert of a key *happens-before* a query of it (the
+/// writer's thread was joined, or the writer released a flag the reader acquired, or any
+/// other synchronisation), the query finds it: every word it reads is at least as new as the
+/// insert's `fetch_or`. A query racing with the insert of the same key may or may not find it
+/// yet. Nothing else is promised about ordering between different keys; filters need nothing
+/// else.
+///
+/// When the writers are done, [`into_filter`](Self::into_filter) turns it into a plain
+/// `BloomFilter` without copying, bit-identical to one built single-threaded from the same
+/// keys, with the full-speed SIMD queries.
+///
+/// ```
+/// use blockbloom::AtomicBloomFilter;
+///
+/// let f = AtomicBloomFilter::with_capacity(100_000, 0.01)?;
+/// std::thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let f = &f;
+///         s.spawn(move || {
+///             let keys: Vec<u64> = (t * 25_000..(t + 1) * 25_000).collect();
+///             f.insert_batch(&keys);
+///         });
+///     }
+/// });
+/// assert_eq!(f.count_batch(&(0..100_000u64).collect::<Vec<_>>()), 100_000);
+/// let plain = f.into_filter();
+/// assert!(plain.contains(&99_999u64));
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+pub struct AtomicBloomFilter {
+    blocks: Vec<AtomicBlock>,
+    meta: Meta,
+}
+
+impl BloomFilter {
+    /// Turns the filter into an [`AtomicBloomFilter`] with the same bits, without copying.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(1000, 0.01)?;
+    /// f.insert(&1u64);
+    /// let a = f.into_atomic();
+    /// a.insert(&2u64);
+    /// assert!(a.contains(&1u64) && a.contains(&2u64));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn into_atomic(self) -> AtomicBloomFilter {
+        let mut v = ManuallyDrop::new(self.blocks);
+        let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+        // SAFETY: `AtomicBlock` has the size and alignment of `Block` (asserted at compile time
+        // in `layout`) and `AtomicU64` the in-memory representation of `u64`, so the
+        // allocation made for `cap` blocks is valid for `cap` atomic blocks, every initialised
+        // `u64` is a valid `AtomicU64`, and it is freed with the same layout. The old vector is
+        // never used or dropped again.
+        let blocks = unsafe { Vec::from_raw_parts(ptr.cast::<AtomicBlock>(), len, cap) };
+        AtomicBloomFilter {
+            blocks,
+            meta: self.meta,
+        }
+    }
+
+    /// Inserts `keys` using every rayon thread, by the faster strategy measured
+    /// ([`ParallelBuild::Partitioned`]). The result is bit-identical to
+    /// [`insert_batch`](Self::insert_batch) of the same keys.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100_000, 0.01)?;
+    /// let keys: Vec<u64> = (0..100_000).collect();
+    /// f.par_insert_batch(&keys);
+    /// let mut g = blockbloom::BloomFilter::with_capacity(100_000, 0.01)?;
+    /// g.insert_batch(&keys);
+    /// assert_eq!(f, g);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn par_insert_batch(&mut self, keys: &[u64]) {
+        self.par_insert_batch_with(keys, ParallelBuild::default())
+    }
+
+    /// [`par_insert_batch`](Self::par_insert_batch) with a chosen strategy.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, ParallelBuild};
+    /// let keys: Vec<u64> = (0..50_000).collect();
+    /// let mut a = BloomFilter::with_capacity(50_000, 0.01)?;
+    /// a.par_insert_batch_with(&keys, ParallelBuild::SharedAtomic);
+    /// let mut b = BloomFilter::with_capacity(50_000, 0.01)?;
+    /// b.par_insert_batch_with(&keys, ParallelBuild::Partitioned);
+    /// assert_eq!(a, b);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn par_insert_batch_with(&mut self, keys: &[u64], how: ParallelBuild) {
+        match how {
+            ParallelBuild::SharedAtomic => self.par_insert_shared(keys),
+            ParallelBuild::Partitioned => self.par_insert_partitioned(keys),
+        }
+    }
+
+    fn par_insert_shared(&mut self, keys: &[u64]) {
+        let meta = self.meta;
+        let blocks = as_atomic(&mut self.blocks);
+        keys.par_chunks(PAR_CHUNK)
+            .for_each(|c| meta.kernel.atomic_insert(&meta.shape, blocks, Keys::U64(c)));
+    }
+
+    fn par_insert_partitioned(&mut self, keys: &[u64]) {
+        let meta = self.meta;
+        let mut hashes = vec![0u64; keys.len()];
+        hashes
+            .par_chunks_mut(PAR_CHUNK)
+            .zip(keys.par_chunks(PAR_CHUNK))
+            .for_each(|(h, k)| meta.kernel.hash_u64(meta.shape.flip, k, h));
+        // One contiguous range of blocks per worker; worker `p` owns blocks `b` with
+        // `b * parts / num_blocks == p`, i.e. from `ceil(p * num_blocks / parts)`.
+        let num_blocks = meta.shape.num_blocks;
+        let parts = (rayon::current_num_threads() as u64).clamp(1, num_blocks);
+        let mut windows = Vec::with_capacity(parts as usize);
+        let mut rest: &mut [Block] = &mut self.blocks;
+        let mut first = 0usize;
+        for p in 1..=parts {
+            let end = (p as u128 * num_blocks as u128).div_ceil(parts as u128) as usize;
+            let (window, tail) = rest.split_at_mut(end - first);
+            windows.push((first, window));
+            rest = tail;
+            first = end;
+        }
+        let hashes = &hashes;
+        windows.into_par_iter().for_each(|(first, window)| {
+            let end = first + window.len();
+            let mut mine = Vec::with_capacity(PAR_CHUNK);
+            for &h in hashes {
+                if (first..end).contains(&block_index(h, num_blocks)) {
+                    mine.push(h);
+                    if mine.len() == PAR_CHUNK {
+                        meta.kernel.insert_window(&meta.shape, window, first, &mine);
+                        mine.clear();
+                    }
+                }
+            }
+            meta.kernel.insert_window(&meta.shape, window, first, &mine);
+        });
+    }
+}
+
+/// Keys per rayon task.
+const PAR_CHUNK: usize = 4096;
+
+/// How [`BloomFilter::par_insert_batch_with`] splits the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParallelBuild {
+    /// Hash in parallel, then each worker takes one contiguous range of blocks and inserts
+    /// the keys that fall in it with plain SIMD stores: no atomics, no shared cache lines.
+    /// Every worker scans all the hashes, which is cheap next to the inserts.
+    #[default]
+    Partitioned,
+    /// Every worker inserts its share of the keys into the whole filter through atomic
+    /// `fetch_or`s, as [`AtomicBloomFilter::insert_batch`] does.
+    SharedAtomic,
+}
+
+/// The blocks as atomics, for the duration of an exclusive borrow.
+fn as_atomic(blocks: &mut [Block]) -> &[AtomicBlock] {
+    // SAFETY: same size, alignment and bit validity as in `into_atomic`; the exclusive borrow
+    // means nothing reads or writes the blocks non-atomically while the atomic view lives.
+    unsafe { std::slice::from_raw_parts(blocks.as_mut_ptr().cast::<AtomicBlock>(), blocks.len()) }
+}
+
+impl Builder {
+    /// Builds an [`AtomicBloomFilter`] (same options as [`Builder::build`]).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).fpr(0.001).build_atomic()?;
+    /// f.insert(&"shared");
+    /// assert!(f.contains(&"shared"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Builder::build`].
+    pub fn build_atomic(self) -> Result<AtomicBloomFilter, Error> {
+        Ok(self.build()?.into_atomic())
+    }
+}
+
+impl AtomicBloomFilter {
+    /// The filter [`BloomFilter::with_capacity`] would build, over atomic words.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::with_capacity`].
+    pub fn with_capacity(capacity: u64, fpr: f64) -> Result<AtomicBloomFilter, Error> {
+        Ok(BloomFilter::with_capacity(capacity, fpr)?.into_atomic())
+    }
+
+    /// Turns the filter back into a plain [`BloomFilter`] without copying (the writers are
+    /// done: `self` is owned). Its queries then run on the SIMD kernels directly.
+    pub fn into_filter(self) -> BloomFilter {
+        let mut v = ManuallyDrop::new(self.blocks);
+        let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+        // SAFETY: the reverse of `BloomFilter::into_atomic`: same size, alignment and
+        // representation; owning `self` means no thread can still reach the atomics.
+        let blocks = unsafe { Vec::from_raw_parts(ptr.cast::<Block>(), len, cap) };
+        BloomFilter {
+            blocks,
+            meta: self.meta,
+        }
+    }
+
+    /// A plain copy of the filter as it is now (relaxed loads; writers may go on).
+    ///
+    /// ```
+    /// let f = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
+    /// f.insert(&7u64);
+    /// let snapshot = f.snapshot();
+    /// f.insert(&8u64);
+    /// assert!(snapshot.contains(&7u64));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn snapshot(&self) -> BloomFilter {
+        BloomFilter {
+            blocks: self.blocks.iter().map(AtomicBlock::load).collect(),
+            meta: self.meta,
+        }
+    }
+
+    /// Inserts any hashable key; `u64`/`u32` keys land where the batch methods put them.
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
+        self.insert_hash(hash_key(key, self.meta.seed))
+    }
+
+    /// Inserts a raw byte string, hashed exactly.
+    #[inline]
+    pub fn insert_bytes(&self, bytes: &[u8]) {
+        self.insert_hash(hash_bytes(bytes, self.meta.seed))
+    }
+
+    /// Inserts a pre-computed hash.
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) {
+        let shape = &self.meta.shape;
+        let p = pattern_scalar(shape.layout, hash as u32, shape.probes());
+        self.blocks[block_index(hash, shape.num_blocks)].or(&p)
+    }
+
+    /// Whether the key may have been inserted.
+    #[inline]
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(hash_key(key, self.meta.seed))
+    }
+
+    /// Whether a raw byte string may have been inserted.
+    #[inline]
+    pub fn contains_bytes(&self, bytes: &[u8]) -> bool {
+        self.contains_hash(hash_bytes(bytes, self.meta.seed))
+    }
+
+    /// Whether a pre-computed hash may have been inserted.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let shape = &self.meta.shape;
+        let p = pattern_scalar(shape.layout, hash as u32, shape.probes());
+        self.blocks[block_index(hash, shape.num_blocks)].has(&p)
+    }
+
+    /// Inserts a batch of integer keys: hashed in SIMD lanes, blocks prefetched, one relaxed
+    /// `fetch_or` per word that lacks bits.
+    pub fn insert_batch<K: BatchKey>(&self, keys: &[K]) {
+        self.meta
+            .kernel
+            .atomic_insert(&self.meta.shape, &self.blocks, K::as_keys(keys).0)
+    }
+
+    /// Inserts a batch of pre-computed hashes.
+    pub fn insert_hash_batch(&self, hashes: &[u64]) {
+        self.meta
+            .kernel
+            .atomic_insert(&self.meta.shape, &self.blocks, Keys::Hashes(hashes))
+    }
+
+    /// Answers a batch of integer keys into `out`.
+    ///
+    /// # Panics
+    /// If `out.len() != keys.len()`.
+    pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
+        let keys = K::as_keys(keys).0;
+        self.meta
+            .kernel
+            .atomic_query(&self.meta.shape, &self.blocks, keys, Sink::Each(out))
+    }
+
+    /// How many keys of the batch may have been inserted.
+    pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
+        let mut n = 0;
+        let keys = K::as_keys(keys).0;
+        self.meta
+            .kernel
+            .atomic_query(&self.meta.shape, &self.blocks, keys, Sink::Count(&mut n));
+        n
+    }
+
+    /// The 64-bit hash this filter uses for `key`.
+    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        hash_key(key, self.meta.seed)
+    }
+
+    /// Number of 512-bit blocks.
+    pub fn num_blocks(&self) -> u64 {
+        self.meta.shape.num_blocks
+    }
+
+    /// Bytes of filter.
+    pub fn size_in_bytes(&self) -> usize {
+        self.blocks.len() * std::mem::size_of::<AtomicBlock>()
+    }
+
+    /// Bits set per key.
+    pub fn probes(&self) -> u32 {
+        self.meta.probes()
+    }
+
+    /// How the probes spread over a block.
+    pub fn layout(&self) -> Layout {
+        self.meta.shape.layout
+    }
+
+    /// The hash seed.
+    pub fn seed(&self) -> u64 {
+        self.meta.seed
+    }
+
+    /// The key count the filter was sized for.
+    pub fn capacity(&self) -> u64 {
+        self.meta.capacity
+    }
+
+    /// The kernel tier the batch methods run on.
+    pub fn isa(&self) -> Isa {
+        self.meta.kernel.isa()
+    }
+}
+
+impl std::fmt::Debug for AtomicBloomFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AtomicBloomFilter")
+            .field("num_blocks", &self.num_blocks())
+            .field("layout", &self.layout())
+            .field("probes", &self.probes())
+            .field("seed", &self.seed())
+            .field("isa", &self.isa())
+            .finish_non_exhaustive()
+    }
+}
