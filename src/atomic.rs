@@ -83,7 +83,9 @@ impl BloomFilter {
     }
 
     /// Inserts `keys` using every rayon thread, by the faster strategy measured
-    /// ([`ParallelBuild::Partitioned`]). The result is bit-identical to
+    /// ([`ParallelBuild::Partitioned`]). A filter small enough to stay in a core's cache is
+    /// filled by one thread instead: there a plain insert costs a few nanoseconds, less than
+    /// what splitting the work costs. The result is bit-identical to
     /// [`insert_batch`](Self::insert_batch) of the same keys.
     ///
     /// ```
@@ -96,7 +98,11 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn par_insert_batch(&mut self, keys: &[u64]) {
-        self.par_insert_batch_with(keys, ParallelBuild::default())
+        if crate::arch::cache_resident(self.meta.shape.num_blocks) || keys.len() < PAR_CHUNK {
+            self.insert_batch(keys)
+        } else {
+            self.par_insert_batch_with(keys, ParallelBuild::default())
+        }
     }
 
     /// [`par_insert_batch`](Self::par_insert_batch) with a chosen strategy.
@@ -127,11 +133,6 @@ impl BloomFilter {
 
     fn par_insert_partitioned(&mut self, keys: &[u64]) {
         let meta = self.meta;
-        let mut hashes = vec![0u64; keys.len()];
-        hashes
-            .par_chunks_mut(PAR_CHUNK)
-            .zip(keys.par_chunks(PAR_CHUNK))
-            .for_each(|(h, k)| meta.kernel.hash_u64(meta.shape.flip, k, h));
         // One contiguous range of blocks per worker; worker `p` owns blocks `b` with
         // `b * parts / num_blocks == p`, i.e. from `ceil(p * num_blocks / parts)`.
         let num_blocks = meta.shape.num_blocks;
@@ -146,20 +147,31 @@ impl BloomFilter {
             rest = tail;
             first = end;
         }
-        let hashes = &hashes;
+        // Every worker hashes every key (in SIMD lanes, a fraction of an insert's cost) and
+        // keeps the ones in its range: cheaper than materialising all hashes, whose fresh
+        // pages cost more to fault in than the hashing itself.
         windows.into_par_iter().for_each(|(first, window)| {
             let end = first + window.len();
-            let mut mine = Vec::with_capacity(PAR_CHUNK);
-            for &h in hashes {
-                if (first..end).contains(&block_index(h, num_blocks)) {
-                    mine.push(h);
-                    if mine.len() == PAR_CHUNK {
-                        meta.kernel.insert_window(&meta.shape, window, first, &mine);
-                        mine.clear();
-                    }
+            let mut hashed = vec![0u64; PAR_CHUNK];
+            let mut mine = vec![0u64; 2 * PAR_CHUNK];
+            let mut len = 0;
+            for chunk in keys.chunks(PAR_CHUNK) {
+                let hashed = &mut hashed[..chunk.len()];
+                meta.kernel.hash_u64(meta.shape.flip, chunk, hashed);
+                // Branch-free selection: "is this key mine" is a coin flip per key, and a
+                // mispredicted branch would cost more than the insert.
+                for &h in hashed.iter() {
+                    mine[len] = h;
+                    len += (first..end).contains(&block_index(h, num_blocks)) as usize;
+                }
+                if len >= PAR_CHUNK {
+                    meta.kernel
+                        .insert_window(&meta.shape, window, first, &mine[..len]);
+                    len = 0;
                 }
             }
-            meta.kernel.insert_window(&meta.shape, window, first, &mine);
+            meta.kernel
+                .insert_window(&meta.shape, window, first, &mine[..len]);
         });
     }
 }
@@ -170,9 +182,9 @@ const PAR_CHUNK: usize = 4096;
 /// How [`BloomFilter::par_insert_batch_with`] splits the work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ParallelBuild {
-    /// Hash in parallel, then each worker takes one contiguous range of blocks and inserts
-    /// the keys that fall in it with plain SIMD stores: no atomics, no shared cache lines.
-    /// Every worker scans all the hashes, which is cheap next to the inserts.
+    /// Each worker takes one contiguous range of blocks and inserts the keys that fall in it
+    /// with plain SIMD stores: no atomics, no shared cache lines. Every worker hashes all the
+    /// keys to find its own, which is cheap next to the inserts.
     #[default]
     Partitioned,
     /// Every worker inserts its share of the keys into the whole filter through atomic
