@@ -41,9 +41,7 @@ impl Workload {
     /// # Errors
     /// If the key vectors cannot be allocated (a message, not an abort).
     pub fn generate(n: usize, queries: usize, seed: u64) -> Result<Workload, String> {
-        let members = alloc_vec::<u64>(n, "member keys")?;
-        let mut members = members;
-        members.extend((0..n as u64).map(|i| key(seed, i)));
+        let members = members(n, seed)?;
 
         let mut q = alloc_vec::<u64>(queries, "query keys")?;
         let mut is_member = alloc_vec::<bool>(queries, "query flags")?;
@@ -71,6 +69,16 @@ impl Workload {
             non_members,
         })
     }
+}
+
+/// The `n` member keys of stream `seed` (indices `0..n`), as [`Workload::generate`] makes them.
+///
+/// # Errors
+/// If the vector cannot be allocated.
+pub fn members(n: usize, seed: u64) -> Result<Vec<u64>, String> {
+    let mut members = alloc_vec::<u64>(n, "member keys")?;
+    members.extend((0..n as u64).map(|i| key(seed, i)));
+    Ok(members)
 }
 
 fn alloc_vec<T>(len: usize, what: &str) -> Result<Vec<T>, String> {

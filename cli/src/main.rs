@@ -1,12 +1,17 @@
 //! `blockbloom`: measures the blockbloom kernels on this CPU.
 //!
-//! * `demo`: every supported kernel at an L2-, an L3- and a DRAM-sized filter, no arguments;
-//! * `bench`: the same table for chosen parameters (optionally with the peer crates);
-//! * `report`: kernels and peers at the three sizes plus a targets table, written as markdown
-//!   into `perf-reports/`.
+//! * `demo`: every supported kernel at an L2-, an L3- and a DRAM-sized filter, no arguments,
+//!   with a concurrent insert (1 thread against all logical CPUs) at each size;
+//! * `bench`: the same table for chosen parameters (optionally with the peer crates, and with
+//!   `--threads N` a concurrent insert with 1 and N threads);
+//! * `report`: kernels and peers at the three sizes plus a targets table, and a concurrent
+//!   insert section (1-8 threads, blockbloom's parallel builds and fastbloom's atomic filter),
+//!   written as markdown into `perf-reports/`.
 //!
-//! All three time through `measure::measure`, so their numbers are comparable.
+//! All three time through `measure::measure` (single-thread) and `concurrent::run` (which
+//! follows the same schedule), so their numbers are comparable.
 
+mod concurrent;
 mod fpr_table;
 mod keys;
 mod measure;
@@ -23,7 +28,8 @@ use blockbloom::Isa;
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand};
 
-use crate::report::{Context, SIZES};
+use crate::concurrent::{ConcurrentResult, Method};
+use crate::report::{CONCURRENT_SIZES, Context, SIZES};
 use crate::suite::{Plan, Progress, SizeResult};
 
 #[derive(Parser)]
@@ -39,11 +45,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Every supported kernel at n = 50,000 / 1,000,000 / 64,000,000, target FPR 1%.
+    /// Every supported kernel at n = 50,000 / 1,000,000 / 64,000,000, target FPR 1%, and a
+    /// concurrent insert at each size.
     Demo,
     /// The same table for chosen parameters.
     Bench(BenchArgs),
-    /// Write a markdown performance report (kernels, peers, targets) and print its path.
+    /// Write a markdown performance report (kernels, peers, concurrent insert, targets) and
+    /// print its path.
     Report(ReportArgs),
     /// Target vs measured false-positive rate on real filters, and bits per key vs the
     /// best-k bound (a few seconds).
@@ -76,6 +84,10 @@ struct BenchArgs {
     /// Also measure fastbloom (SipHash, foldhash) and sbbf-rs-safe at the same n and FPR.
     #[arg(long)]
     peers: bool,
+    /// Above 1, also time concurrent insert with 1 and this many threads: a shared
+    /// AtomicBloomFilter and par_insert_batch (highest kernel of --isa, else the dispatcher's).
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1024))]
+    threads: usize,
 }
 
 #[derive(Args)]
@@ -83,7 +95,8 @@ struct ReportArgs {
     /// Directory the report is written into.
     #[arg(long, default_value = "perf-reports")]
     out: PathBuf,
-    /// Skip the 64,000,000-key size and use 3 repetitions instead of 5.
+    /// Skip the 64,000,000-key size (and the 100,000,000-key concurrent size) and use 3
+    /// repetitions instead of 5.
     #[arg(long)]
     quick: bool,
 }
@@ -163,6 +176,41 @@ fn wrong_answers(results: &[SizeResult]) -> Result<(), Box<dyn Error>> {
     }
 }
 
+/// Prints a concurrent-insert result; an error if a build was wrong (after printing it).
+fn print_concurrent(r: &ConcurrentResult, ctx: &Context) -> Result<(), Box<dyn Error>> {
+    let ts: Vec<String> = r.plan.threads.iter().map(ToString::to_string).collect();
+    println!("\nConcurrent insert, {} threads", ts.join(" / "));
+    print!("{}", r.describe(&ctx.caches));
+    print!("{}", r.table().text());
+    concurrent_problems(std::slice::from_ref(r))
+}
+
+fn concurrent_problems(results: &[ConcurrentResult]) -> Result<(), Box<dyn Error>> {
+    let problems: Vec<String> = results
+        .iter()
+        .flat_map(|r| r.problems.iter().cloned())
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("wrong concurrent builds: {}", problems.join("; ")).into())
+    }
+}
+
+/// Concurrent insert of the `n` keys of stream `seed` (generated here, once).
+fn run_concurrent(
+    plan: &concurrent::Plan,
+    seed: u64,
+    progress: &Progress,
+) -> Result<ConcurrentResult, Box<dyn Error>> {
+    progress.step(format_args!(
+        "n={}: generating keys for the concurrent insert",
+        system::group(plan.n as u64)
+    ));
+    let keys = keys::members(plan.n, seed)?;
+    concurrent::run(plan, &keys, progress)
+}
+
 /// The plan `demo` and `report` measure each size with: 1% target, every supported kernel,
 /// batches of 1024, the single-key API too.
 fn standard_plan(n: usize, reps: usize, peers: bool) -> Plan {
@@ -183,9 +231,12 @@ fn demo(active: Isa) -> Result<(), Box<dyn Error>> {
     let ctx = Context::gather(active);
     print_header(&ctx);
     let progress = Progress::new();
+    let threads = system::logical_cpus().max(2);
     for (n, _) in SIZES {
         let r = suite::run(&standard_plan(n, 5, false), &progress)?;
         print_size(&r, &ctx)?;
+        let plan = concurrent::Plan::new(n, 0.01, active, &[threads], &Method::SHORT);
+        print_concurrent(&run_concurrent(&plan, SEED, &progress)?, &ctx)?;
     }
     progress.step("done");
     Ok(())
@@ -195,10 +246,16 @@ fn bench(active: Isa, args: BenchArgs) -> Result<(), Box<dyn Error>> {
     let mut isas = if args.isa.is_empty() {
         Isa::supported()
     } else {
-        args.isa
+        args.isa.clone()
     };
     isas.sort();
     isas.dedup();
+    // The concurrent rows use one kernel: the dispatcher's, or the highest one asked for.
+    let concurrent_isa = if args.isa.is_empty() {
+        active
+    } else {
+        *isas.last().expect("clap requires a value")
+    };
     // Bad sizes fail before the header is printed, with the library's message.
     blockbloom::sizing::plan(args.n as u64, args.fpr)?;
     let ctx = Context::gather(active);
@@ -221,7 +278,20 @@ fn bench(active: Isa, args: BenchArgs) -> Result<(), Box<dyn Error>> {
     };
     let progress = Progress::new();
     let r = suite::run(&plan, &progress)?;
-    print_size(&r, &ctx)
+    print_size(&r, &ctx)?;
+    if args.threads > 1 {
+        let mut plan = concurrent::Plan::new(
+            args.n,
+            args.fpr,
+            concurrent_isa,
+            &[args.threads],
+            &Method::SHORT,
+        );
+        plan.batch = args.batch;
+        plan.reps = args.reps;
+        print_concurrent(&run_concurrent(&plan, args.seed, &progress)?, &ctx)?;
+    }
+    Ok(())
 }
 
 fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
@@ -235,8 +305,23 @@ fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
         let reps = if args.quick { 3 } else { 5 };
         results.push(suite::run(&standard_plan(n, reps, true), &progress)?);
     }
+    let mut concurrent_results = Vec::new();
+    for (n, _) in CONCURRENT_SIZES {
+        if args.quick && n > 1_000_000 {
+            continue;
+        }
+        let mut plan = concurrent::Plan::new(n, 0.01, active, &[2, 4, 8], &Method::ALL);
+        plan.reps = if args.quick { 3 } else { 5 };
+        concurrent_results.push(run_concurrent(&plan, SEED, &progress)?);
+    }
     progress.step("sizing tables");
     let mut text = report::markdown(&ctx, &results, args.quick);
+    text.push('\n');
+    text.push_str(&report::concurrent_markdown(
+        &ctx,
+        &concurrent_results,
+        args.quick,
+    ));
     text.push('\n');
     text.push_str(&fpr_table::markdown()?);
     std::fs::create_dir_all(&args.out)
@@ -253,6 +338,12 @@ fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
         "not measured"
     };
     print!("{}", report::targets(&results, missing).text());
+    println!();
+    print!(
+        "{}",
+        report::concurrent_targets(&concurrent_results, missing).text()
+    );
     println!("{}", path.display());
-    wrong_answers(&results)
+    wrong_answers(&results)?;
+    concurrent_problems(&concurrent_results)
 }

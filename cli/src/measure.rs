@@ -288,7 +288,7 @@ impl Measurement {
 
 /// Below this many key-inserts per sample the timer and loop overhead start to show, so
 /// small filters repeat the whole insert inside one sample.
-const MIN_SAMPLE_KEYS: usize = 1 << 20;
+pub const MIN_SAMPLE_KEYS: usize = 1 << 20;
 
 /// Above this many key-inserts in total, repeating the whole insert `reps` times costs more
 /// than it tells; one pass is timed in `reps` segments instead (insert cost does not depend
@@ -331,7 +331,7 @@ pub fn measure<S: Subject>(subject: &mut S, w: &Workload, reps: usize) -> Measur
 
 /// Whether inserting `n` keys is timed as one pass in `reps` segments (large `n`) rather
 /// than as `reps` full passes.
-fn segmented(n: usize, reps: usize) -> bool {
+pub fn segmented(n: usize, reps: usize) -> bool {
     n.saturating_mul(reps) > MAX_INSERT_WORK && n >= reps
 }
 
@@ -378,7 +378,7 @@ fn time_insert<S: Subject>(subject: &mut S, keys: &[u64], reps: usize) -> Timing
     timing
 }
 
-fn per_key(start: Instant, keys: usize) -> f64 {
+pub fn per_key(start: Instant, keys: usize) -> f64 {
     start.elapsed().as_nanos() as f64 / keys.max(1) as f64
 }
 

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use blockbloom::Isa;
 
+use crate::concurrent::{ConcurrentResult, Method};
 use crate::suite::{Kind, SizeResult};
 use crate::system;
 use crate::table::Table;
@@ -11,12 +12,21 @@ use crate::table::Table;
 /// The L2, L3 and DRAM sizes of the demo and the report.
 pub const SIZES: [(usize, &str); 3] = [(50_000, "L2"), (1_000_000, "L3"), (64_000_000, "DRAM")];
 
+/// The sizes of the report's concurrent-insert section (the DRAM one is a filter of about
+/// 120 MiB).
+pub const CONCURRENT_SIZES: [(usize, &str); 2] = [(1_000_000, "L3"), (100_000_000, "DRAM")];
+
 fn size_named(results: &[SizeResult], n: usize) -> Option<&SizeResult> {
     results.iter().find(|r| r.plan.n == n)
 }
 
 fn label(n: usize) -> String {
-    let name = SIZES.iter().find(|s| s.0 == n).map(|s| s.1).unwrap_or("n");
+    let name = SIZES
+        .iter()
+        .chain(&CONCURRENT_SIZES)
+        .find(|s| s.0 == n)
+        .map(|s| s.1)
+        .unwrap_or("n");
     format!("{name} (n={})", system::group(n as u64))
 }
 
@@ -170,6 +180,154 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
         t.row(l.to_vec());
     }
     t
+}
+
+/// The concurrent-insert targets, from whatever sizes were measured.
+pub fn concurrent_targets(results: &[ConcurrentResult], missing: &str) -> Table {
+    let dram_n = CONCURRENT_SIZES[1].0;
+    let dram = results.iter().find(|r| r.plan.n == dram_n);
+    let l = label(dram_n);
+    let atomic = Method::AtomicShared;
+    let mut lines: Vec<Line> = Vec::new();
+    lines.push(ratio_line(
+        format!("{l}: atomic insert throughput, 2 threads vs 1 thread"),
+        1.7,
+        dram.and_then(|r| {
+            let (one, two) = (r.ns(atomic, 1)?, r.ns(atomic, 2)?);
+            Some((one / two, format!("{two:.2} ns vs {one:.2} ns per key")))
+        }),
+        missing,
+    ));
+    lines.push(ratio_line(
+        format!("{l}: atomic insert vs plain insert_batch, 1 thread"),
+        0.6,
+        dram.and_then(|r| {
+            let (a, p) = (r.ns(atomic, 1)?, r.ns(Method::Plain, 1)?);
+            Some((p / a, format!("{a:.2} ns vs {p:.2} ns per key")))
+        }),
+        missing,
+    ));
+    for t in [1, 2] {
+        for (peer, hasher) in [
+            (Method::FastBloomSip, "SipHash-1-3, its default"),
+            (Method::FastBloomFold, "foldhash"),
+        ] {
+            lines.push(ratio_line(
+                format!(
+                    "{l}: atomic insert vs fastbloom AtomicBloomFilter ({hasher}), {t} thread{}",
+                    if t == 1 { "" } else { "s" }
+                ),
+                2.0,
+                dram.and_then(|r| {
+                    let (a, f) = (r.ns(atomic, t)?, r.ns(peer, t)?);
+                    Some((f / a, format!("{a:.2} ns vs {f:.2} ns per key")))
+                }),
+                missing,
+            ));
+        }
+    }
+    for &(n, _) in &CONCURRENT_SIZES {
+        let r = results.iter().find(|r| r.plan.n == n);
+        let measured = r.and_then(|r| {
+            let mut faster = (Vec::new(), Vec::new());
+            let mut detail = Vec::new();
+            for &t in &r.plan.threads {
+                let (p, s) = (
+                    r.ns(Method::Partitioned, t)?,
+                    r.ns(Method::SharedAtomic, t)?,
+                );
+                if p <= s {
+                    faster.0.push(t.to_string());
+                } else {
+                    faster.1.push(t.to_string());
+                }
+                detail.push(format!("{t}t {:.2}x ({p:.2} vs {s:.2} ns)", s / p));
+            }
+            let who = match (faster.0.is_empty(), faster.1.is_empty()) {
+                (false, true) => "Partitioned faster at every thread count".to_string(),
+                (true, false) => "SharedAtomic faster at every thread count".to_string(),
+                _ => format!(
+                    "Partitioned faster at {} threads, SharedAtomic at {}",
+                    faster.0.join(", "),
+                    faster.1.join(", ")
+                ),
+            };
+            Some(format!(
+                "{who}; SharedAtomic / Partitioned time: {}",
+                detail.join(", ")
+            ))
+        });
+        lines.push([
+            format!(
+                "{}: par_insert_batch_with Partitioned vs SharedAtomic",
+                label(n)
+            ),
+            measured.unwrap_or_else(|| missing.to_string()),
+            "(no target)".to_string(),
+            "-".to_string(),
+        ]);
+    }
+    let mut t = Table::new(["target", "measured", "goal", "reached"]).left_aligned();
+    for l in lines {
+        t.row(l.to_vec());
+    }
+    t
+}
+
+/// The report's concurrent-insert section.
+pub fn concurrent_markdown(ctx: &Context, results: &[ConcurrentResult], quick: bool) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## Concurrent insert\n");
+    let batch = results.first().map(|r| r.plan.batch).unwrap_or(1024);
+    let _ = writeln!(
+        s,
+        "Several threads build one filter from the `n` member keys of the same SplitMix64 stream \
+         (1% target, the dispatcher's kernel). Methods: (a) one `AtomicBloomFilter`, \
+         `insert_batch` from T `std::thread::scope` threads, each inserting a contiguous 1/T of \
+         the keys in batches of {batch}; (b) `BloomFilter::par_insert_batch_with(keys, \
+         ParallelBuild::Partitioned)` and (c) `par_insert_batch_with(keys, \
+         ParallelBuild::SharedAtomic)`, inside `pool.install` of a rayon pool of T threads; \
+         (d) T plain `BloomFilter`s, one per scoped thread, each inserting 1/T of the keys with \
+         `insert_batch`, then OR-merged by T threads into one block vector (the library has no \
+         union API, so the merged blocks stay a `Vec<Block>`; the merge is timed and charged to \
+         the build); (e) plain `insert_batch` on one thread, the baseline; (f) \
+         `fastbloom::AtomicBloomFilter` (0.17, `with_false_pos(0.01).expected_items(n)`) shared \
+         by T scoped threads calling `insert(&self, &u64)` one key at a time, with its default \
+         SipHash-1-3 hasher and with foldhash. Every build starts from an empty filter, cleared \
+         outside the timing (blockbloom's atomic insert skips words that already hold a key's \
+         bits, so timing re-inserts would flatter it). ns/key is wall-clock time for all the \
+         threads, spawning included, divided by the keys; medians. \"Tt vs 1t\" is the \
+         speed-up over the same method on one thread, \"Tt vs plain\" over (e); \"spread\" is \
+         the largest (max - min) / median over the thread counts. This machine has {} logical \
+         CPUs: thread counts above that measure oversubscription, not parallelism.\n",
+        system::logical_cpus()
+    );
+    let missing = if quick {
+        let _ = writeln!(
+            s,
+            "This is a `--quick` report: the DRAM size (n = {}) was skipped.\n",
+            system::group(CONCURRENT_SIZES[1].0 as u64)
+        );
+        "not measured (--quick)"
+    } else {
+        "not measured"
+    };
+    let _ = writeln!(s, "### Targets (concurrent insert)\n");
+    s.push_str(&concurrent_targets(results, missing).markdown());
+    s.push('\n');
+    for r in results {
+        let _ = writeln!(s, "### {}\n", label(r.plan.n));
+        for line in r.describe(&ctx.caches).lines() {
+            let _ = writeln!(s, "- {line}");
+        }
+        s.push('\n');
+        s.push_str(&r.table().markdown());
+        for p in &r.problems {
+            let _ = writeln!(s, "\n**Wrong build:** {p}");
+        }
+        s.push('\n');
+    }
+    s
 }
 
 /// Facts printed at the top of the demo and the report.
@@ -425,6 +583,65 @@ mod tests {
             "## L2 (n=50,000)",
             "| avx512 | batch 1024 |",
             "--quick",
+        ] {
+            assert!(md.contains(needle), "{needle} missing:\n{md}");
+        }
+    }
+
+    #[test]
+    fn concurrent_targets_from_made_up_numbers() {
+        use crate::concurrent::{Cell, Plan as CPlan, Row as CRow};
+        let cell = |threads: usize, ns: f64| Cell {
+            threads,
+            timing: Timing { samples: vec![ns] },
+            merge: None,
+        };
+        let row = |method: Method, ns: &[f64]| CRow {
+            method,
+            cells: ns
+                .iter()
+                .zip([1, 2, 4, 8])
+                .map(|(&v, t)| cell(t, v))
+                .collect(),
+        };
+        let r = ConcurrentResult {
+            plan: CPlan::new(100_000_000, 0.01, Isa::Scalar, &[2, 4, 8], &Method::ALL),
+            bytes: 126_000_000,
+            peer_bytes: Some(120_000_000),
+            rows: vec![
+                row(Method::Plain, &[10.0]),
+                row(Method::AtomicShared, &[20.0, 11.0, 11.0, 12.0]),
+                row(Method::Partitioned, &[11.0, 6.0, 6.5, 7.0]),
+                row(Method::SharedAtomic, &[20.0, 5.0, 11.0, 12.0]),
+                row(Method::FastBloomSip, &[80.0, 30.0, 30.0, 30.0]),
+                row(Method::FastBloomFold, &[30.0, 20.0, 20.0, 20.0]),
+            ],
+            problems: Vec::new(),
+        };
+        let t = concurrent_targets(std::slice::from_ref(&r), "not measured").markdown();
+        let line = |needle: &str| t.lines().find(|l| l.contains(needle)).unwrap().to_string();
+        // 20 / 11 = 1.82x
+        assert!(line("2 threads vs 1 thread").contains("1.82x"), "{t}");
+        assert!(line("2 threads vs 1 thread").ends_with("| yes |"), "{t}");
+        // 10 / 20 = 0.5x < 0.6x
+        assert!(line("vs plain insert_batch").contains("0.50x"), "{t}");
+        assert!(line("vs plain insert_batch").ends_with("| no |"), "{t}");
+        assert!(line("(SipHash-1-3, its default), 1 thread").ends_with("| yes |"));
+        assert!(line("(foldhash), 1 thread").contains("1.50x"), "{t}");
+        assert!(line("(foldhash), 2 threads").contains("1.82x"), "{t}");
+        assert!(
+            line("DRAM (n=100,000,000): par_insert_batch_with")
+                .contains("Partitioned faster at 1, 4, 8 threads, SharedAtomic at 2"),
+            "{t}"
+        );
+        assert!(line("L3 (n=1,000,000): par_insert_batch_with").contains("not measured"));
+        let ctx = Context::gather(Isa::Scalar);
+        let md = concurrent_markdown(&ctx, &[r], false);
+        for needle in [
+            "## Concurrent insert",
+            "### Targets (concurrent insert)",
+            "### DRAM (n=100,000,000)",
+            "| fastbloom 0.17 AtomicBloomFilter, foldhash | scoped threads, single-key |",
         ] {
             assert!(md.contains(needle), "{needle} missing:\n{md}");
         }

@@ -86,6 +86,7 @@ pub struct SizeResult {
 /// Progress lines on stderr with the time since start.
 pub struct Progress {
     start: Instant,
+    quiet: bool,
 }
 
 impl Progress {
@@ -93,11 +94,24 @@ impl Progress {
     pub fn new() -> Progress {
         Progress {
             start: Instant::now(),
+            quiet: false,
+        }
+    }
+
+    /// Prints nothing (for tests).
+    #[cfg(test)]
+    pub fn quiet() -> Progress {
+        Progress {
+            start: Instant::now(),
+            quiet: true,
         }
     }
 
     /// Prints one progress line.
     pub fn step(&self, msg: impl std::fmt::Display) {
+        if self.quiet {
+            return;
+        }
         eprintln!("[{:>6.1}s] {msg}", self.start.elapsed().as_secs_f64());
     }
 }

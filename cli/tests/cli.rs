@@ -47,6 +47,48 @@ fn tiny_bench_reports_every_supported_kernel() {
 }
 
 #[test]
+fn bench_with_threads_adds_the_concurrent_rows() {
+    let args = [
+        "bench",
+        "--n",
+        "20000",
+        "--threads",
+        "2",
+        "--reps",
+        "1",
+        "--queries",
+        "10000",
+    ];
+    let out = blockbloom(&args, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("Concurrent insert, 1 / 2 threads"),
+        "{stdout}"
+    );
+    for row in [
+        "plain BloomFilter::insert_batch",
+        "AtomicBloomFilter::insert_batch, shared",
+        "BloomFilter::par_insert_batch",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(row)),
+            "no row {row:?}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("2t vs 1t") && stdout.contains("2t vs plain"));
+    assert!(!stdout.contains("WRONG"), "{stdout}");
+}
+
+#[test]
+fn bench_without_threads_has_no_concurrent_rows() {
+    let out = blockbloom(&TINY, None);
+    let (stdout, _) = text(&out);
+    assert!(out.status.success());
+    assert!(!stdout.contains("Concurrent insert"), "{stdout}");
+}
+
+#[test]
 fn bench_with_one_kernel_and_single_key_batches() {
     let mut args = TINY.to_vec();
     args.extend(["--isa", "scalar", "--batch", "1", "--fpr", "0.001"]);
