@@ -136,7 +136,10 @@ impl BloomFilter {
         // One contiguous range of blocks per worker; worker `p` owns blocks `b` with
         // `b * parts / num_blocks == p`, i.e. from `ceil(p * num_blocks / parts)`.
         let num_blocks = meta.shape.num_blocks;
-        let parts = (rayon::current_num_threads() as u64).clamp(1, num_blocks);
+        // No more parts than cores: every part hashes every key, so an oversubscribed pool
+        // would only multiply that work.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let parts = (rayon::current_num_threads().min(cores) as u64).clamp(1, num_blocks);
         let mut windows = Vec::with_capacity(parts as usize);
         let mut rest: &mut [Block] = &mut self.blocks;
         let mut first = 0usize;
