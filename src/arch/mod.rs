@@ -607,16 +607,20 @@ fn rows_of<const R: usize>(shape: &Shape) -> &'static [Row] {
     }
 }
 
+/// The unchecked block accesses of the drivers rely on this: multiply-shift yields indices
+/// below `num_blocks`, so they are in bounds when the slice has `num_blocks` blocks.
+#[inline(always)]
+fn assert_shape(shape: &Shape, blocks: usize) {
+    assert_eq!(
+        shape.num_blocks, blocks as u64,
+        "filter shape and blocks disagree"
+    );
+}
+
 /// The batch insert of every SIMD tier.
 #[inline(always)]
 pub(crate) fn insert_keys<L: Lanes>(l: L, shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
-    // The unchecked block accesses below rely on this: multiply-shift yields indices below
-    // `num_blocks`.
-    assert_eq!(
-        shape.num_blocks,
-        blocks.len() as u64,
-        "filter shape and blocks disagree"
-    );
+    assert_shape(shape, blocks.len());
     by_shape!(shape, insert_pipelined, L, (l, shape, blocks, keys))
 }
 
@@ -629,11 +633,7 @@ pub(crate) fn query_keys<L: Lanes>(
     keys: Keys<'_>,
     sink: Sink<'_>,
 ) {
-    assert_eq!(
-        shape.num_blocks,
-        blocks.len() as u64,
-        "filter shape and blocks disagree"
-    );
+    assert_shape(shape, blocks.len());
     by_shape!(shape, query_pipelined, L, (l, shape, blocks, keys, sink))
 }
 
@@ -682,8 +682,8 @@ impl<L: Lanes, const WORDS: bool> Visit for Insert<'_, L, WORDS> {
     #[inline(always)]
     fn chunk(&mut self, _: usize, _: usize, stage: &Staged) {
         for (i, lo) in stage.entries(self.num_blocks) {
-            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()` (asserted
-            // in `insert_keys`).
+            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
+            // (`assert_shape`).
             let block = unsafe { self.blocks.get_unchecked_mut(i) };
             self.l.insert::<WORDS>(block, lo, self.rows);
         }
@@ -708,7 +708,7 @@ impl<L: Lanes, const WORDS: bool> Visit for Query<'_, '_, L, WORDS> {
                     .zip(stage.entries(self.num_blocks))
                 {
                     // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
-                    // (asserted in `query_keys`).
+                    // (`assert_shape`).
                     let block = unsafe { self.blocks.get_unchecked(i) };
                     *o = self.l.contains::<WORDS>(block, lo, self.rows);
                 }
@@ -774,8 +774,8 @@ impl<L: Lanes, const WORDS: bool> Visit for AtomicInsert<'_, L, WORDS> {
     #[inline(always)]
     fn chunk(&mut self, _: usize, _: usize, stage: &Staged) {
         for (i, lo) in stage.entries(self.num_blocks) {
-            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()` (asserted
-            // in `atomic_insert_keys`).
+            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
+            // (`assert_shape`).
             let block = unsafe { self.blocks.get_unchecked(i) };
             block.or(&self.l.pattern::<WORDS>(lo, self.rows));
         }
@@ -795,8 +795,8 @@ impl<L: Lanes, const WORDS: bool> Visit for AtomicQuery<'_, '_, L, WORDS> {
     fn chunk(&mut self, start: usize, next: usize, stage: &Staged) {
         let mut found = 0;
         for (j, (i, lo)) in stage.entries(self.num_blocks).enumerate() {
-            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()` (asserted
-            // in `atomic_query_keys`).
+            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
+            // (`assert_shape`).
             let block = unsafe { self.blocks.get_unchecked(i) };
             let hit = block.has(&self.l.pattern::<WORDS>(lo, self.rows));
             match &mut self.sink {
@@ -839,11 +839,7 @@ pub(crate) fn atomic_insert_keys<L: Lanes>(
     blocks: &[AtomicBlock],
     keys: Keys<'_>,
 ) {
-    assert_eq!(
-        shape.num_blocks,
-        blocks.len() as u64,
-        "filter shape and blocks disagree"
-    );
+    assert_shape(shape, blocks.len());
     by_shape!(shape, atomic_insert_pipelined, L, (l, shape, blocks, keys))
 }
 
@@ -857,11 +853,7 @@ pub(crate) fn atomic_query_keys<L: Lanes>(
     keys: Keys<'_>,
     sink: Sink<'_>,
 ) {
-    assert_eq!(
-        shape.num_blocks,
-        blocks.len() as u64,
-        "filter shape and blocks disagree"
-    );
+    assert_shape(shape, blocks.len());
     by_shape!(
         shape,
         atomic_query_pipelined,
