@@ -48,6 +48,60 @@ pub enum Error {
     },
     /// `BLOCKBLOOM_ISA` (or a string parsed as [`Isa`]) names no kernel.
     UnknownIsa(String),
+    /// Decoding: the bytes do not start with the format's magic number.
+    BadMagic,
+    /// Decoding: a format version this build cannot read.
+    UnsupportedVersion(u16),
+    /// Decoding: a layout id this build does not know.
+    UnsupportedLayout(u8),
+    /// Decoding: a hash id this build does not know.
+    UnsupportedHash(u8),
+    /// Decoding: the input ends before the filter does.
+    Truncated {
+        /// Bytes the header says the filter takes.
+        needed: u128,
+        /// Bytes there were.
+        got: u128,
+    },
+    /// Decoding: bytes follow the filter in a buffer that should hold exactly one.
+    TrailingBytes {
+        /// Bytes the filter takes.
+        expected: u128,
+        /// Bytes in the buffer.
+        got: u128,
+    },
+    /// Decoding: the checksum over header and blocks does not match (corrupted data).
+    ChecksumMismatch {
+        /// The checksum stored in the header.
+        stored: u64,
+        /// The checksum of the bytes read.
+        computed: u64,
+    },
+    /// Decoding: a header field is out of range; the text says which.
+    InvalidHeader(&'static str),
+    /// A zero-copy view needs its blocks 64-byte aligned in memory; these are not.
+    Misaligned {
+        /// Address of the first block.
+        address: usize,
+    },
+    /// Two filters cannot be combined; the text says what differs.
+    Incompatible(&'static str),
+    /// Reading or writing failed.
+    Io {
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+        /// Its message.
+        message: String,
+    },
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::Io {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -84,6 +138,33 @@ impl fmt::Display for Error {
                 f,
                 "unknown kernel `{s}`; expected one of scalar, portable, avx2, avx512"
             ),
+            Error::BadMagic => write!(f, "not a blockbloom filter (bad magic number)"),
+            Error::UnsupportedVersion(v) => write!(
+                f,
+                "unsupported format version {v} (this build reads version {})",
+                crate::format::VERSION
+            ),
+            Error::UnsupportedLayout(l) => write!(f, "unsupported layout id {l}"),
+            Error::UnsupportedHash(h) => write!(f, "unsupported hash id {h}"),
+            Error::Truncated { needed, got } => {
+                write!(f, "truncated filter: needs {needed} bytes, got {got}")
+            }
+            Error::TrailingBytes { expected, got } => write!(
+                f,
+                "{got} bytes where the filter takes {expected}: trailing bytes after the filter"
+            ),
+            Error::ChecksumMismatch { stored, computed } => write!(
+                f,
+                "checksum mismatch (stored {stored:016x}, computed {computed:016x}): corrupted filter"
+            ),
+            Error::InvalidHeader(what) => write!(f, "invalid header: {what}"),
+            Error::Misaligned { address } => write!(
+                f,
+                "blocks at address {address:#x} are not 64-byte aligned; a zero-copy view needs \
+                 aligned bytes (use BloomFilter::from_bytes to copy instead)"
+            ),
+            Error::Incompatible(what) => write!(f, "incompatible filters: {what}"),
+            Error::Io { kind, message } => write!(f, "I/O error ({kind:?}): {message}"),
         }
     }
 }

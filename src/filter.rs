@@ -52,6 +52,32 @@ pub(crate) struct Meta {
 }
 
 impl Meta {
+    /// The metadata of a filter of this shape.
+    pub fn new(
+        num_blocks: u64,
+        layout: Layout,
+        probes: u32,
+        seed: u64,
+        capacity: u64,
+        target_fpr: Option<f64>,
+        kernel: &'static Kernel,
+    ) -> Meta {
+        Meta {
+            shape: Shape {
+                num_blocks,
+                layout,
+                rounds: (probes / layout.sectors()) as usize,
+                flip: seed_flip(seed),
+                chunk: crate::arch::chunk_len(num_blocks),
+                prefetch: !crate::arch::cache_resident(num_blocks),
+            },
+            seed,
+            capacity,
+            target_fpr,
+            kernel,
+        }
+    }
+
     pub fn probes(&self) -> u32 {
         self.shape.probes() as u32
     }
@@ -832,20 +858,9 @@ impl Builder {
         let blocks = allocate(num_blocks)?;
         Ok(BloomFilter {
             blocks,
-            meta: Meta {
-                shape: Shape {
-                    num_blocks,
-                    layout,
-                    rounds: (probes / layout.sectors()) as usize,
-                    flip: seed_flip(self.seed),
-                    chunk: crate::arch::chunk_len(num_blocks),
-                    prefetch: !crate::arch::cache_resident(num_blocks),
-                },
-                seed: self.seed,
-                capacity,
-                target_fpr,
-                kernel,
-            },
+            meta: Meta::new(
+                num_blocks, layout, probes, self.seed, capacity, target_fpr, kernel,
+            ),
         })
     }
 }
@@ -871,7 +886,7 @@ fn checked_blocks(blocks: u128) -> Result<u64, Error> {
 }
 
 /// Zeroed blocks; a size the allocator refuses is an error, never an abort.
-fn allocate(num_blocks: u64) -> Result<Vec<Block>, Error> {
+pub(crate) fn allocate(num_blocks: u64) -> Result<Vec<Block>, Error> {
     let bytes = num_blocks as u128 * 64;
     let n = usize::try_from(num_blocks).map_err(|_| Error::AllocationFailed { bytes })?;
     let mut v = Vec::new();

@@ -27,10 +27,12 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod algebra;
 mod arch;
 mod atomic;
 mod error;
 mod filter;
+pub mod format;
 pub mod hash;
 pub mod layout;
 pub mod sizing;
@@ -39,6 +41,7 @@ pub use arch::Isa;
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
 pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};
+pub use format::FilterRef;
 pub use layout::Block;
 
 /// The README's Rust example, compiled and run as a doctest.

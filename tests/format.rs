@@ -1,0 +1,320 @@
+//! The persisted format: round trips, golden files, every decoding error, zero-copy views on a
+//! real memory map, and set algebra.
+
+use std::io::Write as _;
+
+use blockbloom::layout::Layout;
+use blockbloom::{BloomFilter, Error, FilterRef, Isa};
+use quickcheck::quickcheck;
+
+fn filled(capacity: u64, fpr: f64, seed: u64, keys: std::ops::Range<u64>) -> BloomFilter {
+    let mut f = BloomFilter::builder()
+        .capacity(capacity)
+        .fpr(fpr)
+        .seed(seed)
+        .build()
+        .unwrap();
+    f.insert_batch(&keys.collect::<Vec<_>>());
+    f
+}
+
+/// The golden filters: small, fixed, one per layout.
+fn golden() -> Vec<(&'static str, BloomFilter)> {
+    let mut a = BloomFilter::builder()
+        .capacity(100)
+        .fpr(0.01)
+        .seed(0x0123_4567_89ab_cdef)
+        .layout(Layout::Sectors8x64)
+        .build()
+        .unwrap();
+    a.insert_batch(&(0..100u64).collect::<Vec<_>>());
+    a.insert("golden");
+    let mut b = BloomFilter::builder()
+        .capacity(50)
+        .bits_per_key(20.0)
+        .layout(Layout::Sectors4x128)
+        .probes(12)
+        .build()
+        .unwrap();
+    b.insert_batch(&(1000..1050u32).collect::<Vec<_>>());
+    vec![("v1-8x64.bin", a), ("v1-4x128.bin", b)]
+}
+
+fn data(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+#[test]
+fn golden_files_pin_version_1() {
+    for (name, f) in golden() {
+        let path = data(name);
+        if std::env::var_os("BLOCKBLOOM_WRITE_GOLDEN").is_some() {
+            std::fs::write(&path, f.to_bytes()).unwrap();
+        }
+        let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            f.to_bytes(),
+            stored,
+            "{name}: the encoding of version 1 changed"
+        );
+        let g = BloomFilter::from_bytes(&stored).unwrap();
+        assert_eq!(f, g);
+        assert_eq!(g.target_fpr(), f.target_fpr());
+        assert_eq!(g.capacity(), f.capacity());
+    }
+}
+
+#[test]
+fn round_trips_every_shape_and_tier() {
+    for layout in Layout::ALL {
+        for k in layout.probe_counts() {
+            for isa in Isa::supported() {
+                let mut f = BloomFilter::builder()
+                    .capacity(2000)
+                    .bits_per_key(12.0)
+                    .layout(layout)
+                    .probes(k)
+                    .seed(k as u64)
+                    .isa(isa)
+                    .build()
+                    .unwrap();
+                f.insert_batch(&(0..2000u64).collect::<Vec<_>>());
+                let bytes = f.to_bytes();
+                assert_eq!(bytes.len(), f.encoded_len());
+                let g = BloomFilter::from_bytes(&bytes).unwrap();
+                assert_eq!(f, g);
+                let h = BloomFilter::read_from(&bytes[..]).unwrap();
+                assert_eq!(f, h);
+            }
+        }
+    }
+}
+
+#[test]
+fn read_from_stops_after_one_filter() {
+    let a = filled(500, 0.01, 1, 0..500);
+    let b = filled(900, 0.001, 2, 0..900);
+    let mut stream = Vec::new();
+    a.write_to(&mut stream).unwrap();
+    b.write_to(&mut stream).unwrap();
+    let mut r = &stream[..];
+    assert_eq!(BloomFilter::read_from(&mut r).unwrap(), a);
+    assert_eq!(BloomFilter::read_from(&mut r).unwrap(), b);
+    assert!(r.is_empty());
+}
+
+#[test]
+fn every_decoding_error_is_typed() {
+    let good = filled(1000, 0.01, 7, 0..1000).to_bytes();
+    let with = |i: usize, v: u8| {
+        let mut b = good.clone();
+        b[i] = v;
+        b
+    };
+    let err = |b: &[u8]| BloomFilter::from_bytes(b).unwrap_err();
+    assert_eq!(err(&with(0, b'X')), Error::BadMagic);
+    assert_eq!(err(b"NOTBLOOM"), Error::BadMagic);
+    assert_eq!(err(&with(8, 2)), Error::UnsupportedVersion(2));
+    assert_eq!(err(&with(10, 9)), Error::UnsupportedLayout(9));
+    assert!(matches!(err(&with(11, 7)), Error::InvalidHeader(_)));
+    assert_eq!(err(&with(12, 3)), Error::UnsupportedHash(3));
+    assert!(matches!(err(&with(13, 1)), Error::InvalidHeader(_)));
+    assert!(matches!(err(&with(60, 1)), Error::InvalidHeader(_)));
+    // Block count 0, and more than 2^32.
+    let mut zero = good.clone();
+    zero[24..32].copy_from_slice(&0u64.to_le_bytes());
+    assert!(matches!(err(&zero), Error::InvalidHeader(_)));
+    let mut huge = good.clone();
+    huge[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(matches!(err(&huge), Error::InvalidHeader(_)));
+    // A plausible but enormous block count: truncated, and nothing allocated for it.
+    let mut big = good.clone();
+    big[24..32].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    assert!(matches!(err(&big), Error::Truncated { .. }));
+    assert!(matches!(
+        BloomFilter::read_from(&big[..]),
+        Err(Error::Truncated { .. })
+    ));
+    // Bad target FPR.
+    let mut fpr = good.clone();
+    fpr[40..48].copy_from_slice(&2.0f64.to_bits().to_le_bytes());
+    assert!(matches!(err(&fpr), Error::InvalidHeader(_)));
+    // Truncation at every length, trailing bytes, a flipped bit anywhere.
+    for len in [0, 1, 7, 8, 63, 64, 65, good.len() - 1] {
+        let e = err(&good[..len]);
+        assert!(matches!(e, Error::Truncated { .. }), "{len}: {e:?}");
+        let e = BloomFilter::read_from(&good[..len]).unwrap_err();
+        assert!(
+            matches!(e, Error::Truncated { .. }),
+            "read_from {len}: {e:?}"
+        );
+    }
+    let mut long = good.clone();
+    long.push(0);
+    assert!(matches!(err(&long), Error::TrailingBytes { .. }));
+    for i in [48, 100, good.len() - 1] {
+        let e = err(&with(i, good[i] ^ 0x10));
+        assert!(matches!(e, Error::ChecksumMismatch { .. }), "{i}: {e:?}");
+    }
+    for e in [err(&with(0, b'X')), err(&good[..10])] {
+        assert!(!e.to_string().is_empty());
+    }
+}
+
+quickcheck! {
+    fn arbitrary_bytes_never_panic(bytes: Vec<u8>) -> bool {
+        let _ = BloomFilter::from_bytes(&bytes);
+        let _ = BloomFilter::read_from(&bytes[..]);
+        let _ = FilterRef::from_bytes(&bytes);
+        true
+    }
+
+    fn corrupted_headers_never_panic(flips: Vec<(u8, u8)>) -> bool {
+        let mut b = filled(300, 0.05, 3, 0..300).to_bytes();
+        for (i, v) in flips {
+            let i = i as usize % 64;
+            b[i] ^= v;
+        }
+        let _ = BloomFilter::from_bytes(&b);
+        let _ = BloomFilter::read_from(&b[..]);
+        true
+    }
+
+    fn union_contains_both_and_commutes(a: Vec<u64>, b: Vec<u64>) -> bool {
+        let mk = |keys: &[u64]| {
+            let mut f = BloomFilter::builder().capacity(1000).fpr(0.01).build().unwrap();
+            f.insert_batch(keys);
+            f
+        };
+        let (fa, fb) = (mk(&a), mk(&b));
+        let mut ab = fa.clone();
+        ab.union(&fb).unwrap();
+        let mut ba = fb.clone();
+        ba.union(&fa).unwrap();
+        let mut all = a.clone();
+        all.extend(&b);
+        ab == ba && ab == mk(&all) && all.iter().all(|k| ab.contains(k))
+    }
+
+    fn union_associates_and_folds_keep_keys(a: Vec<u64>, b: Vec<u64>, c: Vec<u64>) -> bool {
+        let mk = |keys: &[u64]| {
+            let mut f = BloomFilter::builder().capacity(4096).bits_per_key(16.0).build().unwrap(); // 128 blocks: even, so it folds
+            f.insert_batch(keys);
+            f
+        };
+        let (fa, fb, fc) = (mk(&a), mk(&b), mk(&c));
+        let mut left = fa.clone();
+        left.union(&fb).unwrap();
+        left.union(&fc).unwrap();
+        let mut bc = fb.clone();
+        bc.union(&fc).unwrap();
+        let mut right = fa.clone();
+        right.union(&bc).unwrap();
+        let folded = left.fold().unwrap();
+        left == right && a.iter().chain(&b).chain(&c).all(|k| folded.contains(k))
+    }
+}
+
+#[test]
+fn per_shard_filters_merge_into_the_whole() {
+    let keys: Vec<u64> = (0..40_000).map(|i| i * 0x9e37_79b9).collect();
+    let mut whole = BloomFilter::with_capacity(40_000, 0.01).unwrap();
+    whole.insert_batch(&keys);
+    let mut merged = BloomFilter::with_capacity(40_000, 0.01).unwrap();
+    for shard in keys.chunks(7_000) {
+        let mut f = BloomFilter::with_capacity(40_000, 0.01).unwrap();
+        f.insert_batch(shard);
+        merged.union(&f).unwrap();
+    }
+    assert_eq!(merged, whole);
+}
+
+#[test]
+fn intersect_keeps_common_keys_and_checks_compatibility() {
+    let mut a = filled(2000, 0.01, 0, 0..1500);
+    let b = filled(2000, 0.01, 0, 1000..2000);
+    a.intersect(&b).unwrap();
+    assert!((1000..1500u64).all(|k| a.contains(&k)));
+    let other = filled(2000, 0.01, 1, 0..10);
+    assert_eq!(
+        a.union(&other),
+        Err(Error::Incompatible("different hash seeds"))
+    );
+    let bigger = filled(4000, 0.01, 0, 0..10);
+    assert_eq!(
+        a.intersect(&bigger),
+        Err(Error::Incompatible("different block counts"))
+    );
+}
+
+#[test]
+fn fold_equals_building_at_half_the_size() {
+    let keys: Vec<u64> = (0..5000).collect();
+    let big = BloomFilter::builder()
+        .capacity(5000)
+        .size_in_bytes(64 * 1000)
+        .build()
+        .unwrap();
+    let mut big = big;
+    big.insert_batch(&keys);
+    let folded = big.fold().unwrap();
+    let mut half = BloomFilter::builder()
+        .capacity(5000)
+        .size_in_bytes(64 * 500)
+        .layout(big.layout())
+        .probes(big.probes())
+        .build()
+        .unwrap();
+    half.insert_batch(&keys);
+    assert_eq!(folded.blocks(), half.blocks());
+    assert!(folded.expected_fpr() > big.expected_fpr());
+    let odd = BloomFilter::builder()
+        .capacity(10)
+        .size_in_bytes(64 * 3)
+        .build()
+        .unwrap();
+    assert!(matches!(odd.fold(), Err(Error::Incompatible(_))));
+}
+
+#[test]
+fn filter_ref_on_a_real_memory_map() {
+    let mut f = filled(50_000, 0.01, 11, 0..50_000);
+    f.insert_bytes(b"mapped");
+    let path = std::env::temp_dir().join(format!("blockbloom-mmap-{}.bin", std::process::id()));
+    {
+        let mut file = std::fs::File::create(&path).unwrap();
+        f.write_to(&mut file).unwrap();
+        file.flush().unwrap();
+    }
+    let file = std::fs::File::open(&path).unwrap();
+    // SAFETY: the file was written above and nothing modifies it while it is mapped.
+    let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+    let view = FilterRef::from_bytes(&map).unwrap();
+    assert_eq!(view.num_blocks(), f.num_blocks());
+    assert!(view.contains_bytes(b"mapped"));
+    let keys: Vec<u64> = (0..60_000).collect();
+    let (mut a, mut b) = (vec![false; keys.len()], vec![false; keys.len()]);
+    view.contains_batch(&keys, &mut a);
+    f.contains_batch(&keys, &mut b);
+    assert_eq!(a, b);
+    assert_eq!(view.count_batch(&keys), f.count_batch(&keys));
+    assert_eq!(view.to_filter(), f);
+    drop(map);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn filter_ref_rejects_misaligned_bytes() {
+    let bytes = filled(100, 0.01, 0, 0..100).to_bytes();
+    // Place the encoding one byte past a 64-byte boundary.
+    let mut buf = vec![0u8; bytes.len() + 128];
+    let start = (64 - buf.as_ptr() as usize % 64) % 64 + 1;
+    buf[start..start + bytes.len()].copy_from_slice(&bytes);
+    let e = FilterRef::from_bytes(&buf[start..start + bytes.len()]).unwrap_err();
+    assert!(matches!(e, Error::Misaligned { .. }), "{e:?}");
+    assert!(e.to_string().contains("from_bytes"));
+    // The copying decoder takes the same bytes.
+    assert!(BloomFilter::from_bytes(&buf[start..start + bytes.len()]).is_ok());
+}
