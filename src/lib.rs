@@ -35,6 +35,7 @@ mod filter;
 pub mod format;
 pub mod hash;
 pub mod layout;
+pub mod parquet;
 pub mod sizing;
 
 pub use arch::Isa;
