@@ -383,13 +383,14 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, Error> {
 /// ```
 /// use blockbloom::{BloomFilter, FilterRef};
 ///
-/// let mut f = BloomFilter::with_capacity(1000, 0.01)?;
+/// let mut f = BloomFilter::with_capacity(100, 0.01)?;
 /// f.insert(&42u64);
 /// // An aligned buffer, as a memory map would give.
 /// #[repr(C, align(64))]
-/// struct Aligned([u8; 64 + 64 * 16]);
-/// let mut buf = Box::new(Aligned([0; 64 + 64 * 16]));
+/// struct Aligned([u8; 4096]);
+/// let mut buf = Box::new(Aligned([0; 4096]));
 /// let bytes = f.to_bytes();
+/// assert!(bytes.len() <= 4096);
 /// buf.0[..bytes.len()].copy_from_slice(&bytes);
 /// let view = FilterRef::from_bytes(&buf.0[..bytes.len()])?;
 /// assert!(view.contains(&42u64));
