@@ -8,10 +8,13 @@
 //!   insert section (1-8 threads, blockbloom's parallel builds and fastbloom's atomic filter),
 //!   written as markdown into `perf-reports/`.
 //!
-//! All three time through `measure::measure` (single-thread) and `concurrent::run` (which
+//! * `build`, `query`, `info`, `merge`: filter files in the persisted format (`files`).
+//!
+//! The measuring commands time through `measure::measure` (single-thread) and `concurrent::run` (which
 //! follows the same schedule), so their numbers are comparable.
 
 mod concurrent;
+mod files;
 mod fpr_table;
 mod keys;
 mod measure;
@@ -36,7 +39,7 @@ use crate::suite::{Plan, Progress, SizeResult};
 #[command(
     name = "blockbloom",
     version,
-    about = "Measure blockbloom's SIMD kernels (and peer Bloom filters) on this CPU"
+    about = "Build, query and merge blockbloom filter files; measure blockbloom's SIMD kernels (and peer Bloom filters) on this CPU"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -56,6 +59,14 @@ enum Command {
     /// Target vs measured false-positive rate on real filters, and bits per key vs the
     /// best-k bound (a few seconds).
     Sizing,
+    /// Build a filter file from newline-delimited keys (files, or stdin) and print a summary.
+    Build(files::BuildArgs),
+    /// Look keys up in a filter file (arguments, or stdin lines as a prefilter).
+    Query(files::QueryArgs),
+    /// Print a filter file's header fields, fill, estimated key count and expected FPR.
+    Info(files::InfoArgs),
+    /// Write the union of compatible filter files.
+    Merge(files::MergeArgs),
 }
 
 #[derive(Args)]
@@ -131,7 +142,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
         Ok(v) => format!("BLOCKBLOOM_ISA={v:?}: {e}"),
         Err(_) => e.to_string(),
     })?;
-    if !system::optimised() {
+    if !system::optimised()
+        && matches!(
+            cli.command,
+            Command::Demo | Command::Bench(_) | Command::Report(_) | Command::Sizing
+        )
+    {
         eprintln!("warning: this is a debug build; run with --release for meaningful timings");
     }
     match cli.command {
@@ -147,6 +163,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
             print!("{}", fpr_table::bits_per_key()?.text());
             Ok(())
         }
+        Command::Build(args) => files::build(args),
+        Command::Query(args) => files::query(args),
+        Command::Info(args) => files::info(args),
+        Command::Merge(args) => files::merge(args),
     }
 }
 

@@ -1,7 +1,11 @@
 //! The binary end to end: a tiny bench succeeds and names every kernel; bad parameters and a
-//! bad `BLOCKBLOOM_ISA` fail with the library's message instead of a panic. No timing checks.
+//! bad `BLOCKBLOOM_ISA` fail with the library's message instead of a panic; filter files
+//! round-trip through build, query, info and merge, and bad files fail with the library's
+//! typed decoding errors. No timing checks.
 
-use std::process::{Command, Output};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
 
 use blockbloom::Isa;
 
@@ -161,4 +165,340 @@ fn sizing_measures_every_target_at_or_below_it() {
         assert!(ratio <= 1.16, "{row}");
     }
     assert!(stdout.contains("512-bit best-k bound"));
+}
+
+// ---- Filter files: build, query, info, merge ----
+
+/// A fresh directory for one test's files.
+fn scratch(test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{test}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn keys_file(dir: &std::path::Path, name: &str, keys: impl Iterator<Item = String>) -> String {
+    let path = dir.join(name);
+    let mut text = String::new();
+    for k in keys {
+        text.push_str(&k);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn path(dir: &std::path::Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+/// Runs the binary with `input` on stdin.
+fn blockbloom_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blockbloom"))
+        .args(args)
+        .env_remove("BLOCKBLOOM_ISA")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn ok(o: &Output) -> String {
+    let (stdout, stderr) = text(o);
+    assert!(o.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stdout
+}
+
+fn members(range: std::ops::Range<u64>) -> impl Iterator<Item = String> {
+    range.map(|i| format!("key-{i}"))
+}
+
+#[test]
+fn build_then_query_members_and_non_members() {
+    let dir = scratch("build-query");
+    let keys = keys_file(&dir, "keys.txt", members(0..5000));
+    let f = path(&dir, "f.bb");
+    let stdout = ok(&blockbloom(
+        &["build", "--fpr", "0.01", &keys, "-o", &f],
+        None,
+    ));
+    assert!(stdout.contains("5000 keys"), "{stdout}");
+    for field in ["bytes", "bits/key", "layout 8x64", "k=8", "expected FPR"] {
+        assert!(stdout.contains(field), "{field}: {stdout}");
+    }
+
+    // Every member: maybe.
+    let member_args: Vec<String> = members(0..200).collect();
+    let mut args = vec!["query", f.as_str()];
+    args.extend(member_args.iter().map(String::as_str));
+    let stdout = ok(&blockbloom(&args, None));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 200);
+    for (line, key) in lines.iter().zip(&member_args) {
+        assert_eq!(*line, format!("{key}\tmaybe"));
+    }
+
+    // Non-members: mostly no (1% target: a few maybes at most).
+    let others: Vec<String> = members(1_000_000..1_001_000).collect();
+    let mut args = vec!["query", f.as_str()];
+    args.extend(others.iter().map(String::as_str));
+    let stdout = ok(&blockbloom(&args, None));
+    let maybe = stdout.lines().filter(|l| l.ends_with("\tmaybe")).count();
+    let no = stdout.lines().filter(|l| l.ends_with("\tno")).count();
+    assert_eq!(maybe + no, 1000, "{stdout}");
+    assert!(maybe <= 40, "{maybe} false positives in 1000");
+}
+
+#[test]
+fn query_streams_stdin_as_a_prefilter() {
+    let dir = scratch("query-stdin");
+    let keys = keys_file(&dir, "keys.txt", members(0..10_000));
+    let f = path(&dir, "f.bb");
+    ok(&blockbloom(
+        &["build", "--fpr", "0.001", &keys, "-o", &f],
+        None,
+    ));
+    // Members interleaved with non-members, CRLF on some lines, the last without a newline.
+    let mut input = String::new();
+    for i in 0..20_000u64 {
+        let key = if i % 2 == 0 {
+            format!("key-{}", i / 2)
+        } else {
+            format!("other-{i}")
+        };
+        input.push_str(&key);
+        input.push_str(if i % 7 == 0 { "\r\n" } else { "\n" });
+    }
+    input.push_str("key-9999");
+    let stdout = ok(&blockbloom_stdin(&["query", &f], input.as_bytes()));
+    let lines: Vec<&str> = stdout.lines().collect();
+    let hits = lines.iter().filter(|l| l.starts_with("key-")).count();
+    assert_eq!(hits, 10_001, "every member line is printed");
+    assert!(
+        lines.len() - hits <= 50,
+        "{} false positives",
+        lines.len() - hits
+    );
+    // Lines come out as they went in (CRLF kept), in order.
+    assert!(stdout.starts_with("key-0\r\n"), "{:?}", &stdout[..20]);
+    assert!(stdout.ends_with("key-9999\n"));
+}
+
+#[test]
+fn build_from_stdin_equals_build_from_file() {
+    let dir = scratch("build-stdin");
+    let keys = keys_file(&dir, "keys.txt", members(0..3000));
+    let (a, b, c) = (path(&dir, "a.bb"), path(&dir, "b.bb"), path(&dir, "c.bb"));
+    ok(&blockbloom(
+        &["build", "--fpr", "0.02", "--seed", "7", &keys, "-o", &a],
+        None,
+    ));
+    let input = std::fs::read(&keys).unwrap();
+    let args = ["build", "--fpr", "0.02", "--seed", "7", "-o", &b];
+    ok(&blockbloom_stdin(&args, &input));
+    let args = ["build", "--fpr", "0.02", "--seed", "7", "-", "-o", &c];
+    ok(&blockbloom_stdin(&args, &input));
+    let a = std::fs::read(&a).unwrap();
+    assert_eq!(a, std::fs::read(&b).unwrap());
+    assert_eq!(a, std::fs::read(&c).unwrap());
+    assert_eq!(&a[..8], b"BLKBLOOM");
+}
+
+#[test]
+fn info_reports_the_header_and_the_fill() {
+    let dir = scratch("info");
+    let keys = keys_file(&dir, "keys.txt", members(0..20_000));
+    let f = path(&dir, "f.bb");
+    let args = ["build", "--fpr", "0.0001", "--seed", "42", &keys, "-o", &f];
+    ok(&blockbloom(&args, None));
+    let stdout = ok(&blockbloom(&["info", &f], None));
+    let field = |name: &str| -> String {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(name).filter(|r| r.starts_with(' ')))
+            .unwrap_or_else(|| panic!("no {name}:\n{stdout}"))
+            .trim()
+            .to_string()
+    };
+    assert_eq!(field("version"), "1");
+    assert_eq!(field("layout"), "4x128");
+    assert_eq!(field("k"), "12");
+    assert_eq!(field("seed"), "42");
+    assert_eq!(field("capacity"), "20000");
+    assert_eq!(field("target FPR"), "0.0001");
+    let blocks: u64 = field("blocks").parse().unwrap();
+    let bytes: u64 = field("bytes").parse().unwrap();
+    assert_eq!(bytes, 64 + 64 * blocks);
+    assert_eq!(bytes, std::fs::metadata(&f).unwrap().len());
+    let fill: f64 = field("fill ratio").parse().unwrap();
+    assert!(fill > 0.3 && fill < 0.7, "{fill}");
+    let est: f64 = field("est. keys").parse().unwrap();
+    assert!((est - 20_000.0).abs() < 1_000.0, "{est}");
+    let fpr: f64 = field("expected FPR").parse().unwrap();
+    assert!(fpr > 0.0 && fpr <= 0.0001, "{fpr}");
+    assert!(Isa::supported().iter().any(|i| field("kernel") == i.name()));
+}
+
+#[test]
+fn merge_of_two_builds_equals_the_build_of_both() {
+    let dir = scratch("merge");
+    let a_keys = keys_file(&dir, "a.txt", members(0..4000));
+    let b_keys = keys_file(&dir, "b.txt", members(4000..9000));
+    let [a, b, both, merged] = ["a.bb", "b.bb", "both.bb", "merged.bb"].map(|n| path(&dir, n));
+    let build = |inputs: &[&str], out: &str| {
+        let mut args = vec!["build", "--fpr", "0.01", "--capacity", "9000", "-o", out];
+        args.extend(inputs);
+        ok(&blockbloom(&args, None));
+    };
+    build(&[&a_keys], &a);
+    build(&[&b_keys], &b);
+    build(&[&a_keys, &b_keys], &both);
+    let stdout = ok(&blockbloom(&["merge", &a, &b, "-o", &merged], None));
+    assert!(stdout.contains("keys (estimated)"), "{stdout}");
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&both).unwrap()
+    );
+
+    // Different sizes do not merge: the library's Incompatible error.
+    let small = path(&dir, "small.bb");
+    ok(&blockbloom(
+        &["build", "--fpr", "0.01", &a_keys, "-o", &small],
+        None,
+    ));
+    let out = blockbloom(&["merge", &a, &small, "-o", &merged], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("incompatible filters: different block counts"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The failed merge left the earlier output alone and no temporary file behind.
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&both).unwrap()
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn bad_filter_files_fail_with_the_typed_error() {
+    let dir = scratch("bad-files");
+    let keys = keys_file(&dir, "keys.txt", members(0..1000));
+    let good = path(&dir, "good.bb");
+    ok(&blockbloom(
+        &["build", "--fpr", "0.01", &keys, "-o", &good],
+        None,
+    ));
+    let bytes = std::fs::read(&good).unwrap();
+
+    // Deterministic "random" bytes (xorshift), not starting with the magic.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let random: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x10;
+    let mut trailing = bytes.clone();
+    trailing.extend_from_slice(b"more");
+    let cases: [(&str, Vec<u8>, &str); 6] = [
+        ("random.bb", random, "bad magic"),
+        (
+            "truncated.bb",
+            bytes[..bytes.len() - 100].to_vec(),
+            "truncated",
+        ),
+        ("short-header.bb", bytes[..40].to_vec(), "truncated"),
+        ("flipped.bb", flipped, "checksum mismatch"),
+        ("trailing.bb", trailing, "trailing bytes"),
+        ("empty.bb", Vec::new(), "truncated"),
+    ];
+    for (name, content, message) in cases {
+        let p = path(&dir, name);
+        std::fs::write(&p, content).unwrap();
+        let runs = [
+            blockbloom(&["info", &p], None),
+            blockbloom(&["query", &p, "key-1"], None),
+            blockbloom_stdin(&["query", &p], b"key-1\n"),
+            blockbloom(&["merge", &good, &p, "-o", &path(&dir, "out.bb")], None),
+        ];
+        for out in runs {
+            let (stdout, stderr) = text(&out);
+            assert!(!out.status.success(), "{name}: succeeded:\n{stdout}");
+            assert!(stderr.contains(message), "{name}: {stderr}");
+            assert!(stderr.contains(name), "{name}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+        }
+    }
+    assert!(!std::path::Path::new(&path(&dir, "out.bb")).exists());
+
+    let out = blockbloom(&["info", &path(&dir, "missing.bb")], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("missing.bb") && stderr.contains("I/O error"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn build_errors_are_typed_and_leave_no_file() {
+    let dir = scratch("build-errors");
+    let keys = keys_file(&dir, "keys.txt", members(0..10));
+    let out_path = path(&dir, "f.bb");
+    let out = blockbloom(&["build", "--fpr", "1.5", &keys, "-o", &out_path], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("false-positive rate must be"), "{stderr}");
+    let missing = path(&dir, "nope.txt");
+    let out = blockbloom(&["build", "--fpr", "0.01", &missing, "-o", &out_path], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("nope.txt") && stderr.contains("NotFound"),
+        "{stderr}"
+    );
+    assert!(!std::path::Path::new(&out_path).exists());
+    // Capacity smaller than the input: a warning, and the filter still holds every key.
+    let out = blockbloom(
+        &[
+            "build",
+            "--fpr",
+            "0.01",
+            "--capacity",
+            "2",
+            &keys,
+            "-o",
+            &out_path,
+        ],
+        None,
+    );
+    let (_, stderr) = text(&out);
+    assert!(
+        out.status.success() && stderr.contains("exceed the capacity"),
+        "{stderr}"
+    );
+    let stdout = ok(&blockbloom(&["query", &out_path, "key-3"], None));
+    assert_eq!(stdout, "key-3\tmaybe\n");
 }
