@@ -84,6 +84,15 @@ pub enum Error {
         /// Address of the first block.
         address: usize,
     },
+    /// A Parquet split-block bitset of an unusable length.
+    InvalidBitset {
+        /// Its length in bytes.
+        len: usize,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// A named column does not exist in a Parquet file.
+    NoSuchColumn(String),
     /// Two filters cannot be combined; the text says what differs.
     Incompatible(&'static str),
     /// Reading or writing failed.
@@ -163,6 +172,13 @@ impl fmt::Display for Error {
                 "blocks at address {address:#x} are not 64-byte aligned; a zero-copy view needs \
                  aligned bytes (use BloomFilter::from_bytes to copy instead)"
             ),
+            Error::InvalidBitset { len, why } => {
+                write!(
+                    f,
+                    "invalid Parquet Bloom filter bitset of {len} bytes: {why}"
+                )
+            }
+            Error::NoSuchColumn(c) => write!(f, "the Parquet file has no column `{c}`"),
             Error::Incompatible(what) => write!(f, "incompatible filters: {what}"),
             Error::Io { kind, message } => write!(f, "I/O error ({kind:?}): {message}"),
         }

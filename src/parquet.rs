@@ -411,23 +411,26 @@ impl SplitBlockFilter {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidOptions`] if the length is zero, not a multiple of [`BLOCK_BYTES`], or
+    /// [`Error::InvalidBitset`] if the length is zero, not a multiple of [`BLOCK_BYTES`], or
     /// above [`BITSET_MAX_BYTES`]; a kernel error if `BLOCKBLOOM_ISA` is invalid.
     pub fn from_bitset(bitset: &[u8]) -> Result<SplitBlockFilter, Error> {
         if bitset.is_empty() {
-            return Err(Error::InvalidOptions(
-                "a Parquet Bloom filter bitset is empty",
-            ));
+            return Err(Error::InvalidBitset {
+                len: 0,
+                why: "it is empty",
+            });
         }
         if !bitset.len().is_multiple_of(BLOCK_BYTES) {
-            return Err(Error::InvalidOptions(
-                "a Parquet Bloom filter bitset must be a whole number of 32-byte blocks",
-            ));
+            return Err(Error::InvalidBitset {
+                len: bitset.len(),
+                why: "not a whole number of 32-byte blocks",
+            });
         }
         if bitset.len() > BITSET_MAX_BYTES {
-            return Err(Error::InvalidOptions(
-                "a Parquet Bloom filter bitset is larger than 128 MiB",
-            ));
+            return Err(Error::InvalidBitset {
+                len: bitset.len(),
+                why: "larger than 128 MiB",
+            });
         }
         let kernel = Kernel::get(Isa::active()?)?;
         let blocks = bitset

@@ -50,7 +50,7 @@ use crate::error::Error;
 /// # Errors
 /// [`Error::Io`] if the file cannot be read, or is not a valid Parquet file, or holds a
 /// malformed or unsupported Bloom filter (kind [`InvalidData`](std::io::ErrorKind::InvalidData));
-/// [`Error::InvalidOptions`] if it has no column `column`; a kernel error if
+/// [`Error::NoSuchColumn`] if it has no column `column`; a kernel error if
 /// `BLOCKBLOOM_ISA` is invalid.
 pub fn read_column_filter(
     path: impl AsRef<Path>,
@@ -96,9 +96,7 @@ fn read_filters(
     let schema = meta.file_metadata().schema_descr();
     let index = (0..schema.num_columns())
         .find(|&i| schema.column(i).path().string() == column)
-        .ok_or(Error::InvalidOptions(
-            "the Parquet file has no column of that name",
-        ))?;
+        .ok_or_else(|| Error::NoSuchColumn(column.to_string()))?;
     let groups = match only {
         Some(g) => g..(g + 1).min(meta.num_row_groups()),
         None => 0..meta.num_row_groups(),
@@ -146,8 +144,10 @@ impl SplitBlockFilter {
     /// As [`from_bitset`](SplitBlockFilter::from_bitset).
     pub fn from_sbbf(sbbf: &Sbbf) -> Result<SplitBlockFilter, Error> {
         let mut bitset = Vec::with_capacity(sbbf.num_blocks() * super::BLOCK_BYTES);
-        sbbf.write_bitset(&mut bitset)
-            .map_err(|_| Error::InvalidOptions("could not copy the Sbbf's bitset"))?;
+        sbbf.write_bitset(&mut bitset).map_err(|e| Error::Io {
+            kind: std::io::ErrorKind::Other,
+            message: format!("could not copy the Sbbf's bitset: {e}"),
+        })?;
         SplitBlockFilter::from_bitset(&bitset)
     }
 
