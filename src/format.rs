@@ -16,7 +16,7 @@
 //! | 16 | 8 | hash seed, `u64` |
 //! | 24 | 8 | block count, `u64`, in `1..=2^32` |
 //! | 32 | 8 | capacity the filter was sized for, `u64` (informational) |
-//! | 40 | 8 | target false-positive rate, `f64` bits (NaN: sized by a budget) |
+//! | 40 | 8 | target false-positive rate, `f64` bits (`0x7ff8000000000000`, NaN: none) |
 //! | 48 | 8 | checksum: XXH3-64 (seed 0) of bytes 0..48, 56..64, then every block |
 //! | 56 | 8 | reserved, zero |
 //! | 64 | 64 × blocks | blocks, each 8 `u64` words |
@@ -57,6 +57,9 @@ pub const HEADER_BYTES: usize = 64;
 /// The hash id of seeded XXH3-64 over canonical little-endian bytes.
 pub const HASH_XXH3: u8 = 1;
 
+/// The bits of the target-FPR field for a filter sized by a budget: the canonical quiet NaN.
+pub const NO_TARGET_FPR: u64 = 0x7ff8_0000_0000_0000;
+
 const BLOCK_BYTES: usize = 64;
 /// Bytes a reader is consumed in: what a lying header can make us allocate ahead of data.
 const READ_CHUNK: usize = 1 << 20;
@@ -91,7 +94,8 @@ impl Header {
         h[16..24].copy_from_slice(&m.seed.to_le_bytes());
         h[24..32].copy_from_slice(&m.shape.num_blocks.to_le_bytes());
         h[32..40].copy_from_slice(&m.capacity.to_le_bytes());
-        h[40..48].copy_from_slice(&m.target_fpr.unwrap_or(f64::NAN).to_bits().to_le_bytes());
+        let fpr = m.target_fpr.map_or(NO_TARGET_FPR, f64::to_bits);
+        h[40..48].copy_from_slice(&fpr.to_le_bytes());
         h
     }
 
@@ -124,13 +128,15 @@ impl Header {
             return Err(Error::InvalidHeader("block count outside 1..=2^32"));
         }
         let fpr = f64::from_bits(u64_at(40));
-        let target_fpr = if fpr.is_nan() {
+        // Exactly one encoding means "no target", so decoding and re-encoding give the same
+        // bytes (found by the `decode_corrupted` fuzz target).
+        let target_fpr = if u64_at(40) == NO_TARGET_FPR {
             None
         } else if fpr > 0.0 && fpr < 1.0 {
             Some(fpr)
         } else {
             return Err(Error::InvalidHeader(
-                "target false-positive rate outside (0, 1)",
+                "target false-positive rate neither in (0, 1) nor the canonical NaN",
             ));
         };
         Ok(Header {

@@ -318,3 +318,25 @@ fn filter_ref_rejects_misaligned_bytes() {
     // The copying decoder takes the same bytes.
     assert!(BloomFilter::from_bytes(&buf[start..start + bytes.len()]).is_ok());
 }
+
+#[test]
+fn fuzz_seed_non_canonical_nan_target_is_rejected() {
+    // Found by the `decode_corrupted` fuzz target: a NaN other than the canonical one in the
+    // target-FPR field used to decode as "no target" and re-encode differently.
+    let bytes = std::fs::read(data("fuzz-nan-payload-target-fpr.bin")).unwrap();
+    let e = BloomFilter::from_bytes(&bytes).unwrap_err();
+    assert!(matches!(e, Error::InvalidHeader(_)), "{e:?}");
+    assert!(matches!(
+        BloomFilter::read_from(&bytes[..]),
+        Err(Error::InvalidHeader(_))
+    ));
+    // Every filter that decodes re-encodes to the same bytes, budget-sized ones included.
+    let budget = BloomFilter::builder()
+        .capacity(100)
+        .bits_per_key(10.0)
+        .build()
+        .unwrap();
+    let b = budget.to_bytes();
+    assert_eq!(BloomFilter::from_bytes(&b).unwrap().to_bytes(), b);
+    assert_eq!(b[40..48], 0x7ff8_0000_0000_0000u64.to_le_bytes());
+}
