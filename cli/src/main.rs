@@ -20,6 +20,7 @@ mod keys;
 mod measure;
 mod report;
 mod suite;
+mod sweep;
 mod system;
 mod table;
 
@@ -56,6 +57,10 @@ enum Command {
     /// Write a markdown performance report (kernels, peers, concurrent insert, targets) and
     /// print its path.
     Report(ReportArgs),
+    /// Batch contains/insert ns/key of every kernel tier and the peers from 32 KiB to 1 GiB
+    /// against the memory ceiling (one random 64-byte line per key); writes markdown and SVG
+    /// plots into `perf-reports/` (a few minutes).
+    Sweep(SweepArgs),
     /// Target vs measured false-positive rate on real filters, and bits per key vs the
     /// best-k bound (a few seconds).
     Sizing,
@@ -112,6 +117,16 @@ struct ReportArgs {
     quick: bool,
 }
 
+#[derive(Args)]
+struct SweepArgs {
+    /// Directory the report and plots are written into.
+    #[arg(long, default_value = "perf-reports")]
+    out: PathBuf,
+    /// Stop at 32 MiB.
+    #[arg(long)]
+    quick: bool,
+}
+
 /// Parses a kernel name and insists the CPU has it, with the library's error messages.
 fn parse_isa(s: &str) -> Result<Isa, String> {
     s.parse::<Isa>()
@@ -145,7 +160,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
     if !system::optimised()
         && matches!(
             cli.command,
-            Command::Demo | Command::Bench(_) | Command::Report(_) | Command::Sizing
+            Command::Demo
+                | Command::Bench(_)
+                | Command::Report(_)
+                | Command::Sweep(_)
+                | Command::Sizing
         )
     {
         eprintln!("warning: this is a debug build; run with --release for meaningful timings");
@@ -154,6 +173,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
         Command::Demo => demo(active),
         Command::Bench(args) => bench(active, args),
         Command::Report(args) => write_report(active, args),
+        Command::Sweep(args) => sweep::command(active, args.quick, &args.out),
         Command::Sizing => {
             println!(
                 "False-positive rate: target vs measured (with_capacity(n, target), u64 keys)\n"

@@ -157,6 +157,17 @@ impl Sbbf {
     }
 }
 
+impl Sbbf {
+    /// A filter of exactly `bytes` bytes (a multiple of 32): an 8-bit budget for `bytes`
+    /// keys, so `Filter::new` allocates `8 * bytes / 8` bytes.
+    pub fn with_bytes(bytes: usize) -> Self {
+        Sbbf {
+            filter: sbbf_rs_safe::Filter::new(8, bytes),
+            bits_per_key: 8,
+        }
+    }
+}
+
 #[inline(always)]
 fn xxh3_u64(k: u64) -> u64 {
     xxh3_64(&k.to_le_bytes())

@@ -502,3 +502,11 @@ fn build_errors_are_typed_and_leave_no_file() {
     let stdout = ok(&blockbloom(&["query", &out_path, "key-3"], None));
     assert_eq!(stdout, "key-3\tmaybe\n");
 }
+
+#[test]
+fn sweep_help_names_its_options() {
+    let o = blockbloom(&["sweep", "--help"], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("--quick") && out.contains("--out"), "{out}");
+}
