@@ -90,6 +90,8 @@ pub struct Sweep {
     pub reps: Vec<usize>,
     /// How much of the THP ceiling buffer the kernel backed with huge pages, per size.
     pub thp_backed: Vec<String>,
+    /// How much of the highest tier's filter the kernel backed with huge pages, per size.
+    pub filter_thp: Vec<String>,
     /// The highest tier (the one the diagnostics use).
     pub best: String,
     /// Wrong answers found (kernels disagreeing on a count).
@@ -105,6 +107,7 @@ impl Sweep {
             inserted: vec![0; sizes.len()],
             reps: vec![0; sizes.len()],
             thp_backed: vec![String::new(); sizes.len()],
+            filter_thp: vec![String::new(); sizes.len()],
             best: String::new(),
             problems: Vec::new(),
         }
@@ -185,11 +188,21 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
                 "{}: blockbloom {isa}",
                 system::bytes(bytes as u64)
             ));
-            let filter = BloomFilter::builder()
+            let before = anon_huge_kib();
+            let mut filter = BloomFilter::builder()
                 .capacity(capacity as u64)
                 .size_in_bytes(bytes as u64)
                 .isa(isa)
                 .build()?;
+            if isa == best {
+                filter.clear();
+                let huge = anon_huge_kib().saturating_sub(before) * 1024;
+                sweep.filter_thp[i] = format!(
+                    "{} of {}",
+                    system::bytes(huge.min(bytes as u64)),
+                    system::bytes(bytes as u64)
+                );
+            }
             sweep.layouts[i] = format!("{}, k={}", filter.layout(), filter.probes());
             let mut b = Blocked {
                 filter,
@@ -687,6 +700,11 @@ pub fn markdown(ctx: &Context, s: &Sweep, svgs: &[String], quick: bool) -> Strin
             .chain(s.thp_backed.iter().cloned())
             .collect(),
     );
+    c.row(
+        std::iter::once(format!("{} filter backed by huge pages", s.best))
+            .chain(s.filter_thp.iter().cloned())
+            .collect(),
+    );
     out.push_str(&c.markdown());
     let _ = writeln!(out, "\n## Throughput as a fraction of the read ceiling\n");
     out.push_str(&fraction_table(s).markdown());
@@ -760,7 +778,9 @@ pub fn plot(s: &Sweep, contains: bool, path: &Path, title: &str) -> Result<(), B
         .x_label_area_size(45)
         .y_label_area_size(60)
         .build_cartesian_2d(
-            (xlo / 1.3..xhi * 1.3).log_scale(),
+            (xlo / 1.3..xhi * 1.3)
+                .log_scale()
+                .with_key_points(s.sizes.iter().map(|&b| b as f64).collect()),
             (lo / 1.5..hi * 1.5).log_scale(),
         )?;
     chart
