@@ -772,7 +772,7 @@ pub fn notes(s: &Sweep) -> String {
     );
     let _ = writeln!(
         out,
-        "\nAt {size}: {} batch contains costs {} ns/key, {} ns/key of it without hashing \
+        "\nAt {size}: {} batch contains costs {} ns/key, {} ns/key pre-hashed \
          (`count_hash_batch`), and hashing alone costs {} ns/key; the 4 KiB-page ceiling is {} ns \
          per random line. Huge pages cut the ceiling to {} ns ({:.1}x): at DRAM sizes the cost is \
          the memory access and its page walk (TLB miss), not the hash or the SIMD probe. The \
