@@ -91,11 +91,7 @@ impl Isa {
     /// assert!(blockbloom::Isa::ALL.iter().all(|&i| i <= best || !i.is_supported()));
     /// ```
     pub fn detect() -> Isa {
-        *Isa::ALL
-            .iter()
-            .rev()
-            .find(|i| i.is_supported())
-            .unwrap_or(&Isa::Scalar)
+        best(Isa::is_supported)
     }
 
     /// Every tier this CPU supports, slowest first.
@@ -163,12 +159,17 @@ impl Isa {
 
 /// The tier named by `requested` (the value of `BLOCKBLOOM_ISA`), or the best one `supports`
 /// allows when unset or empty.
-fn choose(requested: Option<&str>, supports: impl Fn(Isa) -> bool) -> Result<Isa, Error> {
-    let best = *Isa::ALL
-        .iter()
+/// The fastest tier `supports` allows (scalar always is).
+fn best(supports: impl Fn(Isa) -> bool) -> Isa {
+    Isa::ALL
+        .into_iter()
         .rev()
-        .find(|&&i| supports(i))
-        .unwrap_or(&Isa::Scalar);
+        .find(|&i| supports(i))
+        .unwrap_or(Isa::Scalar)
+}
+
+fn choose(requested: Option<&str>, supports: impl Fn(Isa) -> bool) -> Result<Isa, Error> {
+    let best = best(&supports);
     match requested.map(str::trim) {
         None | Some("") => Ok(best),
         Some(name) => {
@@ -492,7 +493,7 @@ pub(crate) trait Lanes: Copy {
 pub(crate) const CHUNK: usize = 64;
 
 /// Filters up to this size are taken to fit in a core's L2 cache.
-const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
+pub(crate) const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
 
 /// Whether a filter of `num_blocks` blocks is taken to fit in a core's L2 cache.
 pub(crate) fn cache_resident(num_blocks: u64) -> bool {
@@ -513,16 +514,17 @@ pub(crate) fn chunk_len(num_blocks: u64) -> usize {
     }
 }
 
+/// Asks for the cache line at `line` (shared by every filter's batch pipeline).
 #[inline(always)]
-fn prefetch(block: *const Block) {
+pub(crate) fn prefetch<T>(line: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint that never faults, whatever the address.
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(block.cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(line.cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = block;
+    let _ = line;
 }
 
 /// One chunk's hashes, computed (and their blocks prefetched) a chunk ahead of use.

@@ -249,28 +249,15 @@ pub(super) trait Lanes: Copy {
     fn contains(self, block: &Block, lo: u32) -> bool;
 }
 
-/// Filters up to this size are taken to fit in a core's L2 cache: no prefetching.
-const CACHE_RESIDENT_BYTES: usize = 2 << 20;
-
 /// Hashes between a block's prefetch and its probe, for filters beyond the cache.
 const PREFETCH_AHEAD: usize = 16;
 
-#[inline(always)]
-fn prefetch(block: *const Block) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(block.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = block;
-}
+use crate::arch::prefetch;
 
 /// Whether batches on `blocks` should prefetch (the filter is larger than the cache).
 #[inline(always)]
 fn prefetching(blocks: usize) -> bool {
-    blocks.saturating_mul(Block::BYTES) > CACHE_RESIDENT_BYTES
+    blocks.saturating_mul(Block::BYTES) > crate::arch::CACHE_RESIDENT_BYTES as usize
 }
 
 /// Prefetches the block of each hash (address arithmetic only; a prefetch never faults).
