@@ -95,6 +95,14 @@ pub enum Error {
     NoSuchColumn(String),
     /// Two filters cannot be combined; the text says what differs.
     Incompatible(&'static str),
+    /// Decoding: the bytes hold another kind of filter of the format family (a counting
+    /// filter given to `BloomFilter::from_bytes`, say).
+    WrongKind {
+        /// The kind the decoder reads.
+        expected: &'static str,
+        /// The kind the header names.
+        found: &'static str,
+    },
     /// Reading or writing failed.
     Io {
         /// The I/O error's kind.
@@ -180,6 +188,11 @@ impl fmt::Display for Error {
             }
             Error::NoSuchColumn(c) => write!(f, "the Parquet file has no column `{c}`"),
             Error::Incompatible(what) => write!(f, "incompatible filters: {what}"),
+            Error::WrongKind { expected, found } => write!(
+                f,
+                "the bytes hold a {found}, not a {expected}; decode them with that kind's \
+                 from_bytes"
+            ),
             Error::Io { kind, message } => write!(f, "I/O error ({kind:?}): {message}"),
         }
     }

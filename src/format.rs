@@ -64,10 +64,52 @@ const BLOCK_BYTES: usize = 64;
 /// Bytes a reader is consumed in: what a lying header can make us allocate ahead of data.
 const READ_CHUNK: usize = 1 << 20;
 
+/// Layout ids: which kind of filter an encoding holds (byte 10 of the header).
+///
+/// Ids 1 and 2 are the plain [`BloomFilter`]'s layouts. The other kinds share the header's
+/// magic, version, hash id, seed and checksum, and state their body's length in bytes 56..64
+/// (`docs/FORMAT.md`, "The format family"). Decoding one kind from another's bytes is an
+/// [`Error::WrongKind`].
+pub mod kind {
+    /// A plain filter, layout 8x64.
+    pub const PLAIN_8X64: u8 = 1;
+    /// A plain filter, layout 4x128.
+    pub const PLAIN_4X128: u8 = 2;
+    /// A counting filter.
+    pub const COUNTING: u8 = 16;
+    /// A deletable Bloom filter (plain filter plus collision bitmap).
+    pub const DELETABLE: u8 = 17;
+    /// A scalable filter (a chain of plain filters).
+    pub const SCALABLE: u8 = 18;
+    /// A plain filter in its compressed transfer form.
+    pub const COMPRESSED: u8 = 19;
+    /// A Bloomier filter (static key-to-value map).
+    pub const BLOOMIER: u8 = 20;
+
+    /// The name of a known layout id.
+    ///
+    /// ```
+    /// use blockbloom::format::kind;
+    /// assert_eq!(kind::name(kind::COUNTING), Some("counting filter"));
+    /// assert_eq!(kind::name(99), None);
+    /// ```
+    pub const fn name(id: u8) -> Option<&'static str> {
+        Some(match id {
+            PLAIN_8X64 | PLAIN_4X128 => "plain Bloom filter",
+            COUNTING => "counting filter",
+            DELETABLE => "deletable Bloom filter",
+            SCALABLE => "scalable filter",
+            COMPRESSED => "compressed filter",
+            BLOOMIER => "Bloomier filter",
+            _ => return None,
+        })
+    }
+}
+
 fn layout_id(layout: Layout) -> u8 {
     match layout {
-        Layout::Sectors8x64 => 1,
-        Layout::Sectors4x128 => 2,
+        Layout::Sectors8x64 => kind::PLAIN_8X64,
+        Layout::Sectors4x128 => kind::PLAIN_4X128,
     }
 }
 
@@ -109,9 +151,17 @@ impl Header {
             return Err(Error::UnsupportedVersion(version));
         }
         let layout = match h[10] {
-            1 => Layout::Sectors8x64,
-            2 => Layout::Sectors4x128,
-            other => return Err(Error::UnsupportedLayout(other)),
+            kind::PLAIN_8X64 => Layout::Sectors8x64,
+            kind::PLAIN_4X128 => Layout::Sectors4x128,
+            other => {
+                return Err(match kind::name(other) {
+                    Some(found) => Error::WrongKind {
+                        expected: "plain Bloom filter",
+                        found,
+                    },
+                    None => Error::UnsupportedLayout(other),
+                });
+            }
         };
         let probes = h[11] as u32;
         if !layout.supports_probes(probes) {

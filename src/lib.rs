@@ -30,6 +30,7 @@
 mod algebra;
 mod arch;
 mod atomic;
+mod envelope;
 mod error;
 mod filter;
 pub mod format;

@@ -14,6 +14,7 @@
 //! follows the same schedule), so their numbers are comparable.
 
 mod concurrent;
+mod family;
 mod files;
 mod fpr_table;
 mod keys;
@@ -64,6 +65,9 @@ enum Command {
     /// Target vs measured false-positive rate on real filters, and bits per key vs the
     /// best-k bound (a few seconds).
     Sizing,
+    /// Measure the filter kinds built on the engine (counting, deletable, scalable,
+    /// compressed transfer, Bloomier) and write a markdown report into `perf-reports/`.
+    Family(FamilyArgs),
     /// Build a filter file from newline-delimited keys (files, or stdin) and print a summary.
     Build(files::BuildArgs),
     /// Look keys up in a filter file (arguments, or stdin lines as a prefilter).
@@ -118,6 +122,16 @@ struct ReportArgs {
 }
 
 #[derive(Args)]
+struct FamilyArgs {
+    /// Directory the report is written into.
+    #[arg(long, default_value = "perf-reports")]
+    out: PathBuf,
+    /// Smaller sizes and fewer repetitions (seconds; for CI and smoke runs).
+    #[arg(long)]
+    quick: bool,
+}
+
+#[derive(Args)]
 struct SweepArgs {
     /// Directory the report and plots are written into.
     #[arg(long, default_value = "perf-reports")]
@@ -165,6 +179,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
                 | Command::Report(_)
                 | Command::Sweep(_)
                 | Command::Sizing
+                | Command::Family(_)
         )
     {
         eprintln!("warning: this is a debug build; run with --release for meaningful timings");
@@ -181,6 +196,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
             print!("{}", fpr_table::measured()?.text());
             println!("\nBits per key: layouts vs the 512-bit best-k bound\n");
             print!("{}", fpr_table::bits_per_key()?.text());
+            Ok(())
+        }
+        Command::Family(args) => {
+            let ctx = Context::gather(active);
+            let scale = family::Scale { quick: args.quick };
+            let path = family::command(&ctx, scale, &args.out)?;
+            println!("{}", path.display());
             Ok(())
         }
         Command::Build(args) => files::build(args),

@@ -1,0 +1,48 @@
+//! The filter kinds built on the engine (counting, deletable, scalable, compressed transfer,
+//! Bloomier) against the plain `BloomFilter` they reuse, one module per kind. Benchmark ids are
+//! `<kind>/<operation>/<size>/<implementation>`, and every group has a `plain` row measured
+//! the same way, so a ratio to the plain filter reads off one run.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// `n` distinct pseudo-random `u64` keys of stream `seed` (SplitMix64 of the index).
+pub fn keys(n: usize, seed: u64) -> Vec<u64> {
+    (0..n as u64)
+        .map(|i| {
+            let mut z = (i ^ seed.rotate_left(32)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+/// Key counts every kind is measured at: cache-resident (filters of tens of KiB) and a
+/// million keys (about a MiB of plain filter, L2/L3).
+pub const SIZES: [(&str, usize); 2] = [("50k", 50_000), ("1m", 1_000_000)];
+
+/// The plain filter's batch insert and batch contains at each size: the reference rows.
+fn plain(c: &mut Criterion) {
+    use blockbloom::BloomFilter;
+    use criterion::{BatchSize, Throughput};
+    for (name, n) in SIZES {
+        let members = keys(n, 1);
+        let queries = keys(n, 2);
+        let mut g = c.benchmark_group(format!("plain/{name}"));
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function("insert_batch", |b| {
+            b.iter_batched_ref(
+                || BloomFilter::with_capacity(n as u64, 0.01).expect("valid"),
+                |f| f.insert_batch(&members),
+                BatchSize::LargeInput,
+            )
+        });
+        let mut f = BloomFilter::with_capacity(n as u64, 0.01).expect("valid");
+        f.insert_batch(&members);
+        g.bench_function("count_batch", |b| b.iter(|| f.count_batch(&queries)));
+        g.finish();
+    }
+}
+
+criterion_group!(benches, plain);
+criterion_main!(benches);

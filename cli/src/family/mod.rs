@@ -1,0 +1,58 @@
+//! `family`: measurements of the filter kinds built on the engine (counting, deletable,
+//! scalable, compressed transfer, Bloomier), written as one markdown report into
+//! `perf-reports/`. Each kind's section lives in its own module and returns markdown; a
+//! section that finds a wrong answer (a false negative, a lost value) returns an error.
+
+use std::error::Error;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::report::Context;
+use crate::suite::Progress;
+
+/// How much work a section does: `quick` for CI and smoke runs (seconds), else the full
+/// measurement quoted in the README (minutes at most).
+#[derive(Clone, Copy)]
+pub struct Scale {
+    /// Smaller sizes, fewer repetitions.
+    pub quick: bool,
+}
+
+/// A section: its title and the function that measures it and returns its markdown body.
+type Section = (
+    &'static str,
+    fn(Scale, &Progress) -> Result<String, Box<dyn Error>>,
+);
+
+/// The sections, in report order.
+const SECTIONS: &[Section] = &[];
+
+/// Runs every section and writes `<out>/<date>-<commit>-family.md`; returns its path.
+pub fn command(
+    ctx: &Context,
+    scale: Scale,
+    out: &Path,
+) -> Result<std::path::PathBuf, Box<dyn Error>> {
+    let progress = Progress::new();
+    let mut text = String::new();
+    let _ = writeln!(text, "# blockbloom: the Bloom family\n");
+    for (k, v) in ctx.facts() {
+        let _ = writeln!(text, "- {k}: {v}");
+    }
+    if scale.quick {
+        let _ = writeln!(
+            text,
+            "\nThis is a `--quick` report: smaller sizes, fewer repetitions."
+        );
+    }
+    for (title, run) in SECTIONS {
+        progress.step(format_args!("{title}"));
+        let body = run(scale, &progress)?;
+        let _ = writeln!(text, "\n## {title}\n\n{}", body.trim_end());
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let path = out.join(format!("{}-{}-family.md", ctx.date, ctx.commit));
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    progress.step("done");
+    Ok(path)
+}
