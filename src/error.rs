@@ -95,6 +95,23 @@ pub enum Error {
     NoSuchColumn(String),
     /// Two filters cannot be combined; the text says what differs.
     Incompatible(&'static str),
+    /// `remove`: the key is not in the filter (one of its counters or bits is zero); nothing
+    /// was changed.
+    NotPresent,
+    /// Decoding a compressed filter: the codec rejected its stream (corrupted, or a frame
+    /// this reader refuses, such as a window over 1 MiB); the text is the codec's.
+    Codec(String),
+    /// Decoding a compressed filter: it declares more decompressed bytes than the caller
+    /// allows; nothing was decompressed.
+    DecompressedTooLarge {
+        /// Bytes of plain filter the envelope declares.
+        declared: u64,
+        /// The caller's limit.
+        limit: u64,
+    },
+    /// `compressed::plan`: the transfer budget (bits per key) cannot hold even one block
+    /// plus the headers.
+    TransferBudgetTooSmall(f64),
     /// Decoding: the bytes hold another kind of filter of the format family (a counting
     /// filter given to `BloomFilter::from_bytes`, say).
     WrongKind {
@@ -188,6 +205,23 @@ impl fmt::Display for Error {
             }
             Error::NoSuchColumn(c) => write!(f, "the Parquet file has no column `{c}`"),
             Error::Incompatible(what) => write!(f, "incompatible filters: {what}"),
+            Error::NotPresent => {
+                write!(
+                    f,
+                    "remove: the key is not in the filter (nothing was changed)"
+                )
+            }
+            Error::Codec(msg) => write!(f, "compressed filter: the codec failed: {msg}"),
+            Error::DecompressedTooLarge { declared, limit } => write!(
+                f,
+                "compressed filter declares {declared} decompressed bytes, over the limit of \
+                 {limit}"
+            ),
+            Error::TransferBudgetTooSmall(bits) => write!(
+                f,
+                "a transfer budget of {bits} bits per key cannot hold one block plus headers; \
+                 raise the budget or the capacity"
+            ),
             Error::WrongKind { expected, found } => write!(
                 f,
                 "the bytes hold a {found}, not a {expected}; decode them with that kind's \

@@ -30,6 +30,7 @@
 mod algebra;
 mod arch;
 mod atomic;
+pub mod compressed;
 mod envelope;
 mod error;
 mod filter;
