@@ -144,8 +144,8 @@ fn huffman_bits_per_byte(q: f64) -> f64 {
 ///
 /// ```
 /// use blockbloom::{compressed::predicted_bytes, layout::Layout};
-/// let sparse = predicted_bytes(100_000, 100_000 * 28 / 512, Layout::Sectors4x128, 4);
-/// assert!(sparse < 100_000.0 * 16.0 / 8.0); // 28 bits of array per key, under 16 on the wire
+/// let sparse = predicted_bytes(100_000, 100_000 * 26 / 512, Layout::Sectors4x128, 4);
+/// assert!(sparse < 100_000.0 * 16.0 / 8.0); // 26 bits of array per key, under 16 on the wire
 /// ```
 pub fn predicted_bytes(keys: u64, num_blocks: u64, layout: Layout, probes: u32) -> f64 {
     let array_bytes = num_blocks as f64 * (BLOCK_BITS / 8) as f64;
