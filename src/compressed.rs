@@ -92,8 +92,15 @@ pub fn expected_fill(keys: u64, num_blocks: u64, layout: Layout, probes: u32) ->
     1.0 - (keys as f64 * per_key).exp()
 }
 
-/// Binary entropy in bits.
-fn entropy(q: f64) -> f64 {
+/// The binary entropy `H(q)` in bits: the fewest bits per bit of array any code can spend on
+/// bits set independently with probability `q` (the paper's bound).
+///
+/// ```
+/// use blockbloom::compressed::entropy;
+/// assert_eq!(entropy(0.5), 1.0);
+/// assert!((entropy(0.1331) - 0.566).abs() < 0.001);
+/// ```
+pub fn entropy(q: f64) -> f64 {
     if q <= 0.0 || q >= 1.0 {
         return 0.0;
     }
