@@ -8,11 +8,14 @@
 //! the layout, probe count and block count with the lowest model rate
 //! ([`sizing::false_positive_rate`]) whose *predicted* transferred size fits the budget.
 //!
-//! The prediction is the entropy of the expected fill times the codec's measured overhead
-//! ([`predicted_bytes`]). The codec is zstd at level 1 on the plain filter's own encoding:
-//! on these bit arrays level 1 comes closer to the entropy bound than the higher levels,
-//! whose matches on random data cost more than they save, and it runs at hundreds of MB/s.
-//! `cargo run --release -p blockbloom-cli -- family` measures it against the bound.
+//! The codec is zstd at level 1 on the plain filter's own encoding. It finds nothing to match
+//! in a filter's random bits and codes its bytes as Huffman literals, so the prediction
+//! ([`predicted_bytes`]) is the expected Huffman code length of the array's bytes at the
+//! expected fill (close to the entropy `H(q)` per bit unless the filter is sparse), plus a
+//! measured overhead. On these arrays the middle zstd levels do worse than level 1 (their
+//! matches on random data cost more than they save), and the top levels gain little at a
+//! small fraction of the speed. `cargo run --release -p blockbloom-cli -- family` measures
+//! the codec against the entropy bound and the model.
 //!
 //! The probe count is at least 4 here (the layouts set 4 or 8 probes per SIMD round), while
 //! the paper's best designs at 8 transferred bits per key use 1 or 2: at 8 bits the gain over
@@ -68,7 +71,7 @@ pub const BYTES_PER_CODEC_BLOCK: f64 = 100.0;
 pub const CODEC_SKEW_OVERHEAD: f64 = 0.19;
 
 /// [`plan`] keeps the expected fill at or above this. In sparser arrays zstd's cost rises
-/// above the model (9% over it at a fill of 0.064; `blockbloom family` has the table),
+/// above the model (about 8% over it at a fill of 0.064; `blockbloom family` has the table),
 /// so the prediction would not hold there.
 pub const MIN_FILL: f64 = 0.12;
 

@@ -21,6 +21,9 @@
 //! Force a kernel with `BLOCKBLOOM_ISA=scalar|portable|avx2|avx512` (an unsupported choice is
 //! an error, never a silent fallback) or per filter with [`Builder::isa`].
 //!
+//! To send a filter over a network, [`compressed`] sizes it for its compressed size
+//! (Mitzenmacher's compressed Bloom filters) and encodes it with zstd.
+//!
 //! The hash is XXH3-64 with a seed ([`hash`]); it is stable across platforms, kernels and
 //! compile flags, so a filter's bits mean the same everywhere.
 
