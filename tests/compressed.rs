@@ -272,7 +272,8 @@ fn envelope_errors_are_typed() {
 #[test]
 fn inconsistent_fields_are_typed_errors() {
     let (_, wire) = sample();
-    let edits: [(&str, fn(&mut Vec<u8>)); 6] = [
+    type Edit = fn(&mut Vec<u8>);
+    let edits: [(&str, Edit); 6] = [
         ("unknown codec", |b| b[11] = 2),
         ("reserved field", |b| b[32] = 1),
         ("length not a block multiple", |b| b[24] ^= 1),
