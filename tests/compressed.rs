@@ -412,3 +412,21 @@ fn corrupted_frames_never_panic() {
         assert!(prop(body.clone(), declared, at));
     }
 }
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    fn raw(bytes: Vec<u8>) -> bool {
+        BloomFilter::from_compressed_bytes(&bytes).is_err()
+    }
+    /// A sealed envelope around arbitrary bytes: only the codec and the inner filter can object.
+    fn sealed(body: Vec<u8>, blocks: u8) -> bool {
+        let declared = HEADER as u64 + 64 * (blocks as u64 + 1);
+        BloomFilter::from_compressed_bytes_limited(&envelope(&body, declared, 11), 1 << 20).is_err()
+    }
+    QuickCheck::new()
+        .tests(500)
+        .quickcheck(raw as fn(Vec<u8>) -> bool);
+    QuickCheck::new()
+        .tests(500)
+        .quickcheck(sealed as fn(Vec<u8>, u8) -> bool);
+}
