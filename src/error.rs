@@ -95,6 +95,12 @@ pub enum Error {
     NoSuchColumn(String),
     /// Two filters cannot be combined; the text says what differs.
     Incompatible(&'static str),
+    /// `remove`: the key is not in the filter (one of its counters or bits is zero); nothing
+    /// was changed.
+    NotPresent,
+    /// `remove` on a counting filter that has had a minimum-increase insert: its counters no
+    /// longer add up per key, so a remove could create false negatives; nothing was changed.
+    RemoveAfterMinIncrease,
     /// Decoding: the bytes hold another kind of filter of the format family (a counting
     /// filter given to `BloomFilter::from_bytes`, say).
     WrongKind {
@@ -188,6 +194,14 @@ impl fmt::Display for Error {
             }
             Error::NoSuchColumn(c) => write!(f, "the Parquet file has no column `{c}`"),
             Error::Incompatible(what) => write!(f, "incompatible filters: {what}"),
+            Error::NotPresent => {
+                write!(f, "remove: the key is not in the filter (nothing was changed)")
+            }
+            Error::RemoveAfterMinIncrease => write!(
+                f,
+                "remove: the counting filter has had minimum-increase inserts, whose counts do \
+                 not support removal (nothing was changed)"
+            ),
             Error::WrongKind { expected, found } => write!(
                 f,
                 "the bytes hold a {found}, not a {expected}; decode them with that kind's \
