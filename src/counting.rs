@@ -341,7 +341,11 @@ impl CountingBloomFilter {
 
     #[inline(always)]
     fn mask<const C: u32>(&self, hash: u64) -> [u64; 8] {
-        key_mask::<C>(self.meta.shape.layout, hash as u32, self.meta.shape.probes())
+        key_mask::<C>(
+            self.meta.shape.layout,
+            hash as u32,
+            self.meta.shape.probes(),
+        )
     }
 
     /// Adds one to each of the key's counters (a saturated counter stays at its maximum).
@@ -604,7 +608,11 @@ impl CountingBloomFilter {
     fn insert_keys(&mut self, keys: Keys<'_>) {
         fn go<const C: u32>(f: &mut CountingBloomFilter, keys: Keys<'_>) {
             let meta = f.meta;
-            let (layout, k, n) = (meta.shape.layout, meta.shape.probes(), meta.shape.num_blocks);
+            let (layout, k, n) = (
+                meta.shape.layout,
+                meta.shape.probes(),
+                meta.shape.num_blocks,
+            );
             let blocks = &mut f.blocks;
             pipeline(&meta, blocks.as_ptr(), keys, |_, h| {
                 let m = key_mask::<C>(layout, h as u32, k);
@@ -726,7 +734,11 @@ impl CountingBloomFilter {
     fn remove_keys(&mut self, keys: Keys<'_>) -> Result<usize, Error> {
         fn go<const C: u32>(f: &mut CountingBloomFilter, keys: Keys<'_>) -> usize {
             let meta = f.meta;
-            let (layout, k, n) = (meta.shape.layout, meta.shape.probes(), meta.shape.num_blocks);
+            let (layout, k, n) = (
+                meta.shape.layout,
+                meta.shape.probes(),
+                meta.shape.num_blocks,
+            );
             let blocks = &mut f.blocks;
             let mut removed = 0;
             pipeline(&meta, blocks.as_ptr(), keys, |_, h| {
@@ -949,8 +961,7 @@ impl CountingBloomFilter {
         let layout = self.meta.shape.layout;
         let positions = (layout.sector_bits() / self.bits.bits()) as f64;
         let b = self.meta.shape.rounds as i32;
-        let per_key =
-            layout.sectors() as f64 * positions * (1.0 - (1.0 - 1.0 / positions).powi(b));
+        let per_key = layout.sectors() as f64 * positions * (1.0 - (1.0 - 1.0 / positions).powi(b));
         self.total_count() as f64 / per_key
     }
 
@@ -990,7 +1001,12 @@ impl CountingBloomFilter {
         };
         Envelope {
             kind: kind::COUNTING,
-            param: self.bits.bits() as u8 | if self.min_increase { FLAG_MIN_INCREASE } else { 0 },
+            param: self.bits.bits() as u8
+                | if self.min_increase {
+                    FLAG_MIN_INCREASE
+                } else {
+                    0
+                },
             seed: self.meta.seed,
             fields: [
                 self.meta.shape.num_blocks,
@@ -1371,7 +1387,10 @@ mod tests {
                 let low = 1u64 << (i * C);
                 assert_eq!(nonzero::<C>(x) & low != 0, v != 0);
                 assert_eq!(full::<C>(x) & low != 0, v == (1 << C) - 1);
-                assert_eq!(field(project::<C>(x), i, C), if v != 0 { (1 << C) - 1 } else { 0 });
+                assert_eq!(
+                    field(project::<C>(x), i, C),
+                    if v != 0 { (1 << C) - 1 } else { 0 }
+                );
             }
             let sum: u64 = (0..64 / C).map(|i| field(x, i, C)).sum();
             assert_eq!(field_sum::<C>(x), sum);

@@ -578,7 +578,10 @@ mod tests {
 
     #[test]
     fn sector_moments_match_brute_force() {
-        for (layout, unit) in Layout::ALL.into_iter().flat_map(|l| [(l, 1), (l, 4), (l, 8)]) {
+        for (layout, unit) in Layout::ALL
+            .into_iter()
+            .flat_map(|l| [(l, 1), (l, 4), (l, 8)])
+        {
             for k in [layout.sectors(), 2 * layout.sectors()] {
                 let model = InBlock::new(layout, k, unit);
                 let step = model.step();
