@@ -12,7 +12,10 @@
 //!
 //! Every block operation works on whole words: a key's probes become a mask with the low bit
 //! of each of its fields set, and "which fields are nonzero / full" is a few shifts and ORs
-//! per word, so insert, remove and query are branch-free over the 8 words of the block.
+//! per word, so insert, remove and query are branch-free over the 8 words of the block (which
+//! the compiler vectorises). Batches take each key's probe pattern from the engine's SIMD
+//! insert kernel (the plain filter's bits of the key) and fold it into the mask; single-key
+//! calls compute it one probe at a time, to the same result.
 //!
 //! * A counter that reaches its maximum (15 or 255) stays there ("sticky"): it is never
 //!   incremented past it nor decremented, so removing a key that was inserted can never make
@@ -28,7 +31,7 @@
 use std::hash::Hash;
 use std::io::{Read, Write};
 
-use crate::arch::{CHUNK, Kernel, Keys, prefetch};
+use crate::arch::{CHUNK, Kernel, Keys, Shape, prefetch};
 use crate::envelope::Envelope;
 use crate::filter::{BatchKey, Meta, allocate};
 use crate::format::kind;
@@ -117,7 +120,8 @@ fn full<const C: u32>(x: u64) -> u64 {
     y & lows_of::<C>()
 }
 
-/// A key's counters as masks: the low bit of each of its fields, per word.
+/// A key's counters as masks: the low bit of each of its fields, per word (the single-key
+/// path; batches use [`mask_of`] on the kernel's pattern).
 #[inline(always)]
 fn key_mask<const C: u32>(layout: Layout, lo: u32, k: usize) -> [u64; 8] {
     let mut m = [0u64; 8];
@@ -207,14 +211,42 @@ fn field_sum<const C: u32>(x: u64) -> u64 {
         .sum()
 }
 
-/// Calls `f(i, hash)` for every key of the batch in order. Keys are hashed a chunk at a time
-/// in SIMD lanes, and for filters beyond the cache the next chunk's blocks are prefetched
-/// before the current chunk is applied, so their misses overlap.
+/// The plain bit patterns of a chunk of hashes, from the engine's SIMD insert kernel: hash `j`
+/// keeps its low half (which alone decides the pattern) and gets `j` as its top bits, so in a
+/// scratch filter of `CHUNK` blocks it lands in block `j`.
 #[inline(always)]
-fn pipeline(meta: &Meta, base: *const Block, keys: Keys<'_>, mut f: impl FnMut(usize, u64)) {
+fn patterns(meta: &Meta, hashes: &[u64], scratch: &mut [Block; CHUNK]) {
+    const _: () = assert!(CHUNK == 64, "block j of 64 is selected by the top 6 bits");
+    let mut placed = [0u64; CHUNK];
+    for (j, (p, &h)) in placed.iter_mut().zip(hashes).enumerate() {
+        *p = (j as u64) << 58 | (h & 0xffff_ffff);
+    }
+    let shape = Shape {
+        num_blocks: CHUNK as u64,
+        chunk: CHUNK,
+        prefetch: false,
+        ..meta.shape
+    };
+    scratch[..hashes.len()].fill(Block::ZERO);
+    meta.kernel
+        .insert(&shape, scratch, Keys::Hashes(&placed[..hashes.len()]));
+}
+
+/// Calls `f(i, hash, pattern)` for every key of the batch in order, `pattern` being the
+/// plain filter's bits of the key. Keys are hashed and their patterns computed a chunk at a
+/// time on the filter's SIMD kernel, and for filters beyond the cache the next chunk's
+/// blocks are prefetched before the current chunk is applied, so their misses overlap.
+#[inline(always)]
+fn pipeline(
+    meta: &Meta,
+    base: *const Block,
+    keys: Keys<'_>,
+    mut f: impl FnMut(usize, u64, &Block),
+) {
     let shape = &meta.shape;
     let n = keys.len();
     let mut bufs = [[0u64; CHUNK]; 2];
+    let mut scratch = [Block::ZERO; CHUNK];
     let stage = |start: usize, out: &mut [u64; CHUNK]| -> usize {
         let len = shape.chunk.min(n - start);
         let out = &mut out[..len];
@@ -247,14 +279,22 @@ fn pipeline(meta: &Meta, base: *const Block, keys: Keys<'_>, mut f: impl FnMut(u
         } else {
             0
         };
-        for (i, &h) in bufs[cur][..len].iter().enumerate() {
-            f(start + i, h);
+        let hashes = &bufs[cur][..len];
+        patterns(meta, hashes, &mut scratch);
+        for (i, (&h, p)) in hashes.iter().zip(&scratch).enumerate() {
+            f(start + i, h, p);
         }
         if next_len == 0 {
             return;
         }
         (cur, start, len) = (1 - cur, next, next_len);
     }
+}
+
+/// A key's counter masks from its plain pattern: the low bit of each field holding a set bit.
+#[inline(always)]
+fn mask_of<const C: u32>(pattern: &Block) -> [u64; 8] {
+    pattern.0.map(nonzero::<C>)
 }
 
 /// A counting Bloom filter: blocked like [`BloomFilter`] (one 64-byte block per key), with a
@@ -608,14 +648,10 @@ impl CountingBloomFilter {
     fn insert_keys(&mut self, keys: Keys<'_>) {
         fn go<const C: u32>(f: &mut CountingBloomFilter, keys: Keys<'_>) {
             let meta = f.meta;
-            let (layout, k, n) = (
-                meta.shape.layout,
-                meta.shape.probes(),
-                meta.shape.num_blocks,
-            );
+            let n = meta.shape.num_blocks;
             let blocks = &mut f.blocks;
-            pipeline(&meta, blocks.as_ptr(), keys, |_, h| {
-                let m = key_mask::<C>(layout, h as u32, k);
+            pipeline(&meta, blocks.as_ptr(), keys, |_, h, p| {
+                let m = mask_of::<C>(p);
                 block_increment::<C>(&mut blocks[block_index(h, n)], &m);
             });
         }
@@ -689,9 +725,9 @@ impl CountingBloomFilter {
             mut sink: impl FnMut(usize, bool),
         ) {
             let shape = &f.meta.shape;
-            let (layout, k, n) = (shape.layout, shape.probes(), shape.num_blocks);
-            pipeline(&f.meta, f.blocks.as_ptr(), keys, |i, h| {
-                let m = key_mask::<C>(layout, h as u32, k);
+            let n = shape.num_blocks;
+            pipeline(&f.meta, f.blocks.as_ptr(), keys, |i, h, p| {
+                let m = mask_of::<C>(p);
                 sink(i, block_has::<C>(&f.blocks[block_index(h, n)], &m));
             });
         }
@@ -734,15 +770,11 @@ impl CountingBloomFilter {
     fn remove_keys(&mut self, keys: Keys<'_>) -> Result<usize, Error> {
         fn go<const C: u32>(f: &mut CountingBloomFilter, keys: Keys<'_>) -> usize {
             let meta = f.meta;
-            let (layout, k, n) = (
-                meta.shape.layout,
-                meta.shape.probes(),
-                meta.shape.num_blocks,
-            );
+            let n = meta.shape.num_blocks;
             let blocks = &mut f.blocks;
             let mut removed = 0;
-            pipeline(&meta, blocks.as_ptr(), keys, |_, h| {
-                let m = key_mask::<C>(layout, h as u32, k);
+            pipeline(&meta, blocks.as_ptr(), keys, |_, h, p| {
+                let m = mask_of::<C>(p);
                 removed += block_decrement::<C>(&mut blocks[block_index(h, n)], &m) as usize;
             });
             removed

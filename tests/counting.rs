@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use blockbloom::layout::Layout;
-use blockbloom::{BloomFilter, CounterBits, CountingBloomFilter, Error};
+use blockbloom::{BloomFilter, CounterBits, CountingBloomFilter, Error, Isa};
 use quickcheck::{QuickCheck, TestResult, quickcheck};
 
 /// Every counter width and layout, at a small capacity.
@@ -195,6 +195,37 @@ fn batch_equals_single_across_chunks_and_prefetch() {
             let hashes: Vec<u64> = members.iter().map(|k| a.hash(k)).collect();
             assert_eq!(a.remove_hash_batch(&hashes[n / 2..]).unwrap(), n - n / 2);
             assert!(a.blocks().iter().all(|blk| blk.0 == [0; 8]));
+        }
+    }
+}
+
+#[test]
+fn every_kernel_tier_builds_the_same_counters() {
+    // Batches take their bit patterns from the filter's SIMD kernel; single calls compute
+    // them one probe at a time.
+    let members = keys(12, 5_000);
+    for bits in CounterBits::ALL {
+        for layout in Layout::ALL {
+            for probes in layout.probe_counts() {
+                let build = |isa| {
+                    CountingBloomFilter::builder()
+                        .capacity(5_000)
+                        .counter_bits(bits)
+                        .layout(layout)
+                        .probes(probes)
+                        .isa(isa)
+                        .build()
+                        .unwrap()
+                };
+                let mut single = build(Isa::Scalar);
+                members.iter().for_each(|k| single.insert(k));
+                for isa in Isa::supported() {
+                    let mut f = build(isa);
+                    f.insert_batch(&members);
+                    assert_eq!(f, single, "{bits} {layout} k={probes} {isa}");
+                    assert_eq!(f.count_batch(&members), members.len());
+                }
+            }
         }
     }
 }

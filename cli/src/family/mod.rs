@@ -10,6 +10,8 @@ use std::path::Path;
 use crate::report::Context;
 use crate::suite::Progress;
 
+mod counting;
+
 /// How much work a section does: `quick` for CI and smoke runs (seconds), else the full
 /// measurement quoted in the README (minutes at most).
 #[derive(Clone, Copy)]
@@ -25,7 +27,10 @@ type Section = (
 );
 
 /// The sections, in report order.
-const SECTIONS: &[Section] = &[];
+const SECTIONS: &[Section] = &[(
+    "Counting filter: 4-bit vs 8-bit counters",
+    counting::section,
+)];
 
 /// Runs every section and writes `<out>/<date>-<commit>-family.md`; returns its path.
 pub fn command(
