@@ -98,11 +98,19 @@ fn time<S>(
 
 /// Batch insert, query and remove at 1% for plain, 4-bit and 8-bit.
 fn timings(scale: Scale, out: &mut String) -> Result<(), Box<dyn Error>> {
-    let (n, reps) = if scale.quick {
-        (50_000usize, 3)
+    let (sizes, reps): (&[usize], usize) = if scale.quick {
+        (&[50_000], 3)
     } else {
-        (1_000_000, 7)
+        (&[50_000, 1_000_000], 7)
     };
+    for &n in sizes {
+        timings_at(n, reps, out)?;
+    }
+    Ok(())
+}
+
+/// [`timings`] at `n` keys.
+fn timings_at(n: usize, reps: usize, out: &mut String) -> Result<(), Box<dyn Error>> {
     let fpr = 0.01;
     let seed = 0xC0_FFEE;
     let m = members(n, seed)?;
