@@ -1,32 +1,4 @@
-//! [`CountingBloomFilter`]: a blocked Bloom filter of small saturating counters, which
-//! supports `remove`, and its spectral estimate of a key's multiplicity.
-//!
-//! The filter is the plain engine with wider positions. A key's hash picks one 64-byte
-//! [`Block`] and `k` probe positions in it exactly as the plain filter does
-//! ([`crate::layout::probe`]); probe `j` at bit `b` of word `w` owns the counter in the
-//! `c`-bit field of word `w` that contains bit `b`, i.e. bits `[b & !(c - 1), + c)`, for a
-//! counter width `c` of 4 or 8 bits ([`CounterBits`]). So a word holds `64 / c` counters, a
-//! key's counters are a *set* (two probes in one field count once), and the projection to a
-//! plain filter ([`CountingBloomFilter::to_bloom`]) is "every nonzero field becomes all ones",
-//! which answers exactly as the counting filter does.
-//!
-//! Every block operation works on whole words: a key's probes become a mask with the low bit
-//! of each of its fields set, and "which fields are nonzero / full" is a few shifts and ORs
-//! per word, so insert, remove and query are branch-free over the 8 words of the block (which
-//! the compiler vectorises). Batches take each key's probe pattern from the engine's SIMD
-//! insert kernel (the plain filter's bits of the key) and fold it into the mask; single-key
-//! calls compute it one probe at a time, to the same result.
-//!
-//! * A counter that reaches its maximum (15 or 255) stays there ("sticky"): it is never
-//!   incremented past it nor decremented, so removing a key that was inserted can never make
-//!   another inserted key disappear.
-//! * `remove` of a key with a zero counter is [`Error::NotPresent`] and changes nothing. A key
-//!   that was never inserted but whose counters are all nonzero (a false positive, about
-//!   [`model_fpr`](CountingBloomFilter::model_fpr) of them) cannot be told apart from a member;
-//!   removing it takes one count from other keys' counters, as in every counting filter.
-//!
-//! Sizing is the plain filter's exact model with `sector_bits / c` positions per sector
-//! ([`crate::sizing`]), with the same margin rule.
+//! [`CountingBloomFilter`] (the design is in its docs) and its [`CountingBuilder`].
 
 use std::hash::Hash;
 use std::io::{Read, Write};
@@ -298,11 +270,39 @@ fn mask_of<const C: u32>(pattern: &Block) -> [u64; 8] {
 }
 
 /// A counting Bloom filter: blocked like [`BloomFilter`] (one 64-byte block per key), with a
-/// small saturating counter where the plain filter has a bit, so keys can be removed. See the
-/// [module docs](self) for the layout and the guarantees.
+/// small saturating counter where the plain filter has a bit, so keys can be removed, and the
+/// smallest of a key's counters estimates how often it was inserted.
+///
+/// The filter is the plain engine with wider positions. A key's hash picks one 64-byte
+/// [`Block`] and `k` probe positions in it exactly as the plain filter does
+/// ([`crate::layout::probe`]); probe `j` at bit `b` of word `w` owns the counter in the
+/// `c`-bit field of word `w` that contains bit `b`, i.e. bits `[b & !(c - 1), + c)`, for a
+/// counter width `c` of 4 or 8 bits ([`CounterBits`]). So a word holds `64 / c` counters, a
+/// key's counters are a *set* (two probes in one field count once), and the projection to a
+/// plain filter ([`CountingBloomFilter::to_bloom`]) is "every nonzero field becomes all ones",
+/// which answers exactly as the counting filter does.
+///
+/// Every block operation works on whole words: a key's probes become a mask with the low bit
+/// of each of its fields set, and "which fields are nonzero / full" is a few shifts and ORs
+/// per word, so insert, remove and query are branch-free over the 8 words of the block (which
+/// the compiler vectorises). Batches take each key's probe pattern from the engine's SIMD
+/// insert kernel (the plain filter's bits of the key) and fold it into the mask; single-key
+/// calls compute it one probe at a time, to the same result.
+///
+/// * A counter that reaches its maximum (15 or 255) stays there ("sticky"): it is never
+///   incremented past it nor decremented, so removing a key that was inserted can never make
+///   another inserted key disappear.
+/// * `remove` of a key with a zero counter is [`Error::NotPresent`] and changes nothing. A key
+///   that was never inserted but whose counters are all nonzero (a false positive, about
+///   [`model_fpr`](CountingBloomFilter::model_fpr) of them) cannot be told apart from a member;
+///   removing it takes one count from other keys' counters, as in every counting filter.
+///
+/// Sizing is the plain filter's exact model with `sector_bits / c` positions per sector
+/// ([`crate::sizing`]), with the same margin rule.
 ///
 /// Use it for a set that changes, such as the live flows of a packet filter or the keys of
-/// a cache that evicts: insert on arrival, remove on expiry, query at memory speed.
+/// a cache that evicts: insert on arrival, remove on expiry, and every query reads one cache
+/// line.
 ///
 /// ```
 /// use blockbloom::{CountingBloomFilter, Error};

@@ -23,6 +23,9 @@
 //!
 //! The hash is XXH3-64 with a seed ([`hash`]); it is stable across platforms, kernels and
 //! compile flags, so a filter's bits mean the same everywhere.
+//!
+//! [`CountingBloomFilter`] puts small saturating counters on the same blocks and probes, for
+//! sets that also remove keys and for estimates of a key's multiplicity.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
