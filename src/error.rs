@@ -112,6 +112,9 @@ pub enum Error {
     /// `compressed::plan`: the transfer budget (bits per key) cannot hold even one block
     /// plus the headers.
     TransferBudgetTooSmall(f64),
+    /// `remove` on a counting filter that has had a minimum-increase insert: its counters no
+    /// longer add up per key, so a remove could create false negatives; nothing was changed.
+    RemoveAfterMinIncrease,
     /// Decoding: the bytes hold another kind of filter of the format family (a counting
     /// filter given to `BloomFilter::from_bytes`, say).
     WrongKind {
@@ -221,6 +224,11 @@ impl fmt::Display for Error {
                 f,
                 "a transfer budget of {bits} bits per key cannot hold one block plus headers; \
                  raise the budget or the capacity"
+            ),
+            Error::RemoveAfterMinIncrease => write!(
+                f,
+                "remove: the counting filter has had minimum-increase inserts, whose counts do \
+                 not support removal (nothing was changed)"
             ),
             Error::WrongKind { expected, found } => write!(
                 f,

@@ -26,6 +26,9 @@
 //!
 //! The hash is XXH3-64 with a seed ([`hash`]); it is stable across platforms, kernels and
 //! compile flags, so a filter's bits mean the same everywhere.
+//!
+//! [`CountingBloomFilter`] puts small saturating counters on the same blocks and probes, for
+//! sets that also remove keys and for estimates of a key's multiplicity.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -34,6 +37,7 @@ mod algebra;
 mod arch;
 mod atomic;
 pub mod compressed;
+mod counting;
 mod envelope;
 mod error;
 mod filter;
@@ -45,6 +49,7 @@ pub mod sizing;
 
 pub use arch::Isa;
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
+pub use counting::{CounterBits, CountingBloomFilter, CountingBuilder};
 pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};
 pub use format::FilterRef;

@@ -101,11 +101,14 @@ struct InBlock {
 }
 
 impl InBlock {
-    fn new(layout: Layout, probes: u32) -> InBlock {
+    /// The model of `layout` with `probes` probes whose positions are `unit_bits`-bit fields
+    /// (1 for the plain filter, the counter width for a counting filter): a sector then has
+    /// `sector_bits / unit_bits` positions.
+    fn new(layout: Layout, probes: u32, unit_bits: u32) -> InBlock {
         InBlock {
             sectors: layout.sectors() as i32,
             b: (probes / layout.sectors()) as usize,
-            w: layout.sector_bits() as f64,
+            w: (layout.sector_bits() / unit_bits) as f64,
         }
     }
 
@@ -148,7 +151,13 @@ impl InBlock {
 
 /// Mean and variance, over blocks, of the per-block false-positive rate of a filter of
 /// `num_blocks` blocks holding `keys` keys.
-fn block_moments(keys: u64, num_blocks: u64, layout: Layout, probes: u32) -> (f64, f64) {
+fn block_moments(
+    keys: u64,
+    num_blocks: u64,
+    layout: Layout,
+    probes: u32,
+    unit_bits: u32,
+) -> (f64, f64) {
     assert!(num_blocks > 0, "a filter has at least one block");
     assert!(
         layout.supports_probes(probes),
@@ -157,7 +166,7 @@ fn block_moments(keys: u64, num_blocks: u64, layout: Layout, probes: u32) -> (f6
     if keys == 0 {
         return (0.0, 0.0);
     }
-    let model = InBlock::new(layout, probes);
+    let model = InBlock::new(layout, probes, unit_bits);
     let step = model.step();
     let powers_at = |c: u64| {
         let mut pw = [1.0; MAX_POWER + 1];
@@ -228,7 +237,19 @@ fn block_moments(keys: u64, num_blocks: u64, layout: Layout, probes: u32) -> (f6
 /// assert!(p > 0.0 && p < 0.05);
 /// ```
 pub fn false_positive_rate(keys: u64, num_blocks: u64, layout: Layout, probes: u32) -> f64 {
-    block_moments(keys, num_blocks, layout, probes).0
+    block_moments(keys, num_blocks, layout, probes, 1).0
+}
+
+/// [`false_positive_rate`] for probes that land on `unit_bits`-bit fields (a counting
+/// filter's counters) instead of single bits.
+pub(crate) fn false_positive_rate_units(
+    keys: u64,
+    num_blocks: u64,
+    layout: Layout,
+    probes: u32,
+    unit_bits: u32,
+) -> f64 {
+    block_moments(keys, num_blocks, layout, probes, unit_bits).0
 }
 
 /// The standard deviation of one filter's false-positive rate around
@@ -241,7 +262,7 @@ pub fn false_positive_rate(keys: u64, num_blocks: u64, layout: Layout, probes: u
 ///     > fpr_std_dev(5_000_000, 100_000, Layout::Sectors8x64, 8));
 /// ```
 pub fn fpr_std_dev(keys: u64, num_blocks: u64, layout: Layout, probes: u32) -> f64 {
-    (block_moments(keys, num_blocks, layout, probes).1 / num_blocks as f64).sqrt()
+    (block_moments(keys, num_blocks, layout, probes, 1).1 / num_blocks as f64).sqrt()
 }
 
 /// What a plan must satisfy: the target rate, and how many standard deviations of one
@@ -250,11 +271,13 @@ pub fn fpr_std_dev(keys: u64, num_blocks: u64, layout: Layout, probes: u32) -> f
 struct Goal {
     fpr: f64,
     margin_sd: f64,
+    /// Bits per probe position: 1 for the plain filter, the counter width when counting.
+    unit_bits: u32,
 }
 
 /// Whether `num_blocks` blocks meet the goal at `keys` keys.
 fn meets(keys: u64, num_blocks: u64, layout: Layout, probes: u32, goal: Goal) -> bool {
-    let (mean, var) = block_moments(keys, num_blocks, layout, probes);
+    let (mean, var) = block_moments(keys, num_blocks, layout, probes, goal.unit_bits);
     mean + goal.margin_sd * (var / num_blocks as f64).sqrt() <= goal.fpr
 }
 
@@ -358,6 +381,28 @@ pub fn plan_with(
         Goal {
             fpr,
             margin_sd: MARGIN_SD,
+            unit_bits: 1,
+        },
+        layout,
+        probes,
+    )
+}
+
+/// [`plan_with`] for a counting filter whose probes land on `unit_bits`-bit counters: the
+/// same model and margin with `sector_bits / unit_bits` positions per sector.
+pub(crate) fn plan_units(
+    capacity: u64,
+    fpr: f64,
+    layout: Option<Layout>,
+    probes: Option<u32>,
+    unit_bits: u32,
+) -> Result<Plan, Error> {
+    plan_for(
+        capacity,
+        Goal {
+            fpr,
+            margin_sd: MARGIN_SD,
+            unit_bits,
         },
         layout,
         probes,
@@ -453,6 +498,7 @@ pub fn asymptotic_bits_per_key(fpr: f64, layout: Layout) -> Result<(f64, u32), E
     let goal = Goal {
         fpr,
         margin_sd: 0.0,
+        unit_bits: 1,
     };
     let p = plan_for(1 << 26, goal, Some(layout), None)?;
     Ok((p.bits_per_key(), p.probes))
@@ -532,9 +578,12 @@ mod tests {
 
     #[test]
     fn sector_moments_match_brute_force() {
-        for layout in Layout::ALL {
+        for (layout, unit) in Layout::ALL
+            .into_iter()
+            .flat_map(|l| [(l, 1), (l, 4), (l, 8)])
+        {
             for k in [layout.sectors(), 2 * layout.sectors()] {
-                let model = InBlock::new(layout, k);
+                let model = InBlock::new(layout, k, unit);
                 let step = model.step();
                 for c in [0u32, 1, 5, 20, 60] {
                     let mut pw = [1.0; MAX_POWER + 1];
@@ -547,7 +596,7 @@ mod tests {
                         let want = moment_brute_force(&model, m, e);
                         assert!(
                             (got - want).abs() < 1e-12,
-                            "{layout} k={k} c={c} e={e}: {got} vs {want}"
+                            "{layout}/{unit} k={k} c={c} e={e}: {got} vs {want}"
                         );
                     }
                 }
@@ -565,6 +614,7 @@ mod tests {
             let goal = Goal {
                 fpr,
                 margin_sd: MARGIN_SD,
+                unit_bits: 1,
             };
             assert!(!meets(100_000, p.num_blocks - 1, p.layout, p.probes, goal));
         }

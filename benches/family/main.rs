@@ -6,6 +6,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod compressed;
+mod counting;
 
 /// `n` distinct pseudo-random `u64` keys of stream `seed` (SplitMix64 of the index).
 pub fn keys(n: usize, seed: u64) -> Vec<u64> {
@@ -46,5 +47,5 @@ fn plain(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, plain, compressed::compressed);
+criterion_group!(benches, plain, counting::counting, compressed::compressed);
 criterion_main!(benches);

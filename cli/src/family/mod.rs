@@ -11,6 +11,7 @@ use crate::report::Context;
 use crate::suite::Progress;
 
 mod compressed;
+mod counting;
 
 /// How much work a section does: `quick` for CI and smoke runs (seconds), else the full
 /// measurement quoted in the README (minutes at most).
@@ -27,7 +28,13 @@ type Section = (
 );
 
 /// The sections, in report order.
-const SECTIONS: &[Section] = &[("Compressed transfer form", compressed::section)];
+const SECTIONS: &[Section] = &[
+    (
+        "Counting filter: 4-bit vs 8-bit counters",
+        counting::section,
+    ),
+    ("Compressed transfer form", compressed::section),
+];
 
 /// Runs every section and writes `<out>/<date>-<commit>-family.md`; returns its path.
 pub fn command(
