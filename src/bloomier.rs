@@ -295,23 +295,29 @@ impl BloomierBuilder {
             });
         }
         let mut hashes = try_vec(n, 0u64)?;
-        let mut order: Vec<u32> = try_vec(n, 0)?;
+        let mut sorted: Vec<(u64, u32)> = try_vec(n, (0, 0))?;
         let mut seed = self.seed;
         for _ in 0..MAX_ATTEMPTS {
             hash_all(seed, &mut hashes);
-            sort_by_hash(&hashes, &mut order)?;
+            sort_by_hash(&hashes, &mut sorted)?;
             // Equal hashes: the same key (one entry, or a conflict) or a collision of two
             // keys, which no table can hold: try the next seed.
-            let Some(unique) = dedup(&hashes, &mut order, same_key, value)? else {
+            let Some(unique) = dedup(&mut sorted, same_key, value)? else {
                 seed = seed.wrapping_add(SEED_STEP);
                 continue;
             };
+            // From here on `hashes` holds the unique hashes in sorted order.
+            hashes.truncate(unique);
+            for (h, &(s, _)) in hashes.iter_mut().zip(&sorted) {
+                *h = s;
+            }
             let geometry = Geometry::for_entries(unique as u64);
-            let sorted: Vec<u64> = order[..unique]
-                .iter()
-                .map(|&i| hashes[i as usize])
-                .collect();
-            if let Some(stack) = peel(&geometry, &sorted)? {
+            if let Some(stack) = peel(&geometry, &hashes)? {
+                let values: Vec<u64> = sorted[..unique]
+                    .iter()
+                    .map(|&(_, i)| value(i as usize))
+                    .collect();
+                drop(sorted);
                 let mut f = BloomierFilter {
                     words: Vec::new(),
                     len: unique as u64,
@@ -323,10 +329,11 @@ impl BloomierBuilder {
                     kernel,
                     prefetch: false,
                 };
-                f.words = f.assign(&stack, &sorted, &|k| value(order[k] as usize))?;
+                f.words = f.assign(&stack, &values)?;
                 f.prefetch = f.size_in_bytes() as u64 > CACHE_RESIDENT_BYTES;
                 return Ok(f);
             }
+            hashes.resize(n, 0);
             seed = seed.wrapping_add(SEED_STEP);
         }
         Err(Error::ConstructionFailed {
@@ -356,10 +363,10 @@ fn hash_into(kernel: &Kernel, keys: Keys<'_>, flip: u64, start: usize, out: &mut
     }
 }
 
-/// Fills `order` with `0..n` sorted by hash: one counting pass on the top bits into about
-/// `n` buckets, then each (tiny) bucket sorted. Sorted by hash is sorted by first segment,
-/// which keeps the peeling's memory accesses near each other.
-fn sort_by_hash(hashes: &[u64], order: &mut [u32]) -> Result<(), Error> {
+/// Fills `sorted` with `(hash, index)` of every key, sorted by hash: one counting pass on the
+/// top bits into about `n` buckets, then each (tiny) bucket sorted. Sorted by hash is sorted
+/// by first segment, which keeps the peeling's memory accesses near each other.
+fn sort_by_hash(hashes: &[u64], sorted: &mut [(u64, u32)]) -> Result<(), Error> {
     let n = hashes.len();
     let bits = (usize::BITS - n.saturating_sub(1).leading_zeros()).min(24);
     let bucket = |h: u64| h.checked_shr(64 - bits).unwrap_or(0) as usize;
@@ -373,32 +380,32 @@ fn sort_by_hash(hashes: &[u64], order: &mut [u32]) -> Result<(), Error> {
     let mut next = starts.clone();
     for (i, &h) in hashes.iter().enumerate() {
         let b = bucket(h);
-        order[next[b] as usize] = i as u32;
+        sorted[next[b] as usize] = (h, i as u32);
         next[b] += 1;
     }
     for w in starts.windows(2) {
         let (a, b) = (w[0] as usize, w[1] as usize);
         if b - a > 1 {
-            order[a..b].sort_unstable_by_key(|&i| hashes[i as usize]);
+            sorted[a..b].sort_unstable_by_key(|e| e.0);
         }
     }
     Ok(())
 }
 
-/// Drops repeated keys from the hash-sorted `order` (keeping one of each), returning how many
-/// entries are left at its front, or `None` if two different keys have the same hash.
+/// Drops repeated keys from the hash-sorted entries (keeping one of each), returning how many
+/// are left at the front, or `None` if two different keys have the same hash.
 fn dedup(
-    hashes: &[u64],
-    order: &mut [u32],
+    sorted: &mut [(u64, u32)],
     same_key: &dyn Fn(usize, usize) -> bool,
     value: &dyn Fn(usize) -> u64,
 ) -> Result<Option<usize>, Error> {
     let mut kept = 0;
-    for r in 0..order.len() {
-        let i = order[r] as usize;
+    for r in 0..sorted.len() {
+        let (h, i) = sorted[r];
         if kept > 0 {
-            let j = order[kept - 1] as usize;
-            if hashes[i] == hashes[j] {
+            let (g, j) = sorted[kept - 1];
+            if h == g {
+                let (i, j) = (i as usize, j as usize);
                 if !same_key(i, j) {
                     return Ok(None);
                 }
@@ -414,25 +421,42 @@ fn dedup(
                 continue;
             }
         }
-        order[kept] = i as u32;
+        sorted[kept] = (h, i);
         kept += 1;
     }
     Ok(Some(kept))
 }
 
+/// One key peeled: its hash, its index in the sorted entries and the slot it owns.
+#[derive(Clone, Copy)]
+struct Peeled {
+    hash: u64,
+    key: u32,
+    slot: u32,
+}
+
+/// A slot during peeling: how many keys still use it and the xor of their hashes and
+/// indices (the only one's, once the count is 1). One 16-byte record, so a step of the
+/// peeling reads one cache line per slot and never looks the hash up elsewhere.
+#[derive(Clone, Copy, Default)]
+struct Degree {
+    hashes: u64,
+    keys: u32,
+    count: u32,
+}
+
 /// Peels the 3-hypergraph of the keys' slots: repeatedly takes a slot that only one key
-/// still uses and removes that key. Returns `(key, slot)` in peeling order, or `None` if a
-/// core remains (this seed cannot be solved).
-fn peel(geometry: &Geometry, hashes: &[u64]) -> Result<Option<Vec<(u32, u32)>>, Error> {
+/// still uses and removes that key. Returns the keys in peeling order, or `None` if a core
+/// remains (this seed cannot be solved).
+fn peel(geometry: &Geometry, hashes: &[u64]) -> Result<Option<Vec<Peeled>>, Error> {
     let slots = geometry.slots() as usize;
-    // Per slot: how many keys still use it, and the xor of their indices (the index of the
-    // only one, once the count is 1).
-    let mut count: Vec<u32> = try_vec(slots, 0)?;
-    let mut xor: Vec<u32> = try_vec(slots, 0)?;
+    let mut degree: Vec<Degree> = try_vec(slots, Degree::default())?;
     for (k, &h) in hashes.iter().enumerate() {
         for p in geometry.positions(h) {
-            count[p] += 1;
-            xor[p] ^= k as u32;
+            let d = &mut degree[p];
+            d.count += 1;
+            d.hashes ^= h;
+            d.keys ^= k as u32;
         }
     }
     let mut queue: Vec<u32> = Vec::new();
@@ -441,23 +465,29 @@ fn peel(geometry: &Geometry, hashes: &[u64]) -> Result<Option<Vec<(u32, u32)>>, 
         .map_err(|_| Error::AllocationFailed {
             bytes: hashes.len() as u128 * 4,
         })?;
-    queue.extend((0..slots as u32).filter(|&s| count[s as usize] == 1));
-    let mut stack: Vec<(u32, u32)> = Vec::new();
+    queue.extend((0..slots as u32).filter(|&s| degree[s as usize].count == 1));
+    let mut stack: Vec<Peeled> = Vec::new();
     stack
         .try_reserve_exact(hashes.len())
         .map_err(|_| Error::AllocationFailed {
-            bytes: hashes.len() as u128 * 8,
+            bytes: hashes.len() as u128 * 16,
         })?;
     while let Some(s) = queue.pop() {
-        if count[s as usize] != 1 {
+        let Degree { hashes: h, keys: k, count } = degree[s as usize];
+        if count != 1 {
             continue;
         }
-        let k = xor[s as usize];
-        stack.push((k, s));
-        for p in geometry.positions(hashes[k as usize]) {
-            count[p] -= 1;
-            xor[p] ^= k;
-            if count[p] == 1 {
+        stack.push(Peeled {
+            hash: h,
+            key: k,
+            slot: s,
+        });
+        for p in geometry.positions(h) {
+            let d = &mut degree[p];
+            d.count -= 1;
+            d.hashes ^= h;
+            d.keys ^= k;
+            if d.count == 1 {
                 queue.push(p as u32);
             }
         }
@@ -510,23 +540,17 @@ impl BloomierFilter {
 
     /// Solves the table: in reverse peeling order, each key's free slot is set so that its
     /// three slots xor to its fingerprint and value.
-    fn assign(
-        &self,
-        stack: &[(u32, u32)],
-        hashes: &[u64],
-        value: &dyn Fn(usize) -> u64,
-    ) -> Result<Vec<u64>, Error> {
+    fn assign(&self, stack: &[Peeled], values: &[u64]) -> Result<Vec<u64>, Error> {
         let words = words_for(self.geometry.slots(), self.width()) as usize + 1;
         let mut table = try_vec(words, 0u64)?;
         let mask = low_mask(self.width());
-        for &(k, s) in stack.iter().rev() {
-            let h = hashes[k as usize];
-            let mut x = self.target(h, value(k as usize));
-            for p in self.geometry.positions(h) {
+        for e in stack.iter().rev() {
+            let mut x = self.target(e.hash, values[e.key as usize]);
+            for p in self.geometry.positions(e.hash) {
                 x ^= read_field(&table, p, self.width(), mask);
             }
-            // Slot `s` is still zero, so xoring sets it.
-            xor_field(&mut table, s as usize, self.width(), x);
+            // The key's own slot is still zero, so xoring sets it.
+            xor_field(&mut table, e.slot as usize, self.width(), x);
         }
         Ok(table)
     }
