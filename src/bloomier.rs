@@ -215,10 +215,7 @@ impl BloomierBuilder {
     /// assert_eq!(f.get_bytes(b"k2"), Some(20));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn build_bytes<B: AsRef<[u8]>>(
-        self,
-        pairs: &[(B, u64)],
-    ) -> Result<BloomierFilter, Error> {
+    pub fn build_bytes<B: AsRef<[u8]>>(self, pairs: &[(B, u64)]) -> Result<BloomierFilter, Error> {
         self.construct(
             pairs.len(),
             &mut |seed, out| {
@@ -473,7 +470,11 @@ fn peel(geometry: &Geometry, hashes: &[u64]) -> Result<Option<Vec<Peeled>>, Erro
             bytes: hashes.len() as u128 * 16,
         })?;
     while let Some(s) = queue.pop() {
-        let Degree { hashes: h, keys: k, count } = degree[s as usize];
+        let Degree {
+            hashes: h,
+            keys: k,
+            count,
+        } = degree[s as usize];
         if count != 1 {
             continue;
         }
@@ -571,7 +572,10 @@ impl BloomierFilter {
     /// What a key's three slots xor to.
     #[inline(always)]
     fn target(&self, h: u64, value: u64) -> u64 {
-        self.fingerprint(h).checked_shl(self.value_bits).unwrap_or(0) | value
+        self.fingerprint(h)
+            .checked_shl(self.value_bits)
+            .unwrap_or(0)
+            | value
     }
 
     #[inline(always)]

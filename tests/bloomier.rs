@@ -20,7 +20,11 @@ fn keys(n: usize, seed: u64) -> Vec<u64> {
 }
 
 fn mask(bits: u32) -> u64 {
-    if bits == 64 { u64::MAX } else { (1 << bits) - 1 }
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
 }
 
 /// Builds from the oracle's pairs (in a scrambled order with repeats) and checks every key.
@@ -69,7 +73,9 @@ fn quickcheck_against_a_hashmap() {
 
 #[test]
 fn every_size_and_width() {
-    let sizes = [0usize, 1, 2, 3, 4, 5, 7, 8, 13, 31, 64, 100, 257, 1000, 4099, 30_000];
+    let sizes = [
+        0usize, 1, 2, 3, 4, 5, 7, 8, 13, 31, 64, 100, 257, 1000, 4099, 30_000,
+    ];
     for (i, &n) in sizes.iter().enumerate() {
         for vb in [1u32, 2, 7, 8, 13, 32, 33, 48, 64] {
             for fb in [0u32, 1, 5, 8, 16, 31] {
@@ -242,7 +248,11 @@ fn golden_file_pins_version_1() {
         std::fs::write(&path, f.to_bytes()).unwrap();
     }
     let stored = std::fs::read(&path).unwrap();
-    assert_eq!(f.to_bytes(), stored, "the Bloomier encoding of version 1 changed");
+    assert_eq!(
+        f.to_bytes(),
+        stored,
+        "the Bloomier encoding of version 1 changed"
+    );
     let g = BloomierFilter::from_bytes(&stored).unwrap();
     assert_eq!(g, f);
     for k in 0..200u64 {
@@ -252,7 +262,13 @@ fn golden_file_pins_version_1() {
 
 #[test]
 fn round_trips_through_bytes_and_readers() {
-    for (n, vb, fb) in [(0usize, 1u32, 0u32), (1, 64, 0), (10, 3, 9), (3000, 17, 13), (70_000, 1, 1)] {
+    for (n, vb, fb) in [
+        (0usize, 1u32, 0u32),
+        (1, 64, 0),
+        (10, 3, 9),
+        (3000, 17, 13),
+        (70_000, 1, 1),
+    ] {
         let ks = keys(n, 5);
         let values: Vec<u64> = ks.iter().map(|k| k & mask(vb)).collect();
         let f = BloomierFilter::builder(vb, fb)

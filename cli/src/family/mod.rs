@@ -3,6 +3,8 @@
 //! `perf-reports/`. Each kind's section lives in its own module and returns markdown; a
 //! section that finds a wrong answer (a false negative, a lost value) returns an error.
 
+mod bloomier;
+
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -25,7 +27,7 @@ type Section = (
 );
 
 /// The sections, in report order.
-const SECTIONS: &[Section] = &[];
+const SECTIONS: &[Section] = &[("Bloomier filter", bloomier::section)];
 
 /// Runs every section and writes `<out>/<date>-<commit>-family.md`; returns its path.
 pub fn command(
