@@ -23,6 +23,9 @@
 //!
 //! The hash is XXH3-64 with a seed ([`hash`]); it is stable across platforms, kernels and
 //! compile flags, so a filter's bits mean the same everywhere.
+//!
+//! [`BloomierFilter`] is a static key-to-value map on the same hash (a binary fuse xor table):
+//! small values for every key it was built from, `None` for other keys at a chosen rate.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

@@ -397,3 +397,43 @@ fn arbitrary_bytes_never_panic() {
         .tests(500)
         .quickcheck(prop as fn(Vec<(u16, u8)>) -> bool);
 }
+
+/// `docs/FORMAT.md`'s query, written from the spec against the raw golden bytes.
+#[test]
+fn golden_bytes_answer_by_the_written_spec() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bloomier-v1.bin");
+    let b = std::fs::read(path).unwrap();
+    let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let (v, seed, shape, s) = (b[11] as u32, u64_at(16), u64_at(32), u64_at(40));
+    let (f, log2) = ((shape & 0xff) as u32, (shape >> 8) as u32);
+    let (w, l) = (v + f, 1u64 << log2);
+    let words: Vec<u64> = b[64..]
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let slot = |i: u64| -> u64 {
+        (0..w as u64)
+            .map(|j| {
+                let bit = i * w as u64 + j;
+                (words[(bit / 64) as usize] >> (bit % 64) & 1) << j
+            })
+            .sum()
+    };
+    let query = |key: u64| -> Option<u64> {
+        let h = xxhash_rust::xxh3::xxh3_64_with_seed(&key.to_le_bytes(), seed);
+        let m = l - 1;
+        let p0 = ((h as u128 * (s * l) as u128) >> 64) as u64;
+        let p1 = (p0 + l) ^ ((h >> 18) & m);
+        let p2 = (p0 + 2 * l) ^ (h & m);
+        let x = slot(p0) ^ slot(p1) ^ slot(p2);
+        let fp = h.wrapping_mul(0xd6e8_feb8_6659_fd93) >> (64 - f);
+        (x >> v == fp).then_some(x & ((1 << v) - 1))
+    };
+    for k in 0..200u64 {
+        assert_eq!(query(k * 3), Some(k % 32));
+    }
+    let f = golden();
+    for k in 1000..3000u64 {
+        assert_eq!(query(k), f.get(&k));
+    }
+}
