@@ -437,3 +437,31 @@ fn golden_bytes_answer_by_the_written_spec() {
         assert_eq!(query(k), f.get(&k));
     }
 }
+
+/// A table larger than a core's L2 takes the prefetching batch path; chunk tails of every
+/// length must still answer each key.
+#[test]
+fn large_tables_answer_batches_of_every_length() {
+    let ks = keys(1_100_000, 6);
+    let values: Vec<u64> = ks.iter().map(|k| k >> 56).collect();
+    let f = BloomierFilter::builder(8, 8)
+        .build_batch(&ks, &values)
+        .unwrap();
+    assert!(f.size_in_bytes() > 2 << 20, "{}", f.size_in_bytes());
+    let mut out = vec![None; ks.len()];
+    f.get_batch(&ks, &mut out);
+    assert!(out.iter().zip(&values).all(|(o, v)| *o == Some(*v)));
+    let mut start = 0;
+    for len in 0..70 {
+        let mut out = vec![None; len];
+        f.get_batch(&ks[start..start + len], &mut out);
+        assert_eq!(
+            out,
+            values[start..start + len]
+                .iter()
+                .map(|&v| Some(v))
+                .collect::<Vec<_>>()
+        );
+        start += len;
+    }
+}
