@@ -36,8 +36,9 @@ use crate::format::kind;
 use crate::hash::{hash_bytes, hash_key, seed_flip};
 use crate::{Error, Isa};
 
-/// Seeds tried before a build gives up. A build fails an attempt with a probability of a few
-/// percent at most (less for large maps), so running out means something is wrong.
+/// Seeds tried before a build gives up. A seed rarely fails (`few_seeds_fail` in
+/// `tests/bloomier.rs` prints how often, per size, with `--nocapture`), so running out means
+/// something is wrong.
 pub const MAX_ATTEMPTS: u32 = 64;
 /// The largest number of entries (indices are `u32` during the build).
 pub const MAX_ENTRIES: u64 = u32::MAX as u64;

@@ -465,3 +465,29 @@ fn large_tables_answer_batches_of_every_length() {
         start += len;
     }
 }
+
+/// How often a seed's table cannot be peeled (the build then tries the next seed): rare at
+/// every size, which is what makes a bounded number of attempts safe.
+#[test]
+fn few_seeds_fail() {
+    for n in [2usize, 3, 5, 10, 20, 50, 200, 1000, 5000] {
+        let seeds = 100u64;
+        let values = vec![1u64; n];
+        let retried = (0..seeds)
+            .filter(|&s| {
+                let ks = keys(n, 100 + s);
+                let start = s << 40;
+                let f = BloomierFilter::builder(1, 4)
+                    .seed(start)
+                    .build_batch(&ks, &values)
+                    .unwrap();
+                f.seed() != start
+            })
+            .count();
+        eprintln!("{n} keys: {retried} of {seeds} first seeds failed");
+        assert!(
+            retried <= 20,
+            "n {n}: {retried} of {seeds} first seeds failed"
+        );
+    }
+}
