@@ -115,6 +115,32 @@ pub enum Error {
     /// `remove` on a counting filter that has had a minimum-increase insert: its counters no
     /// longer add up per key, so a remove could create false negatives; nothing was changed.
     RemoveAfterMinIncrease,
+    /// Bloomier build: a value does not fit in the filter's value bits.
+    ValueTooLarge {
+        /// Position of the pair in the input.
+        index: usize,
+        /// The value.
+        value: u64,
+        /// Bits per value of the filter.
+        value_bits: u32,
+    },
+    /// Bloomier build: the same key is given twice with different values (the same value
+    /// twice is one entry).
+    ConflictingValues {
+        /// Position of the first pair in the input.
+        first: usize,
+        /// Position of the second pair.
+        second: usize,
+        /// The first pair's value.
+        first_value: u64,
+        /// The second pair's value.
+        second_value: u64,
+    },
+    /// Bloomier build: no seed tried gave a solvable table.
+    ConstructionFailed {
+        /// Seeds tried.
+        attempts: u32,
+    },
     /// Decoding: the bytes hold another kind of filter of the format family (a counting
     /// filter given to `BloomFilter::from_bytes`, say).
     WrongKind {
@@ -229,6 +255,29 @@ impl fmt::Display for Error {
                 f,
                 "remove: the counting filter has had minimum-increase inserts, whose counts do \
                  not support removal (nothing was changed)"
+            ),
+            Error::ValueTooLarge {
+                index,
+                value,
+                value_bits,
+            } => write!(
+                f,
+                "value {value} of pair {index} does not fit in {value_bits} value bits"
+            ),
+            Error::ConflictingValues {
+                first,
+                second,
+                first_value,
+                second_value,
+            } => write!(
+                f,
+                "pairs {first} and {second} have the same key but different values \
+                 ({first_value} and {second_value})"
+            ),
+            Error::ConstructionFailed { attempts } => write!(
+                f,
+                "no table could be solved with {attempts} seeds (this should not happen; \
+                 please report it)"
             ),
             Error::WrongKind { expected, found } => write!(
                 f,

@@ -29,6 +29,8 @@
 //!
 //! [`CountingBloomFilter`] puts small saturating counters on the same blocks and probes, for
 //! sets that also remove keys and for estimates of a key's multiplicity.
+//! [`BloomierFilter`] is a static key-to-value map on the same hash (a binary fuse xor table):
+//! small values for every key it was built from, `None` for other keys at a chosen rate.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -36,6 +38,7 @@
 mod algebra;
 mod arch;
 mod atomic;
+pub mod bloomier;
 pub mod compressed;
 mod counting;
 mod envelope;
@@ -49,6 +52,7 @@ pub mod sizing;
 
 pub use arch::Isa;
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
+pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use counting::{CounterBits, CountingBloomFilter, CountingBuilder};
 pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};

@@ -5,6 +5,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
+mod bloomier;
 mod compressed;
 mod counting;
 
@@ -47,5 +48,11 @@ fn plain(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, plain, counting::counting, compressed::compressed);
+criterion_group!(
+    benches,
+    plain,
+    counting::counting,
+    compressed::compressed,
+    bloomier::bloomier
+);
 criterion_main!(benches);

@@ -3,6 +3,8 @@
 //! `perf-reports/`. Each kind's section lives in its own module and returns markdown; a
 //! section that finds a wrong answer (a false negative, a lost value) returns an error.
 
+mod bloomier;
+
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -34,6 +36,7 @@ const SECTIONS: &[Section] = &[
         counting::section,
     ),
     ("Compressed transfer form", compressed::section),
+    ("Bloomier filter", bloomier::section),
 ];
 
 /// Runs every section and writes `<out>/<date>-<commit>-family.md`; returns its path.
