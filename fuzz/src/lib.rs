@@ -179,3 +179,101 @@ pub fn fix_checksum(bytes: &mut [u8]) {
     let sum = x.digest();
     bytes[48..56].copy_from_slice(&sum.to_le_bytes());
 }
+
+/// One kind of the format family, as the fuzz targets drive it.
+pub struct Kind<T> {
+    pub name: &'static str,
+    pub from_bytes: fn(&[u8]) -> Result<T, Error>,
+    pub read_from: fn(&mut dyn Read) -> Result<T, Error>,
+    pub to_bytes: fn(&T) -> Vec<u8>,
+    /// Queries the decoded filter with `PROBES` (answers are not checked, only that nothing
+    /// panics on whatever a valid header allows).
+    pub query: fn(&T),
+}
+
+/// Runs one kind's decoders on `bytes` and checks that they agree, as `check_decoders` does
+/// for the plain filter: `from_bytes` `Ok` re-encodes to exactly `bytes`; `read_from` (from a
+/// slice and trickled) gives the same result, or, when `from_bytes` saw trailing bytes, the
+/// result of `from_bytes` on the declared prefix. Nothing may panic.
+pub fn check_kind<T: PartialEq + std::fmt::Debug>(kind: &Kind<T>, bytes: &[u8], step: usize) {
+    let owned = (kind.from_bytes)(bytes);
+    if let Ok(f) = &owned {
+        assert_eq!(
+            (kind.to_bytes)(f),
+            bytes,
+            "{}: re-encoding changed the bytes",
+            kind.name
+        );
+        (kind.query)(f);
+    }
+    let mut slice = bytes;
+    let mut trickle = Trickle::new(bytes, step);
+    for read in [(kind.read_from)(&mut slice), (kind.read_from)(&mut trickle)] {
+        match (&owned, read) {
+            (Err(Error::TrailingBytes { expected, .. }), read) => {
+                let n = usize::try_from(*expected).unwrap();
+                match ((kind.from_bytes)(&bytes[..n]), read) {
+                    (Ok(f), Ok(g)) => assert_eq!(f, g, "{}", kind.name),
+                    (Err(a), Err(b)) => assert_eq!(a, b, "{}: decoders disagree", kind.name),
+                    (a, b) => panic!("{}: from_bytes (prefix) {a:?}, read_from {b:?}", kind.name),
+                }
+            }
+            (Ok(f), Ok(g)) => assert_eq!(f, &g, "{}", kind.name),
+            (Err(a), Err(b)) => assert_eq!(a, &b, "{}: decoders disagree", kind.name),
+            (a, b) => panic!("{}: from_bytes {a:?}, read_from {b:?}", kind.name),
+        }
+    }
+}
+
+/// Every decoder of the format family's other kinds on `bytes`.
+pub fn check_family(bytes: &[u8], step: usize) {
+    use blockbloom::{BloomierFilter, CountingBloomFilter};
+
+    check_kind(
+        &Kind {
+            name: "counting",
+            from_bytes: CountingBloomFilter::from_bytes,
+            read_from: |r| CountingBloomFilter::read_from(r),
+            to_bytes: CountingBloomFilter::to_bytes,
+            query: |f| {
+                let mut out = [false; PROBES.len()];
+                f.contains_hash_batch(&PROBES, &mut out);
+                for (&h, b) in PROBES.iter().zip(out) {
+                    assert_eq!(f.contains_hash(h), b, "counting: batch vs single");
+                    let _ = f.estimate_count_hash(h);
+                }
+                assert_eq!(
+                    f.to_bloom().count_hash_batch(&PROBES),
+                    out.iter().filter(|&&b| b).count()
+                );
+            },
+        },
+        bytes,
+        step,
+    );
+    check_kind(
+        &Kind {
+            name: "bloomier",
+            from_bytes: BloomierFilter::from_bytes,
+            read_from: |r| BloomierFilter::read_from(r),
+            to_bytes: BloomierFilter::to_bytes,
+            query: |f| {
+                let mut out = [None; PROBES.len()];
+                f.get_hash_batch(&PROBES, &mut out);
+                for (&h, v) in PROBES.iter().zip(out) {
+                    assert_eq!(f.get_hash(h), v, "bloomier: batch vs single");
+                }
+            },
+        },
+        bytes,
+        step,
+    );
+    // The transfer form re-encodes through the codec, so only its decoded filter must survive
+    // a second trip; the limit keeps a lying header from decompressing a huge filter.
+    if let Ok(f) = BloomFilter::from_compressed_bytes_limited(bytes, 1 << 24) {
+        let again = f
+            .to_compressed_bytes()
+            .expect("compressing a decoded filter");
+        assert_eq!(BloomFilter::from_compressed_bytes(&again).as_ref(), Ok(&f));
+    }
+}
