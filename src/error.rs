@@ -95,6 +95,21 @@ pub enum Error {
     NoSuchColumn(String),
     /// Two filters cannot be combined; the text says what differs.
     Incompatible(&'static str),
+    /// `remove`: the key is not in the filter (one of its counters or bits is zero); nothing
+    /// was changed.
+    NotPresent,
+    /// `remove` on a deletable filter: every bit of the key lies in a region where keys
+    /// collided, so clearing any of them could remove another key; nothing was changed.
+    NotDeletable,
+    /// A numeric parameter of a filter kind is out of range; the text says which range.
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// The values it accepts.
+        expected: &'static str,
+    },
     /// Decoding: the bytes hold another kind of filter of the format family (a counting
     /// filter given to `BloomFilter::from_bytes`, say).
     WrongKind {
@@ -188,6 +203,19 @@ impl fmt::Display for Error {
             }
             Error::NoSuchColumn(c) => write!(f, "the Parquet file has no column `{c}`"),
             Error::Incompatible(what) => write!(f, "incompatible filters: {what}"),
+            Error::NotPresent => {
+                write!(f, "remove: the key is not in the filter (nothing was changed)")
+            }
+            Error::NotDeletable => write!(
+                f,
+                "remove: every bit of the key is in a region where keys collided, so it cannot \
+                 be removed without risking false negatives (nothing was changed)"
+            ),
+            Error::InvalidParameter {
+                name,
+                value,
+                expected,
+            } => write!(f, "invalid {name} {value}: expected {expected}"),
             Error::WrongKind { expected, found } => write!(
                 f,
                 "the bytes hold a {found}, not a {expected}; decode them with that kind's \

@@ -30,6 +30,7 @@
 mod algebra;
 mod arch;
 mod atomic;
+pub mod deletable;
 mod envelope;
 mod error;
 mod filter;
@@ -41,6 +42,7 @@ pub mod sizing;
 
 pub use arch::Isa;
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
+pub use deletable::DeletableBloomFilter;
 pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};
 pub use format::FilterRef;
