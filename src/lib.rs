@@ -38,6 +38,7 @@ pub mod format;
 pub mod hash;
 pub mod layout;
 pub mod parquet;
+pub mod scalable;
 pub mod sizing;
 
 pub use arch::Isa;
@@ -47,6 +48,7 @@ pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};
 pub use format::FilterRef;
 pub use layout::Block;
+pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 
 /// The README's Rust example, compiled and run as a doctest.
 #[cfg(doctest)]
