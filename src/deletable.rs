@@ -97,7 +97,8 @@ impl DeletableBloomFilter {
     /// ```
     /// let f = blockbloom::DeletableBloomFilter::with_capacity(1_000_000, 0.01)?;
     /// assert_eq!(f.region_bits(), 64);
-    /// assert_eq!(f.size_in_bytes(), f.filter().size_in_bytes() * 65 / 64);
+    /// let extra = f.size_in_bytes() as f64 / f.filter().size_in_bytes() as f64 - 1.0;
+    /// assert!(extra > 0.015 && extra < 0.016); // the bitmap: 1/64 of the filter
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     ///
