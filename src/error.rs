@@ -204,7 +204,10 @@ impl fmt::Display for Error {
             Error::NoSuchColumn(c) => write!(f, "the Parquet file has no column `{c}`"),
             Error::Incompatible(what) => write!(f, "incompatible filters: {what}"),
             Error::NotPresent => {
-                write!(f, "remove: the key is not in the filter (nothing was changed)")
+                write!(
+                    f,
+                    "remove: the key is not in the filter (nothing was changed)"
+                )
             }
             Error::NotDeletable => write!(
                 f,

@@ -307,9 +307,11 @@ impl ScalableBloomFilter {
             .seed(self.seed)
             .isa(isa)
             .build()?;
-        self.stages.try_reserve(1).map_err(|_| Error::AllocationFailed {
-            bytes: std::mem::size_of::<BloomFilter>() as u128,
-        })?;
+        self.stages
+            .try_reserve(1)
+            .map_err(|_| Error::AllocationFailed {
+                bytes: std::mem::size_of::<BloomFilter>() as u128,
+            })?;
         self.stages.push(stage);
         self.newest_len = 0;
         Ok(())
@@ -837,9 +839,8 @@ impl ScalableBloomFilter {
         let Some(schedule_bytes) = body.first_chunk::<SCHEDULE_BYTES>() else {
             return Err(bad("scalable filter: body shorter than its schedule"));
         };
-        let f64_at = |i: usize| {
-            f64::from_le_bytes(schedule_bytes[i..i + 8].try_into().expect("8 bytes"))
-        };
+        let f64_at =
+            |i: usize| f64::from_le_bytes(schedule_bytes[i..i + 8].try_into().expect("8 bytes"));
         let (growth, ratio, target) = (f64_at(0), f64_at(8), f64_at(16));
         if schedule_bytes[24..] != [0; SCHEDULE_BYTES - 24] {
             return Err(bad("scalable filter: reserved schedule bytes are not zero"));
@@ -869,7 +870,9 @@ impl ScalableBloomFilter {
             };
             let num_blocks = u64::from_le_bytes(head[24..32].try_into().expect("8 bytes"));
             if num_blocks == 0 || num_blocks > MAX_BLOCKS {
-                return Err(bad("scalable filter: a stage's block count is out of range"));
+                return Err(bad(
+                    "scalable filter: a stage's block count is out of range",
+                ));
             }
             let stage_len = HEADER_BYTES as u128 + num_blocks as u128 * 64;
             if stage_len > (rest.len() - at) as u128 {
@@ -878,7 +881,9 @@ impl ScalableBloomFilter {
             let stage = BloomFilter::from_bytes(&rest[at..at + stage_len as usize])?;
             let (capacity, fpr) = schedule(n0, growth, ratio, target, i);
             if stage.seed() != env.seed {
-                return Err(bad("scalable filter: a stage's seed differs from the header's"));
+                return Err(bad(
+                    "scalable filter: a stage's seed differs from the header's",
+                ));
             }
             if stage.capacity() != capacity
                 || stage.target_fpr().map(f64::to_bits) != Some(fpr.to_bits())

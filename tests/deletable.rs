@@ -37,9 +37,11 @@ fn keys(seed: u64, range: std::ops::Range<u64>) -> Vec<u64> {
 quickcheck! {
     /// Arbitrary inserts and removes of inserted keys: every key still in the oracle is found,
     /// a successful remove makes the key absent, a refused one changes nothing.
-    fn oracle(ops: Vec<(bool, u8)>, region: u8, capacity: u8) -> TestResult {
+    fn oracle(ops: Vec<(bool, u8)>, region: u8, capacity: u8, tight: bool) -> TestResult {
         let region_bits = REGIONS[region as usize % REGIONS.len()];
-        let mut f = filter(capacity as u64 % 64 + 16, 0.01, region_bits, 7);
+        // 1%: layout 8x64, k = 8; 0.01%: layout 4x128, several probes per sector.
+        let fpr = if tight { 0.0001 } else { 0.01 };
+        let mut f = filter(capacity as u64 % 64 + 16, fpr, region_bits, 7);
         let mut oracle = HashSet::new();
         for (insert, k) in ops {
             if insert {
@@ -75,9 +77,9 @@ quickcheck! {
     }
 
     /// The batch methods equal the single-key ones, marks and counts included.
-    fn batch_equals_single(inserted: Vec<u64>, removed: Vec<u64>, region: u8) -> bool {
+    fn batch_equals_single(inserted: Vec<u64>, removed: Vec<u64>, region: u8, tight: bool) -> bool {
         let region_bits = REGIONS[region as usize % REGIONS.len()];
-        let mut a = filter(500, 0.01, region_bits, 3);
+        let mut a = filter(500, if tight { 0.0001 } else { 0.01 }, region_bits, 3);
         let mut b = a.clone();
         a.insert_batch(&inserted);
         for k in &inserted {
@@ -110,6 +112,21 @@ quickcheck! {
 }
 
 #[test]
+fn batches_beyond_the_cache_equal_single_inserts() {
+    // 2.5 MB of filter: the batch methods prefetch blocks ahead.
+    let mut a = filter(2_000_000, 0.01, 64, 8);
+    let mut b = a.clone();
+    let k = keys(9, 0..100_000);
+    a.insert_batch(&k);
+    k.iter().for_each(|x| b.insert(x));
+    assert!(a == b);
+    let counts = a.remove_batch(&k[..50_000]);
+    let removed = k[..50_000].iter().filter(|x| b.remove(*x).is_ok()).count();
+    assert_eq!(counts.removed, removed);
+    assert!(a == b);
+}
+
+#[test]
 fn measured_deletability_follows_the_blocked_model() {
     // One probe per 64-bit sector (8x64, k = 8, the planner's choice at 1%): the model is
     // exact for every region size.
@@ -121,11 +138,7 @@ fn measured_deletability_follows_the_blocked_model() {
             assert_eq!(f.filter().probes(), 8);
             let members = keys(1, 0..n);
             f.insert_batch(&members);
-            let deletable = members
-                .iter()
-                .filter(|k| f.is_deletable(*k))
-                .count() as f64
-                / n as f64;
+            let deletable = members.iter().filter(|k| f.is_deletable(*k)).count() as f64 / n as f64;
             let model = f.expected_deletability(n);
             assert_eq!(
                 model,

@@ -221,7 +221,10 @@ fn parameters_are_validated() {
     let b = ScalableBloomFilter::builder;
     assert!(matches!(b().fpr(0.0).build(), Err(Error::InvalidFpr(_))));
     assert!(matches!(b().fpr(1.0).build(), Err(Error::InvalidFpr(_))));
-    assert!(matches!(b().fpr(f64::NAN).build(), Err(Error::InvalidFpr(_))));
+    assert!(matches!(
+        b().fpr(f64::NAN).build(),
+        Err(Error::InvalidFpr(_))
+    ));
     let param = |r: Result<ScalableBloomFilter, Error>, which: &str| match r {
         Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, which),
         other => panic!("{which}: {other:?}"),
@@ -299,7 +302,10 @@ fn round_trips_and_keeps_growing() {
     assert!(r.is_empty());
     // The decoded filter continues exactly as the original.
     let more = keys(6, 2000..6000);
-    assert_eq!(f.insert_batch(&more).unwrap(), g.insert_batch(&more).unwrap());
+    assert_eq!(
+        f.insert_batch(&more).unwrap(),
+        g.insert_batch(&more).unwrap()
+    );
     assert_eq!(f, g);
 }
 
@@ -324,8 +330,10 @@ fn every_decoding_error_is_typed() {
         ScalableBloomFilter::from_bytes(&b).unwrap_err()
     };
     let header = |e: Error| matches!(e, Error::InvalidHeader(_));
-    let set_u64 = |b: &mut Vec<u8>, at: usize, v: u64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
-    let set_f64 = |b: &mut Vec<u8>, at: usize, v: f64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    let set_u64 =
+        |b: &mut Vec<u8>, at: usize, v: u64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    let set_f64 =
+        |b: &mut Vec<u8>, at: usize, v: f64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
     assert!(header(edited(&|b| b[11] = 1))); // parameter byte
     assert!(header(edited(&|b| set_u64(b, 24, 0)))); // n0 = 0
     assert!(header(edited(&|b| set_u64(b, 24, 11)))); // n0 off the stages' schedule
@@ -365,7 +373,9 @@ fn every_decoding_error_is_typed() {
         ScalableBloomFilter::from_bytes(&long),
         Err(Error::TrailingBytes { .. })
     ));
-    let deletable = DeletableBloomFilter::with_capacity(100, 0.01).unwrap().to_bytes();
+    let deletable = DeletableBloomFilter::with_capacity(100, 0.01)
+        .unwrap()
+        .to_bytes();
     assert!(matches!(
         ScalableBloomFilter::from_bytes(&deletable),
         Err(Error::WrongKind { .. })

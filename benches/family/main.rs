@@ -5,6 +5,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
+mod delscal;
+
 /// `n` distinct pseudo-random `u64` keys of stream `seed` (SplitMix64 of the index).
 pub fn keys(n: usize, seed: u64) -> Vec<u64> {
     (0..n as u64)
@@ -44,5 +46,5 @@ fn plain(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, plain);
+criterion_group!(benches, plain, delscal::deletable, delscal::scalable);
 criterion_main!(benches);

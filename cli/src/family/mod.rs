@@ -3,6 +3,9 @@
 //! `perf-reports/`. Each kind's section lives in its own module and returns markdown; a
 //! section that finds a wrong answer (a false negative, a lost value) returns an error.
 
+mod deletable;
+mod scalable;
+
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -25,7 +28,10 @@ type Section = (
 );
 
 /// The sections, in report order.
-const SECTIONS: &[Section] = &[];
+const SECTIONS: &[Section] = &[
+    ("Deletable Bloom filter", deletable::section),
+    ("Scalable filter", scalable::section),
+];
 
 /// Runs every section and writes `<out>/<date>-<commit>-family.md`; returns its path.
 pub fn command(
