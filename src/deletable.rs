@@ -940,7 +940,8 @@ impl DeletableBloomFilter {
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
         );
-        if regions % 64 != 0 && collided.last().is_some_and(|&w| w >> (regions % 64) != 0) {
+        if !regions.is_multiple_of(64) && collided.last().is_some_and(|&w| w >> (regions % 64) != 0)
+        {
             return Err(Error::InvalidHeader(
                 "deletable filter: bitmap bits past the last region",
             ));

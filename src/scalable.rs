@@ -379,8 +379,8 @@ impl ScalableBloomFilter {
 
     /// Adds a hash known to be absent from every stage to the newest, opening one if full.
     fn add_new(&mut self, hash: u64) -> Result<(), Error> {
-        let (capacity, _) = self.schedule(self.stages.len() - 1);
-        if self.newest_len >= capacity {
+        // A stage's capacity is its schedule's (checked on decode).
+        if self.newest_len >= self.stages.last().map_or(0, BloomFilter::capacity) {
             let isa = self.stages[0].isa();
             self.open_stage(isa)?;
         }
@@ -568,8 +568,9 @@ impl ScalableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn capacity(&self) -> u64 {
-        (0..self.stages.len())
-            .map(|i| self.schedule(i).0)
+        self.stages
+            .iter()
+            .map(BloomFilter::capacity)
             .fold(0u64, u64::saturating_add)
     }
 
@@ -864,7 +865,14 @@ impl ScalableBloomFilter {
             })?;
         let mut at = 0usize;
         let mut before = 0u64; // capacity of the stages before the newest
+        // The schedule, step by step as `schedule` computes it (linear in the stage count).
+        let (mut grown, mut fpr) = (n0 as f64, target * (1.0 - ratio));
         for i in 0..count as usize {
+            if i > 0 {
+                grown *= growth;
+                fpr *= ratio;
+            }
+            let capacity = grown.ceil() as u64;
             let Some(head) = rest[at..].first_chunk::<HEADER_BYTES>() else {
                 return Err(bad("scalable filter: a stage is cut short"));
             };
@@ -879,7 +887,6 @@ impl ScalableBloomFilter {
                 return Err(bad("scalable filter: a stage is cut short"));
             }
             let stage = BloomFilter::from_bytes(&rest[at..at + stage_len as usize])?;
-            let (capacity, fpr) = schedule(n0, growth, ratio, target, i);
             if stage.seed() != env.seed {
                 return Err(bad(
                     "scalable filter: a stage's seed differs from the header's",

@@ -309,6 +309,24 @@ fn round_trips_and_keeps_growing() {
     assert_eq!(f, g);
 }
 
+#[test]
+fn thousands_of_stages_round_trip() {
+    // One key per stage: the decoder's schedule check must stay linear in the stage count.
+    let mut f = ScalableBloomFilter::builder()
+        .initial_capacity(1)
+        .growth(1.0)
+        .ratio(0.9999)
+        .fpr(0.5)
+        .build()
+        .unwrap();
+    let k = keys(8, 0..3000);
+    let new = f.insert_batch(&k).unwrap();
+    assert_eq!(f.stages().len(), new);
+    assert_eq!(f.count_batch(&k), k.len());
+    let g = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(f, g);
+}
+
 /// Recomputes the envelope checksum after a test edits header or body.
 fn reseal(bytes: &mut [u8]) {
     let mut x = xxhash_rust::xxh3::Xxh3::new();
