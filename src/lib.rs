@@ -23,6 +23,9 @@
 //!
 //! The hash is XXH3-64 with a seed ([`hash`]); it is stable across platforms, kernels and
 //! compile flags, so a filter's bits mean the same everywhere.
+//!
+//! Built on the same engine: [`DeletableBloomFilter`] (remove keys whose bits no other key
+//! shares) and [`ScalableBloomFilter`] (grows with the keys under a fixed false-positive target).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
