@@ -141,6 +141,18 @@ pub enum Error {
         /// Seeds tried.
         attempts: u32,
     },
+    /// `remove` on a deletable filter: every bit of the key lies in a region where keys
+    /// collided, so clearing any of them could remove another key; nothing was changed.
+    NotDeletable,
+    /// A numeric parameter of a filter kind is out of range; the text says which range.
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+        /// The values it accepts.
+        expected: &'static str,
+    },
     /// Decoding: the bytes hold another kind of filter of the format family (a counting
     /// filter given to `BloomFilter::from_bytes`, say).
     WrongKind {
@@ -279,6 +291,16 @@ impl fmt::Display for Error {
                 "no table could be solved with {attempts} seeds (this should not happen; \
                  please report it)"
             ),
+            Error::NotDeletable => write!(
+                f,
+                "remove: every bit of the key is in a region where keys collided, so it cannot \
+                 be removed without risking false negatives (nothing was changed)"
+            ),
+            Error::InvalidParameter {
+                name,
+                value,
+                expected,
+            } => write!(f, "invalid {name} {value}: expected {expected}"),
             Error::WrongKind { expected, found } => write!(
                 f,
                 "the bytes hold a {found}, not a {expected}; decode them with that kind's \

@@ -31,6 +31,8 @@
 //! sets that also remove keys and for estimates of a key's multiplicity.
 //! [`BloomierFilter`] is a static key-to-value map on the same hash (a binary fuse xor table):
 //! small values for every key it was built from, `None` for other keys at a chosen rate.
+//! Built on the same engine: [`DeletableBloomFilter`] (remove keys whose bits no other key
+//! shares) and [`ScalableBloomFilter`] (grows with the keys under a fixed false-positive target).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -41,6 +43,7 @@ mod atomic;
 pub mod bloomier;
 pub mod compressed;
 mod counting;
+pub mod deletable;
 mod envelope;
 mod error;
 mod filter;
@@ -48,16 +51,19 @@ pub mod format;
 pub mod hash;
 pub mod layout;
 pub mod parquet;
+pub mod scalable;
 pub mod sizing;
 
 pub use arch::Isa;
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use counting::{CounterBits, CountingBloomFilter, CountingBuilder};
+pub use deletable::DeletableBloomFilter;
 pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};
 pub use format::FilterRef;
 pub use layout::Block;
+pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 
 /// The README's Rust example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -8,6 +8,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 mod bloomier;
 mod compressed;
 mod counting;
+mod delscal;
 
 /// `n` distinct pseudo-random `u64` keys of stream `seed` (SplitMix64 of the index).
 pub fn keys(n: usize, seed: u64) -> Vec<u64> {
@@ -52,6 +53,8 @@ criterion_group!(
     benches,
     plain,
     counting::counting,
+    delscal::deletable,
+    delscal::scalable,
     compressed::compressed,
     bloomier::bloomier
 );

@@ -4,6 +4,8 @@
 //! section that finds a wrong answer (a false negative, a lost value) returns an error.
 
 mod bloomier;
+mod deletable;
+mod scalable;
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -35,6 +37,8 @@ const SECTIONS: &[Section] = &[
         "Counting filter: 4-bit vs 8-bit counters",
         counting::section,
     ),
+    ("Deletable Bloom filter", deletable::section),
+    ("Scalable filter", scalable::section),
     ("Compressed transfer form", compressed::section),
     ("Bloomier filter", bloomier::section),
 ];
