@@ -227,7 +227,9 @@ pub fn check_kind<T: PartialEq + std::fmt::Debug>(kind: &Kind<T>, bytes: &[u8], 
 
 /// Every decoder of the format family's other kinds on `bytes`.
 pub fn check_family(bytes: &[u8], step: usize) {
-    use blockbloom::{BloomierFilter, CountingBloomFilter};
+    use blockbloom::{
+        BloomierFilter, CountingBloomFilter, DeletableBloomFilter, ScalableBloomFilter,
+    };
 
     check_kind(
         &Kind {
@@ -263,6 +265,47 @@ pub fn check_family(bytes: &[u8], step: usize) {
                 for (&h, v) in PROBES.iter().zip(out) {
                     assert_eq!(f.get_hash(h), v, "bloomier: batch vs single");
                 }
+            },
+        },
+        bytes,
+        step,
+    );
+    check_kind(
+        &Kind {
+            name: "deletable",
+            from_bytes: DeletableBloomFilter::from_bytes,
+            read_from: |r| DeletableBloomFilter::read_from(r),
+            to_bytes: DeletableBloomFilter::to_bytes,
+            query: |f| {
+                let mut out = [false; PROBES.len()];
+                f.contains_batch(&PROBES, &mut out);
+                for (k, b) in PROBES.iter().zip(out) {
+                    assert_eq!(f.contains(k), b, "deletable: batch vs single");
+                    let _ = f.is_deletable_hash(*k);
+                }
+                // Removing from a decoded filter must never panic either.
+                let mut g = f.clone();
+                let _ = g.remove_batch(&PROBES);
+            },
+        },
+        bytes,
+        step,
+    );
+    check_kind(
+        &Kind {
+            name: "scalable",
+            from_bytes: ScalableBloomFilter::from_bytes,
+            read_from: |r| ScalableBloomFilter::read_from(r),
+            to_bytes: ScalableBloomFilter::to_bytes,
+            query: |f| {
+                let mut out = [false; PROBES.len()];
+                f.contains_batch(&PROBES, &mut out);
+                for (k, b) in PROBES.iter().zip(out) {
+                    assert_eq!(f.contains(k), b, "scalable: batch vs single");
+                }
+                // A decoded filter keeps growing within its schedule (or says why not).
+                let mut g = f.clone();
+                let _ = g.insert_batch(&PROBES);
             },
         },
         bytes,
