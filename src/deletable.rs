@@ -781,9 +781,10 @@ fn ln_gamma(x: f64) -> f64 {
     0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
-/// The probability that a key is deletable in the paper's unblocked model: `keys` keys with
-/// `probes` uniform probes each over all `bits` bits, regions of `region_bits` bits, bits
-/// treated as independent.
+/// The probability that a key is deletable under the paper's unblocked assumptions: `keys`
+/// keys with `probes` uniform probes each over all `bits` bits, regions of `region_bits` bits,
+/// bits treated as independent. (Derived here under those assumptions, conditioning on the
+/// key's own bit; not transcribed from the paper.)
 ///
 /// A region holding one of `x`'s bits is collision-free when that bit receives none of the
 /// other `probes * keys - 1` probes and each other bit of the region at most one:

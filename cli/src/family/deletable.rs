@@ -86,7 +86,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
         "keys",
         "measured deletable",
         "blocked model",
-        "paper model (unblocked)",
+        "unblocked model (paper's assumptions)",
     ]);
     let (mut closer, mut rows) = (0, 0);
     for region_bits in REGIONS {
@@ -131,9 +131,11 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          deletable*: the fraction of inserted keys for which `is_deletable` holds (the key has \
          a bit in a region where no two probes met). *Blocked model*: \
          `deletable::blocked_deletability`, which accounts for all `k` bits of a key sharing \
-         one 512-bit block with a Binomial number of other keys. *Paper model*: \
-         `deletable::unblocked_deletability`, the paper's assumptions (probes uniform over all \
-         `m` bits, bits independent) at the same `m`, `k`, `n` and region size.\n",
+         one 512-bit block with a Binomial number of other keys. *Unblocked model*: \
+         `deletable::unblocked_deletability`, our derivation under the paper's assumptions \
+         (probes uniform over all `m` bits, bits independent) at the same `m`, `k`, `n` and \
+         region size; the paper's own equation was not at hand to quote, so this column is \
+         a reconstruction, not a citation.\n",
         probe.filter().num_blocks(),
         probe.filter().layout(),
         probe.filter().probes(),
