@@ -510,3 +510,22 @@ fn sweep_help_names_its_options() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains("--quick") && out.contains("--out"), "{out}");
 }
+
+#[test]
+fn family_quick_reports_every_kind() {
+    let dir = scratch("family_quick");
+    let out = ok(&blockbloom(
+        &["family", "--quick", "--out", dir.to_str().unwrap()],
+        None,
+    ));
+    let report = std::fs::read_to_string(out.trim()).expect("the printed path is the report");
+    for title in [
+        "## Counting filter",
+        "## Deletable Bloom filter",
+        "## Scalable filter",
+        "## Compressed transfer form",
+        "## Bloomier filter",
+    ] {
+        assert!(report.contains(title), "no {title:?} section in\n{report}");
+    }
+}
