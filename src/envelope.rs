@@ -27,7 +27,7 @@ use std::io::{Read, Write};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::Error;
-use crate::format::{HASH_XXH3, HEADER_BYTES, MAGIC, VERSION, kind};
+use crate::format::{HASH_XXH3, HEADER_BYTES, MAGIC, VERSION, checksum_start, kind, read_full};
 
 /// Bytes a reader is consumed in: the most a lying header makes us allocate ahead of data.
 const READ_CHUNK: usize = 1 << 20;
@@ -193,13 +193,6 @@ fn parse(h: &[u8; HEADER_BYTES], want: u8) -> Result<(Envelope, u64, u64), Error
     Ok((env, u64_at(56), u64_at(48)))
 }
 
-fn checksum_start(header: &[u8; HEADER_BYTES]) -> Xxh3 {
-    let mut x = Xxh3::new();
-    x.update(&header[..48]);
-    x.update(&header[56..]);
-    x
-}
-
 fn verify(stored: u64, x: Xxh3) -> Result<(), Error> {
     let computed = x.digest();
     if computed == stored {
@@ -207,20 +200,6 @@ fn verify(stored: u64, x: Xxh3) -> Result<(), Error> {
     } else {
         Err(Error::ChecksumMismatch { stored, computed })
     }
-}
-
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, Error> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(n)
 }
 
 #[cfg(test)]

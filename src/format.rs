@@ -218,8 +218,9 @@ impl Header {
     }
 }
 
-/// A checksum in progress: header bytes (without the checksum field), then blocks.
-fn checksum_start(header: &[u8; HEADER_BYTES]) -> Xxh3 {
+/// A checksum in progress: header bytes (without the checksum field), then blocks (or, for
+/// the family's other kinds, the body).
+pub(crate) fn checksum_start(header: &[u8; HEADER_BYTES]) -> Xxh3 {
     let mut x = Xxh3::new();
     x.update(&header[..48]);
     x.update(&header[56..]);
@@ -414,7 +415,7 @@ impl BloomFilter {
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
-fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, Error> {
+pub(crate) fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, Error> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {

@@ -1,6 +1,8 @@
 //! The counting filter against a multiset oracle, its projection to a plain filter, batch
 //! forms, saturation, the spectral estimate, measured false-positive rates and its format.
 
+mod common;
+
 use std::collections::HashMap;
 
 use blockbloom::layout::Layout;
@@ -275,7 +277,7 @@ quickcheck! {
             }
             bytes[at] ^= x;
         }
-        reseal(&mut bytes);
+        common::reseal(&mut bytes);
         match CountingBloomFilter::from_bytes(&bytes) {
             Ok(f) => f.to_bytes() == bytes,
             Err(_) => true,
@@ -442,25 +444,10 @@ fn golden() -> CountingBloomFilter {
     f
 }
 
-fn data(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
 #[test]
 fn golden_file_pins_version_1() {
     let f = golden();
-    let path = data("counting-v1.bin");
-    if std::env::var_os("BLOCKBLOOM_WRITE_GOLDEN").is_some() {
-        std::fs::write(&path, f.to_bytes()).unwrap();
-    }
-    let stored = std::fs::read(&path).unwrap();
-    assert_eq!(
-        f.to_bytes(),
-        stored,
-        "the counting filter's encoding changed"
-    );
+    let stored = common::golden_file("counting-v1.bin", &f.to_bytes());
     let g = CountingBloomFilter::from_bytes(&stored).unwrap();
     assert_eq!(f, g);
     assert_eq!(stored[10], blockbloom::format::kind::COUNTING);
@@ -504,16 +491,6 @@ fn round_trips_every_config() {
     }
 }
 
-/// Recomputes the checksum after a test edits the header.
-fn reseal(bytes: &mut [u8]) {
-    let mut x = xxhash_rust::xxh3::Xxh3::new();
-    x.update(&bytes[..48]);
-    x.update(&bytes[56..64]);
-    x.update(&bytes[64..]);
-    let sum = x.digest().to_le_bytes();
-    bytes[48..56].copy_from_slice(&sum);
-}
-
 fn set_u64(bytes: &mut [u8], at: usize, v: u64) {
     bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
@@ -524,7 +501,7 @@ fn every_decoding_error_is_typed() {
     let edit = |f: &dyn Fn(&mut Vec<u8>)| {
         let mut b = good.clone();
         f(&mut b);
-        reseal(&mut b);
+        common::reseal(&mut b);
         CountingBloomFilter::from_bytes(&b).unwrap_err()
     };
     let header = |e: Error| matches!(e, Error::InvalidHeader(_));
@@ -547,33 +524,9 @@ fn every_decoding_error_is_typed() {
         "high bits"
     );
     assert!(matches!(edit(&|b| b[12] = 9), Error::UnsupportedHash(9)));
-    assert!(matches!(
-        CountingBloomFilter::from_bytes(&good[..good.len() - 1]),
-        Err(Error::Truncated { .. })
-    ));
-    let mut long = good.clone();
-    long.push(0);
-    assert!(matches!(
-        CountingBloomFilter::from_bytes(&long),
-        Err(Error::TrailingBytes { .. })
-    ));
-    let mut flipped = good.clone();
-    flipped[70] ^= 1;
-    assert!(matches!(
-        CountingBloomFilter::from_bytes(&flipped),
-        Err(Error::ChecksumMismatch { .. })
-    ));
-    let plain = BloomFilter::with_capacity(10, 0.01).unwrap().to_bytes();
-    assert!(matches!(
-        CountingBloomFilter::from_bytes(&plain),
-        Err(Error::WrongKind { .. })
-    ));
-    assert!(matches!(
-        BloomFilter::from_bytes(&good),
-        Err(Error::WrongKind { .. })
-    ));
+    common::envelope_errors(&good, CountingBloomFilter::from_bytes);
     // The edit helper really re-seals: the unedited bytes still decode.
     let mut same = good.clone();
-    reseal(&mut same);
+    common::reseal(&mut same);
     assert_eq!(CountingBloomFilter::from_bytes(&same).unwrap(), golden());
 }

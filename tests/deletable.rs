@@ -2,6 +2,8 @@
 //! batch == single, measured deletability against the blocked model, the format (round trips,
 //! golden file, every decoding error) and parameter errors.
 
+mod common;
+
 use std::collections::HashSet;
 
 use blockbloom::deletable::{RemoveCounts, blocked_deletability};
@@ -227,21 +229,10 @@ fn golden() -> DeletableBloomFilter {
     f
 }
 
-fn data(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
 #[test]
 fn golden_file_pins_version_1() {
     let f = golden();
-    let path = data("deletable-v1.bin");
-    if std::env::var_os("BLOCKBLOOM_WRITE_GOLDEN").is_some() {
-        std::fs::write(&path, f.to_bytes()).unwrap();
-    }
-    let stored = std::fs::read(&path).unwrap();
-    assert_eq!(f.to_bytes(), stored, "the deletable encoding changed");
+    let stored = common::golden_file("deletable-v1.bin", &f.to_bytes());
     let g = DeletableBloomFilter::from_bytes(&stored).unwrap();
     assert_eq!(f, g);
     assert_eq!(stored[10], 17);
@@ -270,15 +261,6 @@ fn round_trips() {
     }
 }
 
-/// Recomputes the envelope checksum after a test edits header or body.
-fn reseal(bytes: &mut [u8]) {
-    let mut x = xxhash_rust::xxh3::Xxh3::new();
-    x.update(&bytes[..48]);
-    x.update(&bytes[56..]);
-    let sum = x.digest();
-    bytes[48..56].copy_from_slice(&sum.to_le_bytes());
-}
-
 #[test]
 fn every_decoding_error_is_typed() {
     let mut f = filter(1000, 0.01, 64, 9);
@@ -287,7 +269,7 @@ fn every_decoding_error_is_typed() {
     let edited = |edit: &dyn Fn(&mut Vec<u8>)| {
         let mut b = good.clone();
         edit(&mut b);
-        reseal(&mut b);
+        common::reseal(&mut b);
         DeletableBloomFilter::from_bytes(&b).unwrap_err()
     };
     let header = |e: Error| matches!(e, Error::InvalidHeader(_));
@@ -316,29 +298,10 @@ fn every_decoding_error_is_typed() {
         edited(&|b| b[64 + 64 + 5] ^= 1),
         Error::ChecksumMismatch { .. }
     ));
-    // Envelope errors.
-    assert!(matches!(
-        DeletableBloomFilter::from_bytes(&good[..good.len() - 1]),
-        Err(Error::Truncated { .. })
-    ));
-    let mut flipped = good.clone();
-    flipped[200] ^= 1;
-    assert!(matches!(
-        DeletableBloomFilter::from_bytes(&flipped),
-        Err(Error::ChecksumMismatch { .. })
-    ));
-    let plain = BloomFilter::with_capacity(100, 0.01).unwrap().to_bytes();
-    assert!(matches!(
-        DeletableBloomFilter::from_bytes(&plain),
-        Err(Error::WrongKind { .. })
-    ));
+    common::envelope_errors(&good, DeletableBloomFilter::from_bytes);
     let scalable = ScalableBloomFilter::new(100, 0.01).unwrap().to_bytes();
     assert!(matches!(
         DeletableBloomFilter::from_bytes(&scalable),
-        Err(Error::WrongKind { .. })
-    ));
-    assert!(matches!(
-        BloomFilter::from_bytes(&good),
         Err(Error::WrongKind { .. })
     ));
 }
@@ -356,7 +319,7 @@ fn bitmap_bits_past_the_last_region_are_rejected() {
     let n = b.len();
     b[n - 8] |= 2;
     b[32] = 1; // the collided count the spare bit would add
-    reseal(&mut b);
+    common::reseal(&mut b);
     assert!(matches!(
         DeletableBloomFilter::from_bytes(&b),
         Err(Error::InvalidHeader(_))
