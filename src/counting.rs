@@ -3,7 +3,7 @@
 use std::hash::Hash;
 use std::io::{Read, Write};
 
-use crate::arch::{CHUNK, Kernel, Keys, Shape, prefetch};
+use crate::arch::{CountingBatch, Kernel, Keys, Sink};
 use crate::envelope::Envelope;
 use crate::filter::{BatchKey, Meta, allocate};
 use crate::format::kind;
@@ -93,7 +93,7 @@ fn full<const C: u32>(x: u64) -> u64 {
 }
 
 /// A key's counters as masks: the low bit of each of its fields, per word (the single-key
-/// path; batches use [`mask_of`] on the kernel's pattern).
+/// path; batches use [`counter_mask`] on the kernel's pattern).
 #[inline(always)]
 fn key_mask<const C: u32>(layout: Layout, lo: u32, k: usize) -> [u64; 8] {
     let mut m = [0u64; 8];
@@ -105,7 +105,7 @@ fn key_mask<const C: u32>(layout: Layout, lo: u32, k: usize) -> [u64; 8] {
 }
 
 #[inline(always)]
-fn block_has<const C: u32>(block: &Block, m: &[u64; 8]) -> bool {
+pub(crate) fn block_has<const C: u32>(block: &Block, m: &[u64; 8]) -> bool {
     let mut missing = 0;
     for (x, &m) in block.0.iter().zip(m) {
         missing |= m & !nonzero::<C>(*x);
@@ -114,7 +114,7 @@ fn block_has<const C: u32>(block: &Block, m: &[u64; 8]) -> bool {
 }
 
 #[inline(always)]
-fn block_increment<const C: u32>(block: &mut Block, m: &[u64; 8]) {
+pub(crate) fn block_increment<const C: u32>(block: &mut Block, m: &[u64; 8]) {
     for (x, &m) in block.0.iter_mut().zip(m) {
         // A field below its maximum takes +1 without carrying into the next one.
         *x += m & !full::<C>(*x);
@@ -123,7 +123,7 @@ fn block_increment<const C: u32>(block: &mut Block, m: &[u64; 8]) {
 
 /// Decrements the key's unsaturated counters if all of them are nonzero; else nothing.
 #[inline(always)]
-fn block_decrement<const C: u32>(block: &mut Block, m: &[u64; 8]) -> bool {
+pub(crate) fn block_decrement<const C: u32>(block: &mut Block, m: &[u64; 8]) -> bool {
     if !block_has::<C>(block, m) {
         return false;
     }
@@ -183,89 +183,9 @@ fn field_sum<const C: u32>(x: u64) -> u64 {
         .sum()
 }
 
-/// The plain bit patterns of a chunk of hashes, from the engine's SIMD insert kernel: hash `j`
-/// keeps its low half (which alone decides the pattern) and gets `j` as its top bits, so in a
-/// scratch filter of `CHUNK` blocks it lands in block `j`.
-#[inline(always)]
-fn patterns(meta: &Meta, hashes: &[u64], scratch: &mut [Block; CHUNK]) {
-    const _: () = assert!(CHUNK == 64, "block j of 64 is selected by the top 6 bits");
-    let mut placed = [0u64; CHUNK];
-    for (j, (p, &h)) in placed.iter_mut().zip(hashes).enumerate() {
-        *p = (j as u64) << 58 | (h & 0xffff_ffff);
-    }
-    let shape = Shape {
-        num_blocks: CHUNK as u64,
-        chunk: CHUNK,
-        prefetch: false,
-        ..meta.shape
-    };
-    scratch[..hashes.len()].fill(Block::ZERO);
-    meta.kernel
-        .insert(&shape, scratch, Keys::Hashes(&placed[..hashes.len()]));
-}
-
-/// Calls `f(i, hash, pattern)` for every key of the batch in order, `pattern` being the
-/// plain filter's bits of the key. Keys are hashed and their patterns computed a chunk at a
-/// time on the filter's SIMD kernel, and for filters beyond the cache the next chunk's
-/// blocks are prefetched before the current chunk is applied, so their misses overlap.
-#[inline(always)]
-fn pipeline(
-    meta: &Meta,
-    base: *const Block,
-    keys: Keys<'_>,
-    mut f: impl FnMut(usize, u64, &Block),
-) {
-    let shape = &meta.shape;
-    let n = keys.len();
-    let mut bufs = [[0u64; CHUNK]; 2];
-    let mut scratch = [Block::ZERO; CHUNK];
-    let stage = |start: usize, out: &mut [u64; CHUNK]| -> usize {
-        let len = shape.chunk.min(n - start);
-        let out = &mut out[..len];
-        match keys {
-            Keys::U64(k) => meta
-                .kernel
-                .hash_u64(shape.flip, &k[start..start + len], out),
-            Keys::U32(k) => meta
-                .kernel
-                .hash_u32(shape.flip, &k[start..start + len], out),
-            Keys::Hashes(k) => out.copy_from_slice(&k[start..start + len]),
-        }
-        if shape.prefetch {
-            for &h in out.iter() {
-                // Address arithmetic only; a prefetch never faults.
-                prefetch(base.wrapping_add(block_index(h, shape.num_blocks)));
-            }
-        }
-        len
-    };
-    if n == 0 {
-        return;
-    }
-    let (mut cur, mut start) = (0, 0);
-    let mut len = stage(0, &mut bufs[0]);
-    loop {
-        let next = start + len;
-        let next_len = if next < n {
-            stage(next, &mut bufs[1 - cur])
-        } else {
-            0
-        };
-        let hashes = &bufs[cur][..len];
-        patterns(meta, hashes, &mut scratch);
-        for (i, (&h, p)) in hashes.iter().zip(&scratch).enumerate() {
-            f(start + i, h, p);
-        }
-        if next_len == 0 {
-            return;
-        }
-        (cur, start, len) = (1 - cur, next, next_len);
-    }
-}
-
 /// A key's counter masks from its plain pattern: the low bit of each field holding a set bit.
 #[inline(always)]
-fn mask_of<const C: u32>(pattern: &Block) -> [u64; 8] {
+pub(crate) fn counter_mask<const C: u32>(pattern: &Block) -> [u64; 8] {
     pattern.0.map(nonzero::<C>)
 }
 
@@ -285,9 +205,10 @@ fn mask_of<const C: u32>(pattern: &Block) -> [u64; 8] {
 /// Every block operation works on whole words: a key's probes become a mask with the low bit
 /// of each of its fields set, and "which fields are nonzero / full" is a few shifts and ORs
 /// per word, so insert, remove and query are branch-free over the 8 words of the block (which
-/// the compiler vectorises). Batches take each key's probe pattern from the engine's SIMD
-/// insert kernel (the plain filter's bits of the key) and fold it into the mask; single-key
-/// calls compute it one probe at a time, to the same result.
+/// the compiler vectorises). Batches run in the engine's kernel tiers: the tier builds each
+/// key's probe pattern in its lanes and applies these word operations inside its
+/// `#[target_feature]` function, so they compile to that tier's vectors; single-key calls
+/// compute the pattern one probe at a time, to the same result.
 ///
 /// * A counter that reaches its maximum (15 or 255) stays there ("sticky"): it is never
 ///   incremented past it nor decremented, so removing a key that was inserted can never make
@@ -646,16 +567,13 @@ impl CountingBloomFilter {
     }
 
     fn insert_keys(&mut self, keys: Keys<'_>) {
-        fn go<const C: u32>(f: &mut CountingBloomFilter, keys: Keys<'_>) {
-            let meta = f.meta;
-            let n = meta.shape.num_blocks;
-            let blocks = &mut f.blocks;
-            pipeline(&meta, blocks.as_ptr(), keys, |_, h, p| {
-                let m = mask_of::<C>(p);
-                block_increment::<C>(&mut blocks[block_index(h, n)], &m);
-            });
-        }
-        by_width!(self.bits, go(self, keys))
+        let meta = self.meta;
+        meta.kernel.counting(
+            &meta.shape,
+            self.bits,
+            CountingBatch::Insert(&mut self.blocks),
+            keys,
+        );
     }
 
     /// Answers a batch of integer keys into `out` (`out[i]` for `keys[i]`).
@@ -677,7 +595,7 @@ impl CountingBloomFilter {
             keys.len(),
             "output slice length must equal key count"
         );
-        self.query_keys(K::as_keys(keys).0, |i, x| out[i] = x)
+        self.query_keys(K::as_keys(keys).0, Sink::Each(out))
     }
 
     /// How many keys of the batch may be in the filter.
@@ -690,7 +608,7 @@ impl CountingBloomFilter {
     /// ```
     pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
         let mut n = 0;
-        self.query_keys(K::as_keys(keys).0, |_, x| n += x as usize);
+        self.query_keys(K::as_keys(keys).0, Sink::Count(&mut n));
         n
     }
 
@@ -713,25 +631,16 @@ impl CountingBloomFilter {
             hashes.len(),
             "output slice length must equal key count"
         );
-        self.query_keys(Keys::Hashes(hashes), |i, x| out[i] = x)
+        self.query_keys(Keys::Hashes(hashes), Sink::Each(out))
     }
 
-    #[inline(always)]
-    fn query_keys(&self, keys: Keys<'_>, sink: impl FnMut(usize, bool)) {
-        #[inline(always)]
-        fn go<const C: u32>(
-            f: &CountingBloomFilter,
-            keys: Keys<'_>,
-            mut sink: impl FnMut(usize, bool),
-        ) {
-            let shape = &f.meta.shape;
-            let n = shape.num_blocks;
-            pipeline(&f.meta, f.blocks.as_ptr(), keys, |i, h, p| {
-                let m = mask_of::<C>(p);
-                sink(i, block_has::<C>(&f.blocks[block_index(h, n)], &m));
-            });
-        }
-        by_width!(self.bits, go(self, keys, sink))
+    fn query_keys(&self, keys: Keys<'_>, sink: Sink<'_>) {
+        self.meta.kernel.counting(
+            &self.meta.shape,
+            self.bits,
+            CountingBatch::Query(&self.blocks, sink),
+            keys,
+        );
     }
 
     /// Removes each key of the batch that is present, in order, as [`remove`](Self::remove)
@@ -768,21 +677,18 @@ impl CountingBloomFilter {
     }
 
     fn remove_keys(&mut self, keys: Keys<'_>) -> Result<usize, Error> {
-        fn go<const C: u32>(f: &mut CountingBloomFilter, keys: Keys<'_>) -> usize {
-            let meta = f.meta;
-            let n = meta.shape.num_blocks;
-            let blocks = &mut f.blocks;
-            let mut removed = 0;
-            pipeline(&meta, blocks.as_ptr(), keys, |_, h, p| {
-                let m = mask_of::<C>(p);
-                removed += block_decrement::<C>(&mut blocks[block_index(h, n)], &m) as usize;
-            });
-            removed
-        }
         if self.min_increase {
             return Err(Error::RemoveAfterMinIncrease);
         }
-        Ok(by_width!(self.bits, go(self, keys)))
+        let meta = self.meta;
+        let mut removed = 0;
+        meta.kernel.counting(
+            &meta.shape,
+            self.bits,
+            CountingBatch::Remove(&mut self.blocks, &mut removed),
+            keys,
+        );
+        Ok(removed)
     }
 
     /// The plain filter with the same shape, seed and kernel whose bits are set exactly where

@@ -19,6 +19,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
+use crate::CounterBits;
+use crate::counting::{block_decrement, block_has, block_increment, counter_mask};
 use crate::error::Error;
 use crate::layout::{AtomicBlock, Block, Layout, Row, block_index};
 
@@ -280,6 +282,25 @@ pub(crate) enum Sink<'a> {
     Count(&'a mut usize),
 }
 
+/// What a counting-filter batch does to each key's counters ([`crate::CountingBloomFilter`]).
+pub(crate) enum CountingBatch<'a, 'o> {
+    /// Increment the key's unsaturated counters.
+    Insert(&'a mut [Block]),
+    /// Decrement them where all are nonzero; count the keys removed.
+    Remove(&'a mut [Block], &'o mut usize),
+    /// Whether all of them are nonzero.
+    Query(&'a [Block], Sink<'o>),
+}
+
+impl CountingBatch<'_, '_> {
+    fn blocks(&self) -> &[Block] {
+        match self {
+            CountingBatch::Insert(b) | CountingBatch::Remove(b, _) => b,
+            CountingBatch::Query(b, _) => b,
+        }
+    }
+}
+
 /// A tier's dispatch table. Obtainable only through [`Kernel::get`], which checks the CPU.
 pub(crate) struct Kernel {
     isa: Isa,
@@ -288,6 +309,7 @@ pub(crate) struct Kernel {
     atomic_insert: unsafe fn(&Shape, &[AtomicBlock], Keys<'_>),
     atomic_query: unsafe fn(&Shape, &[AtomicBlock], Keys<'_>, Sink<'_>),
     insert_window: unsafe fn(&Shape, &mut [Block], usize, &[u64]),
+    counting: unsafe fn(&Shape, CounterBits, CountingBatch<'_, '_>, Keys<'_>),
     hash_u64: unsafe fn(u64, &[u64], &mut [u64]),
     hash_u32: unsafe fn(u64, &[u32], &mut [u64]),
 }
@@ -309,6 +331,7 @@ macro_rules! kernel_table {
             atomic_insert: m::atomic_insert,
             atomic_query: m::atomic_query,
             insert_window: m::insert_window,
+            counting: m::counting,
             hash_u64: m::hash_u64,
             hash_u32: m::hash_u32,
         }
@@ -369,6 +392,18 @@ macro_rules! entry_points {
         ) {
             $crate::arch::insert_window_keys($token, shape, window, first, hashes)
         }
+
+        /// # Safety
+        /// The CPU must support the tier.
+        $(#[$attr])*
+        pub(super) unsafe fn counting(
+            shape: &Shape,
+            bits: $crate::CounterBits,
+            batch: $crate::arch::CountingBatch<'_, '_>,
+            keys: Keys<'_>,
+        ) {
+            $crate::arch::counting_keys($token, shape, bits, batch, keys)
+        }
     };
 }
 pub(crate) use entry_points;
@@ -419,6 +454,25 @@ impl Kernel {
         }
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
         unsafe { (self.query)(shape, blocks, keys, sink) }
+    }
+
+    pub fn counting(
+        &self,
+        shape: &Shape,
+        bits: CounterBits,
+        batch: CountingBatch<'_, '_>,
+        keys: Keys<'_>,
+    ) {
+        assert_shape(shape, batch.blocks().len());
+        if let CountingBatch::Query(_, Sink::Each(out)) = &batch {
+            assert_eq!(
+                out.len(),
+                keys.len(),
+                "output slice length must equal key count"
+            );
+        }
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.counting)(shape, bits, batch, keys) }
     }
 
     pub fn atomic_insert(&self, shape: &Shape, blocks: &[AtomicBlock], keys: Keys<'_>) {
@@ -940,4 +994,99 @@ fn insert_window_pipelined<L: Lanes, const WORDS: bool, const R: usize>(
         num_blocks: shape.num_blocks,
     };
     pipeline(l, shape, base, Keys::Hashes(hashes), &mut visit);
+}
+
+/// The counting filter's batch of every SIMD tier: each key's pattern built in lanes, folded
+/// into counter masks, and applied with the counting filter's branch-free word operations
+/// (inlined here, so they compile with the tier's features). Instantiated per layout only (the
+/// round count is a run-time loop), as counting batches are fewer than plain ones.
+#[inline(always)]
+pub(crate) fn counting_keys<L: Lanes>(
+    l: L,
+    shape: &Shape,
+    bits: CounterBits,
+    batch: CountingBatch<'_, '_>,
+    keys: Keys<'_>,
+) {
+    assert_shape(shape, batch.blocks().len());
+    match (bits, shape.layout) {
+        (CounterBits::Four, Layout::Sectors8x64) => {
+            counting_pipelined::<L, true, 4>(l, shape, batch, keys)
+        }
+        (CounterBits::Four, Layout::Sectors4x128) => {
+            counting_pipelined::<L, false, 4>(l, shape, batch, keys)
+        }
+        (CounterBits::Eight, Layout::Sectors8x64) => {
+            counting_pipelined::<L, true, 8>(l, shape, batch, keys)
+        }
+        (CounterBits::Eight, Layout::Sectors4x128) => {
+            counting_pipelined::<L, false, 8>(l, shape, batch, keys)
+        }
+    }
+}
+
+struct Counting<'a, 'o, L, const WORDS: bool, const C: u32> {
+    l: L,
+    batch: CountingBatch<'a, 'o>,
+    rows: &'static [Row],
+    num_blocks: u64,
+}
+
+impl<L: Lanes, const WORDS: bool, const C: u32> Visit for Counting<'_, '_, L, WORDS, C> {
+    #[inline(always)]
+    fn chunk(&mut self, start: usize, _: usize, stage: &Staged) {
+        let (l, rows, n) = (self.l, self.rows, self.num_blocks);
+        match &mut self.batch {
+            CountingBatch::Insert(blocks) => {
+                for (i, lo) in stage.entries(n) {
+                    let m = counter_mask::<C>(&l.pattern::<WORDS>(lo, rows));
+                    // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
+                    // (`assert_shape`).
+                    block_increment::<C>(unsafe { blocks.get_unchecked_mut(i) }, &m);
+                }
+            }
+            CountingBatch::Remove(blocks, removed) => {
+                let mut done = 0;
+                for (i, lo) in stage.entries(n) {
+                    let m = counter_mask::<C>(&l.pattern::<WORDS>(lo, rows));
+                    // SAFETY: as above.
+                    done +=
+                        block_decrement::<C>(unsafe { blocks.get_unchecked_mut(i) }, &m) as usize;
+                }
+                **removed += done;
+            }
+            CountingBatch::Query(blocks, sink) => {
+                let mut found = 0;
+                for (j, (i, lo)) in stage.entries(n).enumerate() {
+                    let m = counter_mask::<C>(&l.pattern::<WORDS>(lo, rows));
+                    // SAFETY: as above.
+                    let hit = block_has::<C>(unsafe { blocks.get_unchecked(i) }, &m);
+                    match sink {
+                        Sink::Each(out) => out[start + j] = hit,
+                        Sink::Count(_) => found += hit as usize,
+                    }
+                }
+                if let Sink::Count(c) = sink {
+                    **c += found;
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn counting_pipelined<L: Lanes, const WORDS: bool, const C: u32>(
+    l: L,
+    shape: &Shape,
+    batch: CountingBatch<'_, '_>,
+    keys: Keys<'_>,
+) {
+    let base = batch.blocks().as_ptr();
+    let mut visit = Counting::<L, WORDS, C> {
+        l,
+        batch,
+        rows: shape.rows(),
+        num_blocks: shape.num_blocks,
+    };
+    pipeline(l, shape, base, keys, &mut visit);
 }

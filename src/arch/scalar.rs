@@ -1,6 +1,8 @@
 //! The reference tier: one key at a time, one bit at a time, no SIMD, no prefetch, no unsafe.
 
-use super::{Keys, Shape, Sink};
+use super::{CountingBatch, Keys, Shape, Sink};
+use crate::CounterBits;
+use crate::counting::{block_decrement, block_has, block_increment, counter_mask};
 use crate::hash::{u32_with_flip, u64_with_flip};
 use crate::layout::{
     AtomicBlock, Block, block_index, contains_scalar, insert_scalar, pattern_scalar,
@@ -79,6 +81,42 @@ pub(super) fn insert_window(shape: &Shape, window: &mut [Block], first: usize, h
     for &h in hashes {
         let i = block_index(h, shape.num_blocks) - first;
         insert_scalar(&mut window[i], layout, h as u32, k);
+    }
+}
+
+pub(super) fn counting(
+    shape: &Shape,
+    bits: CounterBits,
+    batch: CountingBatch<'_, '_>,
+    keys: Keys<'_>,
+) {
+    match bits {
+        CounterBits::Four => counting_of::<4>(shape, batch, keys),
+        CounterBits::Eight => counting_of::<8>(shape, batch, keys),
+    }
+}
+
+fn counting_of<const C: u32>(shape: &Shape, batch: CountingBatch<'_, '_>, keys: Keys<'_>) {
+    let (k, layout, n) = (shape.probes(), shape.layout, shape.num_blocks);
+    let mask = |h: u64| counter_mask::<C>(&pattern_scalar(layout, h as u32, k));
+    match batch {
+        CountingBatch::Insert(blocks) => each_hash(shape, keys, |_, h| {
+            block_increment::<C>(&mut blocks[block_index(h, n)], &mask(h))
+        }),
+        CountingBatch::Remove(blocks, removed) => each_hash(shape, keys, |_, h| {
+            *removed += block_decrement::<C>(&mut blocks[block_index(h, n)], &mask(h)) as usize
+        }),
+        CountingBatch::Query(blocks, sink) => {
+            let test = |h: u64| block_has::<C>(&blocks[block_index(h, n)], &mask(h));
+            match sink {
+                Sink::Each(out) => each_hash(shape, keys, |i, h| out[i] = test(h)),
+                Sink::Count(c) => {
+                    let mut found = 0;
+                    each_hash(shape, keys, |_, h| found += test(h) as usize);
+                    *c += found;
+                }
+            }
+        }
     }
 }
 
