@@ -208,27 +208,13 @@ impl DeletableBloomFilter {
         let shape = self.filter.meta.shape;
         let i = block_index(hash, shape.num_blocks);
         let pattern = pattern_scalar(shape.layout, hash as u32, shape.probes());
-        let shift = self.region_shift;
-        let block = &mut self.filter.blocks[i];
-        // Branch-free (whether a bit was already set is a coin flip in a half-full filter),
-        // and one bitmap update per key: a block's regions are adjacent bits of one word.
-        let mut marks = 0u64;
-        for (w, (word, &p)) in block.0.iter_mut().zip(&pattern.0).enumerate() {
-            let overlap = *word & p;
-            *word |= p;
-            marks |= if shift >= 6 {
-                ((overlap != 0) as u64) << (w >> (shift - 6))
-            } else {
-                let group = (1u64 << (1 << shift)) - 1;
-                let mut m = 0;
-                for j in 0..(64 >> shift) {
-                    m |= (((overlap >> (j << shift)) & group != 0) as u64) << j;
-                }
-                m << (w * (64 >> shift))
-            };
-        }
-        let first = region_of(i, 0, 0, shift);
-        self.collided[(first >> 6) as usize] |= marks << (first & 63);
+        place(
+            &mut self.filter.blocks[i],
+            &mut self.collided,
+            i,
+            self.region_shift,
+            &pattern,
+        );
     }
 
     /// Inserts a batch of integer keys, hashed in SIMD lanes; the same bits and marks as
@@ -241,15 +227,14 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
-        let mut hashes = [0u64; CHUNK];
-        for chunk in keys.chunks(CHUNK) {
-            let h = &mut hashes[..chunk.len()];
-            hash_batch(&self.filter, chunk, h);
-            for (j, &x) in h.iter().enumerate() {
-                self.prefetch_ahead(h, j);
-                self.insert_hash(x);
-            }
-        }
+        let meta = self.filter.meta;
+        meta.kernel.deletable_insert(
+            &meta.shape,
+            &mut self.filter.blocks,
+            &mut self.collided,
+            self.region_shift,
+            K::as_keys(keys).0,
+        );
     }
 
     /// Whether the key may be in the filter (no false negatives for inserted keys that were
@@ -628,6 +613,37 @@ impl std::fmt::Debug for DeletableBloomFilter {
 
 fn num_regions(num_blocks: u64, shift: u32) -> u64 {
     (num_blocks * BLOCK_BITS as u64) >> shift
+}
+
+/// Sets `pattern` in block `i` and marks, in the collision bitmap, every region where one of
+/// its bits was already set. Branch-free (whether a bit was already set is a coin flip in a
+/// half-full filter), and one bitmap update per key: a block's regions are adjacent bits of
+/// one bitmap word. The single-key insert and every kernel tier's batch insert run this.
+#[inline(always)]
+pub(crate) fn place(
+    block: &mut Block,
+    collided: &mut [u64],
+    i: usize,
+    shift: u32,
+    pattern: &Block,
+) {
+    let mut marks = 0u64;
+    for (w, (word, &p)) in block.0.iter_mut().zip(&pattern.0).enumerate() {
+        let overlap = *word & p;
+        *word |= p;
+        marks |= if shift >= 6 {
+            ((overlap != 0) as u64) << (w >> (shift - 6))
+        } else {
+            let group = (1u64 << (1 << shift)) - 1;
+            let mut m = 0;
+            for j in 0..(64 >> shift) {
+                m |= (((overlap >> (j << shift)) & group != 0) as u64) << j;
+            }
+            m << (w * (64 >> shift))
+        };
+    }
+    let first = region_of(i, 0, 0, shift);
+    collided[(first >> 6) as usize] |= marks << (first & 63);
 }
 
 /// The region of bit `b` of word `w` of block `i`.

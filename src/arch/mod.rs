@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 
 use crate::CounterBits;
 use crate::counting::{block_decrement, block_has, block_increment, counter_mask};
+use crate::deletable::place;
 use crate::error::Error;
 use crate::layout::{AtomicBlock, Block, Layout, Row, block_index};
 
@@ -310,6 +311,7 @@ pub(crate) struct Kernel {
     atomic_query: unsafe fn(&Shape, &[AtomicBlock], Keys<'_>, Sink<'_>),
     insert_window: unsafe fn(&Shape, &mut [Block], usize, &[u64]),
     counting: unsafe fn(&Shape, CounterBits, CountingBatch<'_, '_>, Keys<'_>),
+    deletable_insert: unsafe fn(&Shape, &mut [Block], &mut [u64], u32, Keys<'_>),
     hash_u64: unsafe fn(u64, &[u64], &mut [u64]),
     hash_u32: unsafe fn(u64, &[u32], &mut [u64]),
 }
@@ -332,6 +334,7 @@ macro_rules! kernel_table {
             atomic_query: m::atomic_query,
             insert_window: m::insert_window,
             counting: m::counting,
+            deletable_insert: m::deletable_insert,
             hash_u64: m::hash_u64,
             hash_u32: m::hash_u32,
         }
@@ -404,6 +407,19 @@ macro_rules! entry_points {
         ) {
             $crate::arch::counting_keys($token, shape, bits, batch, keys)
         }
+
+        /// # Safety
+        /// The CPU must support the tier.
+        $(#[$attr])*
+        pub(super) unsafe fn deletable_insert(
+            shape: &Shape,
+            blocks: &mut [Block],
+            collided: &mut [u64],
+            region_shift: u32,
+            keys: Keys<'_>,
+        ) {
+            $crate::arch::deletable_insert_keys($token, shape, blocks, collided, region_shift, keys)
+        }
     };
 }
 pub(crate) use entry_points;
@@ -473,6 +489,26 @@ impl Kernel {
         }
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
         unsafe { (self.counting)(shape, bits, batch, keys) }
+    }
+
+    /// The deletable filter's batch insert: `collided` is its bitmap of regions of
+    /// `2^region_shift` bits, and must cover every region of `blocks`.
+    pub fn deletable_insert(
+        &self,
+        shape: &Shape,
+        blocks: &mut [Block],
+        collided: &mut [u64],
+        region_shift: u32,
+        keys: Keys<'_>,
+    ) {
+        assert_shape(shape, blocks.len());
+        assert!(
+            (region_shift as usize) < 64
+                && (collided.len() as u128 * 64) << region_shift >= blocks.len() as u128 * 512,
+            "the collision bitmap does not cover the filter"
+        );
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
+        unsafe { (self.deletable_insert)(shape, blocks, collided, region_shift, keys) }
     }
 
     pub fn atomic_insert(&self, shape: &Shape, blocks: &[AtomicBlock], keys: Keys<'_>) {
@@ -1085,6 +1121,71 @@ fn counting_pipelined<L: Lanes, const WORDS: bool, const C: u32>(
     let mut visit = Counting::<L, WORDS, C> {
         l,
         batch,
+        rows: shape.rows(),
+        num_blocks: shape.num_blocks,
+    };
+    pipeline(l, shape, base, keys, &mut visit);
+}
+
+/// The deletable filter's batch insert of every SIMD tier: patterns built in lanes, then set
+/// with the deletable filter's own collision marking (inlined under the tier's features).
+#[inline(always)]
+pub(crate) fn deletable_insert_keys<L: Lanes>(
+    l: L,
+    shape: &Shape,
+    blocks: &mut [Block],
+    collided: &mut [u64],
+    region_shift: u32,
+    keys: Keys<'_>,
+) {
+    assert_shape(shape, blocks.len());
+    match shape.layout {
+        Layout::Sectors8x64 => {
+            deletable_pipelined::<L, true>(l, shape, blocks, collided, region_shift, keys)
+        }
+        Layout::Sectors4x128 => {
+            deletable_pipelined::<L, false>(l, shape, blocks, collided, region_shift, keys)
+        }
+    }
+}
+
+struct DeletableInsert<'a, L, const WORDS: bool> {
+    l: L,
+    blocks: &'a mut [Block],
+    collided: &'a mut [u64],
+    region_shift: u32,
+    rows: &'static [Row],
+    num_blocks: u64,
+}
+
+impl<L: Lanes, const WORDS: bool> Visit for DeletableInsert<'_, L, WORDS> {
+    #[inline(always)]
+    fn chunk(&mut self, _: usize, _: usize, stage: &Staged) {
+        for (i, lo) in stage.entries(self.num_blocks) {
+            let p = self.l.pattern::<WORDS>(lo, self.rows);
+            // SAFETY: `i = block_index(h, num_blocks) < num_blocks == blocks.len()`
+            // (`assert_shape`).
+            let block = unsafe { self.blocks.get_unchecked_mut(i) };
+            place(block, self.collided, i, self.region_shift, &p);
+        }
+    }
+}
+
+#[inline(always)]
+fn deletable_pipelined<L: Lanes, const WORDS: bool>(
+    l: L,
+    shape: &Shape,
+    blocks: &mut [Block],
+    collided: &mut [u64],
+    region_shift: u32,
+    keys: Keys<'_>,
+) {
+    let base = blocks.as_ptr();
+    let mut visit = DeletableInsert::<L, WORDS> {
+        l,
+        blocks,
+        collided,
+        region_shift,
         rows: shape.rows(),
         num_blocks: shape.num_blocks,
     };

@@ -3,6 +3,7 @@
 use super::{CountingBatch, Keys, Shape, Sink};
 use crate::CounterBits;
 use crate::counting::{block_decrement, block_has, block_increment, counter_mask};
+use crate::deletable::place;
 use crate::hash::{u32_with_flip, u64_with_flip};
 use crate::layout::{
     AtomicBlock, Block, block_index, contains_scalar, insert_scalar, pattern_scalar,
@@ -118,6 +119,21 @@ fn counting_of<const C: u32>(shape: &Shape, batch: CountingBatch<'_, '_>, keys: 
             }
         }
     }
+}
+
+pub(super) fn deletable_insert(
+    shape: &Shape,
+    blocks: &mut [Block],
+    collided: &mut [u64],
+    region_shift: u32,
+    keys: Keys<'_>,
+) {
+    let (k, layout, n) = (shape.probes(), shape.layout, shape.num_blocks);
+    each_hash(shape, keys, |_, h| {
+        let i = block_index(h, n);
+        let p = pattern_scalar(layout, h as u32, k);
+        place(&mut blocks[i], collided, i, region_shift, &p);
+    });
 }
 
 pub(super) fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
