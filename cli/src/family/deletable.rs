@@ -265,9 +265,10 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
     let _ = writeln!(
         out,
         "Median of {reps} runs, one-word regions, {} keys ({} of deletable filter, {} of \
-         plain). The deletable insert hashes in SIMD lanes, then places one key at a time \
-         (its bits are compared with its block, to mark regions where keys meet, before they \
-         are set); queries are the plain filter's batch kernel on the same blocks.\n",
+         plain). The deletable insert runs in the kernel tiers like the plain one: keys hashed \
+         and patterns built in SIMD lanes, each pattern compared with its block (to mark the \
+         regions where keys meet) before it is set; queries are the plain filter's batch \
+         kernel on the same blocks; `remove_batch` places one key at a time.\n",
         system::group(n as u64),
         system::bytes(filled.size_in_bytes() as u64),
         system::bytes(plain.size_in_bytes() as u64),
