@@ -259,7 +259,7 @@ impl BloomierBuilder {
         let batch = K::as_keys(keys).0;
         self.construct(
             keys.len(),
-            &mut |seed, out| hash_into(kernel, batch, seed_flip(seed), 0, out),
+            &mut |seed, out| kernel.hash_keys(seed_flip(seed), batch, 0, out),
             &|i, j| keys[i] == keys[j],
             &|i| values[i],
         )
@@ -351,16 +351,6 @@ fn try_vec<T: Clone>(n: usize, zero: T) -> Result<Vec<T>, Error> {
         })?;
     v.resize(n, zero);
     Ok(v)
-}
-
-/// Hashes `keys[start..start + out.len()]` into `out`.
-fn hash_into(kernel: &Kernel, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64]) {
-    let end = start + out.len();
-    match keys {
-        Keys::U64(k) => kernel.hash_u64(flip, &k[start..end], out),
-        Keys::U32(k) => kernel.hash_u32(flip, &k[start..end], out),
-        Keys::Hashes(h) => out.copy_from_slice(&h[start..end]),
-    }
 }
 
 /// Fills `sorted` with `(hash, index)` of every key, sorted by hash: one counting pass on the
@@ -689,13 +679,14 @@ impl BloomierFilter {
         let n = keys.len();
         let (mut cur, mut next) = ([0u64; CHUNK], [0u64; CHUNK]);
         let first = chunk.min(n);
-        hash_into(self.kernel, keys, self.flip, 0, &mut cur[..first]);
+        self.kernel.hash_keys(self.flip, keys, 0, &mut cur[..first]);
         self.prefetch_slots(&cur[..first]);
         let mut start = 0;
         while start < n {
             let end = (start + chunk).min(n);
             let ahead = (end + chunk).min(n);
-            hash_into(self.kernel, keys, self.flip, end, &mut next[..ahead - end]);
+            self.kernel
+                .hash_keys(self.flip, keys, end, &mut next[..ahead - end]);
             self.prefetch_slots(&next[..ahead - end]);
             for (o, &h) in out[start..end].iter_mut().zip(&cur) {
                 *o = self.lookup(h);

@@ -8,7 +8,7 @@ use crate::envelope::Envelope;
 use crate::filter::{BatchKey, Meta, allocate};
 use crate::format::kind;
 use crate::hash::{hash_bytes, hash_key};
-use crate::layout::{Block, Layout, MAX_BLOCKS, block_index, probe};
+use crate::layout::{Block, Layout, MAX_BLOCKS, block_index, pattern_scalar};
 use crate::{BloomFilter, Error, Isa, sizing};
 
 /// Width of a counting filter's counters.
@@ -90,18 +90,6 @@ fn full<const C: u32>(x: u64) -> u64 {
         y &= y >> 4;
     }
     y & lows_of::<C>()
-}
-
-/// A key's counters as masks: the low bit of each of its fields, per word (the single-key
-/// path; batches use [`counter_mask`] on the kernel's pattern).
-#[inline(always)]
-fn key_mask<const C: u32>(layout: Layout, lo: u32, k: usize) -> [u64; 8] {
-    let mut m = [0u64; 8];
-    for j in 0..k {
-        let (w, b) = probe(layout, lo, j);
-        m[w] |= 1 << (b & !(C - 1));
-    }
-    m
 }
 
 #[inline(always)]
@@ -302,11 +290,8 @@ impl CountingBloomFilter {
 
     #[inline(always)]
     fn mask<const C: u32>(&self, hash: u64) -> [u64; 8] {
-        key_mask::<C>(
-            self.meta.shape.layout,
-            hash as u32,
-            self.meta.shape.probes(),
-        )
+        let shape = &self.meta.shape;
+        counter_mask::<C>(&pattern_scalar(shape.layout, hash as u32, shape.probes()))
     }
 
     /// Adds one to each of the key's counters (a saturated counter stays at its maximum).

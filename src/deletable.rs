@@ -31,7 +31,6 @@
 use std::hash::Hash;
 use std::io::{Read, Write};
 
-use crate::arch::Keys;
 use crate::envelope::Envelope;
 use crate::filter::BatchKey;
 use crate::format::{HEADER_BYTES, kind};
@@ -393,7 +392,9 @@ impl DeletableBloomFilter {
         let mut hashes = [0u64; CHUNK];
         for chunk in keys.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
-            hash_batch(&self.filter, chunk, h);
+            let meta = &self.filter.meta;
+            meta.kernel
+                .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
             for (j, &x) in h.iter().enumerate() {
                 self.prefetch_ahead(h, j);
                 match self.remove_hash(x) {
@@ -650,17 +651,6 @@ pub(crate) fn place(
 #[inline(always)]
 fn region_of(i: usize, w: usize, b: u32, shift: u32) -> u64 {
     ((i as u64) * BLOCK_BITS as u64 + w as u64 * 64 + b as u64) >> shift
-}
-
-/// Hashes a batch of integer keys with `filter`'s seed on its kernel (SIMD lanes), exactly as
-/// its batch methods would.
-pub(crate) fn hash_batch<K: BatchKey>(filter: &BloomFilter, keys: &[K], out: &mut [u64]) {
-    let meta = &filter.meta;
-    match K::as_keys(keys).0 {
-        Keys::U64(k) => meta.kernel.hash_u64(meta.shape.flip, k, out),
-        Keys::U32(k) => meta.kernel.hash_u32(meta.shape.flip, k, out),
-        Keys::Hashes(h) => out.copy_from_slice(h),
-    }
 }
 
 /// `(W)_t / W^t`: the probability that `t` uniform probes into `W` bits hit `t` distinct bits.

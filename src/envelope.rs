@@ -27,7 +27,9 @@ use std::io::{Read, Write};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::Error;
-use crate::format::{HASH_XXH3, HEADER_BYTES, MAGIC, VERSION, checksum_start, kind, read_full};
+use crate::format::{
+    HASH_XXH3, HEADER_BYTES, MAGIC, VERSION, checksum_start, kind, read_full, short_header,
+};
 
 /// Bytes a reader is consumed in: the most a lying header makes us allocate ahead of data.
 const READ_CHUNK: usize = 1 << 20;
@@ -88,13 +90,7 @@ impl Envelope {
     /// bytes), `Truncated`, `TrailingBytes`, `ChecksumMismatch`.
     pub(crate) fn decode(bytes: &[u8], want: u8) -> Result<(Envelope, &[u8]), Error> {
         let Some(head) = bytes.first_chunk::<HEADER_BYTES>() else {
-            if bytes.len() >= 8 && bytes[..8] != MAGIC {
-                return Err(Error::BadMagic);
-            }
-            return Err(Error::Truncated {
-                needed: HEADER_BYTES as u128,
-                got: bytes.len() as u128,
-            });
+            return Err(short_header(bytes));
         };
         let (env, body_len, stored) = parse(head, want)?;
         let total = HEADER_BYTES as u128 + body_len as u128;
@@ -125,13 +121,7 @@ impl Envelope {
         let mut head = [0u8; HEADER_BYTES];
         let got = read_full(&mut r, &mut head)?;
         if got < HEADER_BYTES {
-            if got >= 8 && head[..8] != MAGIC {
-                return Err(Error::BadMagic);
-            }
-            return Err(Error::Truncated {
-                needed: HEADER_BYTES as u128,
-                got: got as u128,
-            });
+            return Err(short_header(&head[..got]));
         }
         let (env, body_len, stored) = parse(&head, want)?;
         let total = HEADER_BYTES as u128 + body_len as u128;

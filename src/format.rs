@@ -239,17 +239,23 @@ fn check(h: &Header, x: Xxh3) -> Result<(), Error> {
     }
 }
 
+/// The error for an input that ends after `head.len() < HEADER_BYTES` bytes: a bad magic if
+/// enough of it shows, else truncation.
+pub(crate) fn short_header(head: &[u8]) -> Error {
+    if head.len() >= 8 && head[..8] != MAGIC {
+        Error::BadMagic
+    } else {
+        Error::Truncated {
+            needed: HEADER_BYTES as u128,
+            got: head.len() as u128,
+        }
+    }
+}
+
 /// Splits `bytes` into a validated header and exactly the block bytes it declares.
 fn split(bytes: &[u8]) -> Result<(Header, &[u8]), Error> {
     let Some(head) = bytes.first_chunk::<HEADER_BYTES>() else {
-        // Report what is wrong first: a short buffer may still show a bad magic.
-        if bytes.len() >= 8 && bytes[..8] != MAGIC {
-            return Err(Error::BadMagic);
-        }
-        return Err(Error::Truncated {
-            needed: HEADER_BYTES as u128,
-            got: bytes.len() as u128,
-        });
+        return Err(short_header(bytes));
     };
     let h = Header::parse(head)?;
     let total = h.total_bytes();
@@ -373,13 +379,7 @@ impl BloomFilter {
         let mut head = [0u8; HEADER_BYTES];
         let got = read_full(&mut r, &mut head)?;
         if got < HEADER_BYTES {
-            if got >= 8 && head[..8] != MAGIC {
-                return Err(Error::BadMagic);
-            }
-            return Err(Error::Truncated {
-                needed: HEADER_BYTES as u128,
-                got: got as u128,
-            });
+            return Err(short_header(&head[..got]));
         }
         let h = Header::parse(&head)?;
         let kernel = Kernel::get(Isa::active()?)?;

@@ -39,7 +39,6 @@
 use std::hash::Hash;
 use std::io::{Read, Write};
 
-use crate::deletable::hash_batch;
 use crate::envelope::Envelope;
 use crate::filter::BatchKey;
 use crate::format::{HEADER_BYTES, kind};
@@ -409,7 +408,9 @@ impl ScalableBloomFilter {
         let mut new = 0;
         for chunk in keys.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
-            hash_batch(&self.stages[0], chunk, h);
+            let meta = &self.stages[0].meta;
+            meta.kernel
+                .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
             let found = &mut found[..chunk.len()];
             found.fill(false);
             // Stages below the newest do not change during the chunk: batch their lookups.
@@ -497,7 +498,9 @@ impl ScalableBloomFilter {
         let mut hashes = [0u64; CHUNK];
         for (chunk, found) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
             let h = &mut hashes[..chunk.len()];
-            hash_batch(&self.stages[0], chunk, h);
+            let meta = &self.stages[0].meta;
+            meta.kernel
+                .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
             found.fill(false);
             resolve(&self.stages, h, found);
         }
@@ -517,7 +520,9 @@ impl ScalableBloomFilter {
         let mut n = 0;
         for chunk in keys.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
-            hash_batch(&self.stages[0], chunk, h);
+            let meta = &self.stages[0].meta;
+            meta.kernel
+                .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
             let found = &mut found[..chunk.len()];
             found.fill(false);
             resolve(&self.stages, h, found);

@@ -479,7 +479,6 @@ impl Kernel {
         batch: CountingBatch<'_, '_>,
         keys: Keys<'_>,
     ) {
-        assert_shape(shape, batch.blocks().len());
         if let CountingBatch::Query(_, Sink::Each(out)) = &batch {
             assert_eq!(
                 out.len(),
@@ -539,6 +538,16 @@ impl Kernel {
     pub fn insert_window(&self, shape: &Shape, window: &mut [Block], first: usize, hashes: &[u64]) {
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the tier.
         unsafe { (self.insert_window)(shape, window, first, hashes) }
+    }
+
+    /// Hashes `keys[start..start + out.len()]` into `out` on this tier (hashes are copied).
+    pub fn hash_keys(&self, flip: u64, keys: Keys<'_>, start: usize, out: &mut [u64]) {
+        let end = start + out.len();
+        match keys {
+            Keys::U64(k) => self.hash_u64(flip, &k[start..end], out),
+            Keys::U32(k) => self.hash_u32(flip, &k[start..end], out),
+            Keys::Hashes(h) => out.copy_from_slice(&h[start..end]),
+        }
     }
 
     pub fn hash_u64(&self, flip: u64, keys: &[u64], out: &mut [u64]) {
