@@ -6,9 +6,9 @@ use std::mem::ManuallyDrop;
 
 use rayon::prelude::*;
 
-use crate::arch::{Keys, Sink};
 use crate::filter::{BatchKey, Builder, Meta};
-use crate::hash::{hash_bytes, hash_key};
+use crate::hashing::{hash_bytes, hash_key};
+use crate::kernel::{Keys, Sink};
 use crate::layout::{AtomicBlock, Block, Layout, block_index, pattern_scalar};
 use crate::{BloomFilter, Error, Isa};
 
@@ -98,7 +98,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn par_insert_batch(&mut self, keys: &[u64]) {
-        if crate::arch::cache_resident(self.meta.shape.num_blocks) || keys.len() < PAR_CHUNK {
+        if crate::kernel::cache_resident(self.meta.shape.num_blocks) || keys.len() < PAR_CHUNK {
             self.insert_batch(keys)
         } else {
             self.par_insert_batch_with(keys, ParallelBuild::default())

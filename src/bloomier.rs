@@ -29,11 +29,11 @@
 use std::hash::Hash;
 use std::io::{Read, Write};
 
-use crate::arch::{CACHE_RESIDENT_BYTES, Kernel, Keys, prefetch};
 use crate::envelope::Envelope;
 use crate::filter::BatchKey;
 use crate::format::kind;
-use crate::hash::{hash_bytes, hash_key, seed_flip};
+use crate::hashing::{hash_bytes, hash_key, seed_flip};
+use crate::kernel::{CACHE_RESIDENT_BYTES, Kernel, Keys, prefetch};
 use crate::{Error, Isa};
 
 /// Seeds tried before a build gives up. A seed rarely fails (`few_seeds_fail` in
@@ -1045,7 +1045,7 @@ mod tests {
             let g = Geometry::for_entries(n);
             assert!(g.slots() >= n, "{n}");
             for i in 0..1000u64 {
-                let h = crate::hash::hash_u64(i, n);
+                let h = crate::hashing::hash_u64(i, n);
                 let p = g.positions(h);
                 let seg = p.map(|x| x as u64 >> g.segment_log2);
                 assert_eq!([seg[0] + 1, seg[0] + 2], [seg[1], seg[2]], "{n}");

@@ -3,11 +3,11 @@
 use std::hash::Hash;
 use std::io::{Read, Write};
 
-use crate::arch::{CountingBatch, Kernel, Keys, Sink};
 use crate::envelope::Envelope;
 use crate::filter::{BatchKey, Meta, allocate};
 use crate::format::kind;
-use crate::hash::{hash_bytes, hash_key};
+use crate::hashing::{hash_bytes, hash_key};
+use crate::kernel::{BlockOp, Kernel, Keys, Probes, Sink};
 use crate::layout::{Block, Layout, MAX_BLOCKS, block_index, pattern_scalar};
 use crate::{BloomFilter, Error, Isa, sizing};
 
@@ -175,6 +175,84 @@ fn field_sum<const C: u32>(x: u64) -> u64 {
 #[inline(always)]
 pub(crate) fn counter_mask<const C: u32>(pattern: &Block) -> [u64; 8] {
     pattern.0.map(nonzero::<C>)
+}
+
+/// Runs a counter operation over a batch on the filter's kernel tier.
+fn run_op<const C: u32>(
+    meta: Meta,
+    keys: Keys<'_>,
+    op: impl BlockOp + CounterOp<C>,
+    sink: Sink<'_>,
+) {
+    meta.kernel.blocks(&meta.shape, keys, op, sink)
+}
+
+/// A block operation on `C`-bit counters (ties the op to its width for [`run_op`]).
+trait CounterOp<const C: u32> {}
+
+/// Increments each key's unsaturated counters.
+struct Increment<'a, const C: u32>(&'a mut [Block]);
+
+/// Decrements each key's counters where all are nonzero; answers whether it did.
+struct Decrement<'a, const C: u32>(&'a mut [Block]);
+
+/// Whether all of each key's counters are nonzero.
+struct Has<'a, const C: u32>(&'a [Block]);
+
+impl<const C: u32> CounterOp<C> for Increment<'_, C> {}
+impl<const C: u32> CounterOp<C> for Decrement<'_, C> {}
+impl<const C: u32> CounterOp<C> for Has<'_, C> {}
+
+impl<const C: u32> BlockOp for Increment<'_, C> {
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        let m = counter_mask::<C>(&p.pattern());
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        block_increment::<C>(unsafe { self.0.get_unchecked_mut(i) }, &m);
+        false
+    }
+}
+
+impl<const C: u32> BlockOp for Decrement<'_, C> {
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        let m = counter_mask::<C>(&p.pattern());
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        block_decrement::<C>(unsafe { self.0.get_unchecked_mut(i) }, &m)
+    }
+}
+
+impl<const C: u32> BlockOp for Has<'_, C> {
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        let m = counter_mask::<C>(&p.pattern());
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        block_has::<C>(unsafe { self.0.get_unchecked(i) }, &m)
+    }
 }
 
 /// A counting Bloom filter: blocked like [`BloomFilter`] (one 64-byte block per key), with a
@@ -553,11 +631,10 @@ impl CountingBloomFilter {
 
     fn insert_keys(&mut self, keys: Keys<'_>) {
         let meta = self.meta;
-        meta.kernel.counting(
-            &meta.shape,
+        let blocks = &mut self.blocks[..];
+        by_width!(
             self.bits,
-            CountingBatch::Insert(&mut self.blocks),
-            keys,
+            run_op(meta, keys, Increment(blocks), Sink::Discard)
         );
     }
 
@@ -620,12 +697,7 @@ impl CountingBloomFilter {
     }
 
     fn query_keys(&self, keys: Keys<'_>, sink: Sink<'_>) {
-        self.meta.kernel.counting(
-            &self.meta.shape,
-            self.bits,
-            CountingBatch::Query(&self.blocks, sink),
-            keys,
-        );
+        by_width!(self.bits, run_op(self.meta, keys, Has(&self.blocks), sink));
     }
 
     /// Removes each key of the batch that is present, in order, as [`remove`](Self::remove)
@@ -667,11 +739,10 @@ impl CountingBloomFilter {
         }
         let meta = self.meta;
         let mut removed = 0;
-        meta.kernel.counting(
-            &meta.shape,
+        let blocks = &mut self.blocks[..];
+        by_width!(
             self.bits,
-            CountingBatch::Remove(&mut self.blocks, &mut removed),
-            keys,
+            run_op(meta, keys, Decrement(blocks), Sink::Count(&mut removed))
         );
         Ok(removed)
     }

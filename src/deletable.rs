@@ -34,7 +34,8 @@ use std::io::{Read, Write};
 use crate::envelope::Envelope;
 use crate::filter::BatchKey;
 use crate::format::{HEADER_BYTES, kind};
-use crate::hash::{hash_bytes, hash_key};
+use crate::hashing::{hash_bytes, hash_key};
+use crate::kernel::{BlockOp, Probes, Sink};
 use crate::layout::{BLOCK_BITS, Block, Layout, MAX_BLOCKS, block_index, pattern_scalar};
 use crate::{BloomFilter, Error};
 
@@ -227,13 +228,13 @@ impl DeletableBloomFilter {
     /// ```
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
         let meta = self.filter.meta;
-        meta.kernel.deletable_insert(
-            &meta.shape,
+        let op = Place::new(
             &mut self.filter.blocks,
             &mut self.collided,
             self.region_shift,
-            K::as_keys(keys).0,
         );
+        meta.kernel
+            .blocks(&meta.shape, K::as_keys(keys).0, op, Sink::Discard);
     }
 
     /// Whether the key may be in the filter (no false negatives for inserted keys that were
@@ -488,7 +489,7 @@ impl DeletableBloomFilter {
             .get(ahead.start..ahead.end.min(hashes.len()))
             .unwrap_or(&[])
         {
-            crate::arch::prefetch(&self.filter.blocks[block_index(h, n)] as *const Block);
+            crate::kernel::prefetch(&self.filter.blocks[block_index(h, n)] as *const Block);
         }
     }
 
@@ -614,6 +615,50 @@ impl std::fmt::Debug for DeletableBloomFilter {
 
 fn num_regions(num_blocks: u64, shift: u32) -> u64 {
     (num_blocks * BLOCK_BITS as u64) >> shift
+}
+
+/// Sets each key's probes and marks the regions where they collide (the batch form of
+/// [`place`]).
+struct Place<'a> {
+    blocks: &'a mut [Block],
+    collided: &'a mut [u64],
+    region_shift: u32,
+}
+
+impl<'a> Place<'a> {
+    /// # Panics
+    /// If `collided` does not cover every region of `blocks` (regions of `2^region_shift`
+    /// bits).
+    fn new(blocks: &'a mut [Block], collided: &'a mut [u64], region_shift: u32) -> Place<'a> {
+        assert!(
+            (region_shift as usize) < 64
+                && (collided.len() as u128 * 64) << region_shift >= blocks.len() as u128 * 512,
+            "the collision bitmap does not cover the filter"
+        );
+        Place {
+            blocks,
+            collided,
+            region_shift,
+        }
+    }
+}
+
+impl BlockOp for Place<'_> {
+    fn num_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.blocks.as_ptr()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        let block = unsafe { self.blocks.get_unchecked_mut(i) };
+        place(block, self.collided, i, self.region_shift, &p.pattern());
+        false
+    }
 }
 
 /// Sets `pattern` in block `i` and marks, in the collision bitmap, every region where one of
@@ -1025,7 +1070,7 @@ mod tests {
                 let mut reference = f.collided.clone();
                 let mut h = 0x0123_4567_89ab_cdefu64;
                 for _ in 0..600 {
-                    h = crate::hash::hash_u64(h, 1);
+                    h = crate::hashing::hash_u64(h, 1);
                     let shape = f.filter.meta.shape;
                     let i = block_index(h, shape.num_blocks);
                     let p = pattern_scalar(shape.layout, h as u32, shape.probes());

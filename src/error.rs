@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::Isa;
+use crate::isa::Isa;
 
 /// Everything that can go wrong when building a filter or choosing a kernel.
 ///
@@ -185,7 +185,7 @@ impl fmt::Display for Error {
             Error::InvalidFpr(p) => write!(
                 f,
                 "false-positive rate must be a number in [{:e}, 1), got {p}",
-                crate::sizing::MIN_FPR
+                crate::limits::MIN_FPR
             ),
             Error::InvalidBitsPerKey(b) => {
                 write!(f, "bits per key must be finite and greater than 0, got {b}")
@@ -217,7 +217,7 @@ impl fmt::Display for Error {
             Error::UnsupportedVersion(v) => write!(
                 f,
                 "unsupported format version {v} (this build reads version {})",
-                crate::format::VERSION
+                crate::limits::FORMAT_VERSION
             ),
             Error::UnsupportedLayout(l) => write!(f, "unsupported layout id {l}"),
             Error::UnsupportedHash(h) => write!(f, "unsupported hash id {h}"),

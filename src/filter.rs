@@ -3,9 +3,9 @@
 use std::hash::Hash;
 
 use crate::Isa;
-use crate::arch::{Kernel, Keys, Shape, Sink};
 use crate::error::Error;
-use crate::hash::{hash_bytes, hash_key, seed_flip};
+use crate::hashing::{hash_bytes, hash_key, seed_flip};
+use crate::kernel::{Kernel, Keys, Shape, Sink};
 use crate::layout::{
     BLOCK_BITS, Block, Layout, MAX_BLOCKS, block_index, contains_scalar, insert_scalar,
 };
@@ -68,8 +68,8 @@ impl Meta {
                 layout,
                 rounds: (probes / layout.sectors()) as usize,
                 flip: seed_flip(seed),
-                chunk: crate::arch::chunk_len(num_blocks),
-                prefetch: !crate::arch::cache_resident(num_blocks),
+                chunk: crate::kernel::chunk_len(num_blocks),
+                prefetch: !crate::kernel::cache_resident(num_blocks),
             },
             seed,
             capacity,
@@ -105,7 +105,7 @@ pub trait BatchKey: Copy + private::Sealed {
 mod private {
     pub trait Sealed {}
     /// Opaque to users; carries the crate's internal key slice.
-    pub struct KeySlice<'a>(pub(crate) crate::arch::Keys<'a>);
+    pub struct KeySlice<'a>(pub(crate) crate::kernel::Keys<'a>);
 }
 
 impl private::Sealed for u64 {}

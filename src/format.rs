@@ -42,16 +42,16 @@ use std::io::{Read, Write};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::arch::{Kernel, Keys, Sink};
 use crate::filter::{BatchKey, Meta};
-use crate::hash::{hash_bytes, hash_key};
+use crate::hashing::{hash_bytes, hash_key};
+use crate::kernel::{Kernel, Keys, Sink};
 use crate::layout::{Block, Layout, MAX_BLOCKS, block_index, contains_scalar};
 use crate::{BloomFilter, Error, Isa};
 
 /// The magic number every encoded filter starts with.
 pub const MAGIC: [u8; 8] = *b"BLKBLOOM";
 /// The format version this build writes (and the only one it reads).
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = crate::limits::FORMAT_VERSION;
 /// Bytes of header before the blocks.
 pub const HEADER_BYTES: usize = 64;
 /// The hash id of seeded XXH3-64 over canonical little-endian bytes.

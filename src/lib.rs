@@ -38,7 +38,6 @@
 #![warn(missing_docs)]
 
 mod algebra;
-mod arch;
 mod atomic;
 pub mod bloomier;
 pub mod compressed;
@@ -48,13 +47,15 @@ mod envelope;
 mod error;
 mod filter;
 pub mod format;
-pub mod hash;
+mod hashing;
+mod isa;
+mod kernel;
 pub mod layout;
+mod limits;
 pub mod parquet;
 pub mod scalable;
 pub mod sizing;
 
-pub use arch::Isa;
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use counting::{CounterBits, CountingBloomFilter, CountingBuilder};
@@ -62,8 +63,37 @@ pub use deletable::DeletableBloomFilter;
 pub use error::Error;
 pub use filter::{BatchKey, BloomFilter, Builder};
 pub use format::FilterRef;
+pub use isa::Isa;
 pub use layout::Block;
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};
+
+/// The stable key hash: XXH3-64 with a seed.
+///
+/// Every key becomes one 64-bit hash, and the filter derives everything else from it, so this
+/// function *is* the persisted format's hash: it gives the same bits on every platform, kernel
+/// and compile flag. For `u64` and `u32` keys it is XXH3-64 of the key's 8 or 4 little-endian
+/// bytes, which the batch kernels compute in SIMD lanes; for any other `T: Hash` it is XXH3-64
+/// of the canonical byte stream that `T`'s `Hash` impl writes (integers little-endian, `usize`
+/// widened to 64 bits), so it equals `xxhash_rust::xxh3::xxh3_64_with_seed` of those bytes.
+///
+/// ```
+/// use blockbloom::hash;
+///
+/// let seed = 7;
+/// assert_eq!(
+///     hash::hash_u64(42, seed),
+///     xxhash_rust::xxh3::xxh3_64_with_seed(&42u64.to_le_bytes(), seed)
+/// );
+/// assert_eq!(hash::hash_key(&42u64, seed), hash::hash_u64(42, seed));
+/// assert_eq!(hash::hash_bytes(b"abc", seed), xxhash_rust::xxh3::xxh3_64_with_seed(b"abc", seed));
+/// ```
+///
+/// (The scalar hashes live in the bottom layer; the batch forms run on the kernel tiers, a
+/// layer up, and meet here.)
+pub mod hash {
+    pub use crate::hashing::{StableHasher, hash_bytes, hash_key, hash_u32, hash_u64};
+    pub use crate::kernel::{hash_u32_batch, hash_u64_batch};
+}
 
 /// The README's Rust example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -50,7 +50,7 @@ use crate::error::Error;
 
 mod kernel;
 
-use kernel::{Block, Kernel, Sink, block_index, contains_scalar, insert_scalar};
+use kernel::{Block, Kernel, Sink, SplitKernel, block_index, contains_scalar, insert_scalar};
 
 /// The eight salt constants of the Parquet split block Bloom filter: word `i` of a block gets
 /// bit `(lo * SALT[i]) >> 27` of a value whose hash has low half `lo`.
@@ -268,7 +268,7 @@ impl private::Sealed for u32 {}
 
 impl BatchValue for u64 {
     fn hash_into(kernel: KernelRef, values: &[u64], out: &mut [u64]) {
-        kernel.0.hash_u64(values, out)
+        kernel.0.xxh64_u64(values, out)
     }
 }
 impl BatchValue for i64 {
@@ -279,7 +279,7 @@ impl BatchValue for i64 {
             for (b, &x) in b.iter_mut().zip(v) {
                 *b = x as u64;
             }
-            kernel.0.hash_u64(b, o);
+            kernel.0.xxh64_u64(b, o);
         }
     }
 }
@@ -622,7 +622,7 @@ impl SplitBlockFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
-        self.kernel.insert(&mut self.blocks, hashes);
+        self.kernel.split_insert(&mut self.blocks, hashes);
     }
 
     /// For each hash, whether a value with it may have been inserted.
@@ -640,7 +640,8 @@ impl SplitBlockFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        self.kernel.query(&self.blocks, hashes, Sink::Each(out));
+        self.kernel
+            .split_query(&self.blocks, hashes, Sink::Each(out));
     }
 
     /// How many of the hashes may have been inserted.
@@ -654,7 +655,8 @@ impl SplitBlockFilter {
     /// ```
     pub fn count_hash_batch(&self, hashes: &[u64]) -> usize {
         let mut n = 0;
-        self.kernel.query(&self.blocks, hashes, Sink::Count(&mut n));
+        self.kernel
+            .split_query(&self.blocks, hashes, Sink::Count(&mut n));
         n
     }
 
@@ -672,7 +674,7 @@ impl SplitBlockFilter {
         for chunk in values.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
             V::hash_into(KernelRef(self.kernel), chunk, h);
-            self.kernel.insert(&mut self.blocks, h);
+            self.kernel.split_insert(&mut self.blocks, h);
         }
     }
 
@@ -699,7 +701,7 @@ impl SplitBlockFilter {
         for (chunk, o) in values.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
             let h = &mut hashes[..chunk.len()];
             V::hash_into(KernelRef(self.kernel), chunk, h);
-            self.kernel.query(&self.blocks, h, Sink::Each(o));
+            self.kernel.split_query(&self.blocks, h, Sink::Each(o));
         }
     }
 
@@ -717,7 +719,8 @@ impl SplitBlockFilter {
         for chunk in values.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
             V::hash_into(KernelRef(self.kernel), chunk, h);
-            self.kernel.query(&self.blocks, h, Sink::Count(&mut n));
+            self.kernel
+                .split_query(&self.blocks, h, Sink::Count(&mut n));
         }
         n
     }
@@ -771,7 +774,7 @@ mod tests {
         let want: Vec<u64> = values.iter().map(|&v| hash_u64(v)).collect();
         for isa in Isa::supported() {
             let mut out = vec![0; values.len()];
-            Kernel::get(isa).unwrap().hash_u64(&values, &mut out);
+            Kernel::get(isa).unwrap().xxh64_u64(&values, &mut out);
             assert_eq!(out, want, "{isa}");
         }
     }

@@ -42,7 +42,7 @@ use std::io::{Read, Write};
 use crate::envelope::Envelope;
 use crate::filter::BatchKey;
 use crate::format::{HEADER_BYTES, kind};
-use crate::hash::{hash_bytes, hash_key};
+use crate::hashing::{hash_bytes, hash_key};
 use crate::layout::MAX_BLOCKS;
 use crate::{BloomFilter, Error, Isa};
 

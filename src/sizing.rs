@@ -32,7 +32,7 @@ use crate::error::Error;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS, MAX_PROBES};
 
 /// The smallest target false-positive rate the planner accepts.
-pub const MIN_FPR: f64 = 1e-9;
+pub const MIN_FPR: f64 = crate::limits::MIN_FPR;
 
 /// Standard deviations of a filter's own false-positive rate that a plan keeps below the
 /// target (about 97.7% of filters then meet it; the rest miss by a hair).

@@ -1,23 +1,6 @@
-//! The stable key hash: XXH3-64 with a seed.
-//!
-//! Every key becomes one 64-bit hash, and the filter derives everything else from it, so this
-//! function *is* the persisted format's hash: it gives the same bits on every platform, kernel
-//! and compile flag. For `u64` and `u32` keys it is XXH3-64 of the key's 8 or 4 little-endian
-//! bytes, which the batch kernels compute in SIMD lanes; for any other `T: Hash` it is XXH3-64
-//! of the canonical byte stream that `T`'s `Hash` impl writes (integers little-endian, `usize`
-//! widened to 64 bits), so it equals [`xxhash_rust::xxh3::xxh3_64_with_seed`] of those bytes.
-//!
-//! ```
-//! use blockbloom::hash;
-//!
-//! let seed = 7;
-//! assert_eq!(
-//!     hash::hash_u64(42, seed),
-//!     xxhash_rust::xxh3::xxh3_64_with_seed(&42u64.to_le_bytes(), seed)
-//! );
-//! assert_eq!(hash::hash_key(&42u64, seed), hash::hash_u64(42, seed));
-//! assert_eq!(hash::hash_bytes(b"abc", seed), xxhash_rust::xxh3::xxh3_64_with_seed(b"abc", seed));
-//! ```
+//! The stable key hashes, one key at a time: XXH3-64 with a seed (the filter's hash) and
+//! XXH64 with seed 0 (the split block filter's). The public `blockbloom::hash` module
+//! (in `lib.rs`) re-exports these beside the kernel tiers' batch forms.
 
 use std::hash::{Hash, Hasher};
 
@@ -112,34 +95,44 @@ pub fn hash_key<K: Hash + ?Sized>(key: &K, seed: u64) -> u64 {
     h.finish()
 }
 
-/// Hashes a batch of `u64` keys with the active kernel (SIMD lanes where the CPU has them).
-/// Equal, bit for bit, to [`hash_u64`] on each key.
-///
-/// # Panics
-/// If `out.len() != keys.len()`.
-///
-/// ```
-/// let keys = [1u64, 2, 3];
-/// let mut out = [0u64; 3];
-/// blockbloom::hash::hash_u64_batch(&keys, 9, &mut out);
-/// assert_eq!(out[2], blockbloom::hash::hash_u64(3, 9));
-/// ```
-pub fn hash_u64_batch(keys: &[u64], seed: u64, out: &mut [u64]) {
-    crate::arch::Kernel::fallback_to_best().hash_u64(seed_flip(seed), keys, out);
+/// XXH64's primes (the split block filter's hash, XXH64 with seed 0).
+pub(crate) mod xxh64 {
+    pub(crate) const P1: u64 = 0x9e37_79b1_85eb_ca87;
+    pub(crate) const P2: u64 = 0xc2b2_ae3d_27d4_eb4f;
+    pub(crate) const P3: u64 = 0x1656_67b1_9e37_79f9;
+    pub(crate) const P4: u64 = 0x85eb_ca77_c2b2_ae63;
+    pub(crate) const P5: u64 = 0x27d4_eb2f_1656_67c5;
 }
 
-/// Hashes a batch of `u32` keys with the active kernel. Equal to [`hash_u32`] on each key.
-///
-/// # Panics
-/// If `out.len() != keys.len()`.
-///
-/// ```
-/// let mut out = [0u64; 2];
-/// blockbloom::hash::hash_u32_batch(&[4, 5], 1, &mut out);
-/// assert_eq!(out, [blockbloom::hash::hash_u32(4, 1), blockbloom::hash::hash_u32(5, 1)]);
-/// ```
-pub fn hash_u32_batch(keys: &[u32], seed: u64, out: &mut [u64]) {
-    crate::arch::Kernel::fallback_to_best().hash_u32(seed_flip(seed), keys, out);
+/// XXH64 with seed 0 of `v.to_le_bytes()` (XXH64's 8-byte input path, unrolled).
+#[inline(always)]
+pub(crate) const fn xxh64_u64(v: u64) -> u64 {
+    use xxh64::{P1, P2, P4, P5};
+    let mut h = P5.wrapping_add(8);
+    let k = v.wrapping_mul(P2).rotate_left(31).wrapping_mul(P1);
+    h ^= k;
+    h = h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
+    xxh64_avalanche(h)
+}
+
+/// XXH64 with seed 0 of `v.to_le_bytes()` (XXH64's 4-byte input path, unrolled).
+#[inline(always)]
+pub(crate) const fn xxh64_u32(v: u32) -> u64 {
+    use xxh64::{P1, P2, P3, P5};
+    let mut h = P5.wrapping_add(4);
+    h ^= (v as u64).wrapping_mul(P1);
+    h = h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
+    xxh64_avalanche(h)
+}
+
+#[inline(always)]
+const fn xxh64_avalanche(mut h: u64) -> u64 {
+    use xxh64::{P2, P3};
+    h ^= h >> 33;
+    h = h.wrapping_mul(P2);
+    h ^= h >> 29;
+    h = h.wrapping_mul(P3);
+    h ^ (h >> 32)
 }
 
 /// Bytes kept inline before the hasher switches to streaming XXH3.

@@ -22,6 +22,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+pub(crate) mod split;
+
 /// One cache line of filter: 512 bits as eight `u64` words.
 ///
 /// ```

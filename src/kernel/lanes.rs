@@ -1,0 +1,185 @@
+//! The primitives a SIMD tier provides ([`Lanes`]) and the algorithms written once over them:
+//! XXH3's short-input hash of eight keys, a key's probe pattern, and the block insert and
+//! test. A tier file implements the trait and nothing else; the algorithms here are
+//! `#[inline(always)]`, so they compile inside the tier's `#[target_feature]` entry point
+//! with its instructions.
+//!
+//! Like hashbrown's `Group`, the trait hides the register width: [`Lanes::V`] is always eight
+//! 64-bit lanes (a 512-bit block), held in one AVX-512 register, two AVX2 registers, or four
+//! NEON registers; [`Lanes::H`] is eight 32-bit lanes (a 256-bit split block).
+
+use crate::hashing::{PRIME_MX2, u32_with_flip, u64_with_flip};
+use crate::layout::{Block, Row};
+
+/// One SIMD tier's primitives. Implementors are zero-sized tokens that exist only once the
+/// CPU is known to support the tier, so their safe methods may use the tier's intrinsics.
+///
+/// Shift counts are const generics (`i32`, as the intrinsics take them); `rotl` takes both
+/// the left and the right count (`R = 64 - L`) because stable Rust cannot compute one from
+/// the other in a const generic.
+pub(crate) trait Lanes: Copy {
+    /// Eight 64-bit lanes.
+    type V: Copy;
+    /// Eight 32-bit lanes.
+    type H: Copy;
+
+    fn splat(self, x: u64) -> Self::V;
+    /// Eight words from 64-byte-aligned memory (a block or a row of the round table).
+    fn load(self, words: &[u64; 8]) -> Self::V;
+    /// Stores eight words to 64-byte-aligned memory.
+    fn store(self, words: &mut [u64; 8], v: Self::V);
+    /// The first eight words of `words` (any alignment; `words.len() >= 8`).
+    fn loadu(self, words: &[u64]) -> Self::V;
+    /// Stores into the first eight words of `out` (any alignment; `out.len() >= 8`).
+    fn storeu(self, out: &mut [u64], v: Self::V);
+    /// The first eight `u32` of `keys`, zero-extended to 64-bit lanes (`keys.len() >= 8`).
+    fn widen(self, keys: &[u32]) -> Self::V;
+
+    fn or(self, a: Self::V, b: Self::V) -> Self::V;
+    fn and(self, a: Self::V, b: Self::V) -> Self::V;
+    fn xor(self, a: Self::V, b: Self::V) -> Self::V;
+    fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Product of lanes whose values are below 2^32 (the upper halves are ignored or zero).
+    fn mul32(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Wrapping 64-bit product per lane.
+    fn mul64(self, a: Self::V, b: Self::V) -> Self::V;
+    fn shr<const N: i32>(self, a: Self::V) -> Self::V;
+    fn shl<const N: i32>(self, a: Self::V) -> Self::V;
+    /// Rotate left by `L` (`R = 64 - L`).
+    fn rotl<const L: i32, const R: i32>(self, a: Self::V) -> Self::V {
+        self.or(self.shl::<L>(a), self.shr::<R>(a))
+    }
+    /// `a << count` per lane, zero where `count >= 64`.
+    fn shl_var(self, a: Self::V, count: Self::V) -> Self::V;
+    /// `1 << (idx & 63)` per lane.
+    fn bit_mod64(self, idx: Self::V) -> Self::V {
+        self.shl_var(self.splat(1), self.and(idx, self.splat(63)))
+    }
+    /// Whether every bit of `p` is set in `b`.
+    fn covers(self, b: Self::V, p: Self::V) -> bool;
+
+    fn splat32(self, x: u32) -> Self::H;
+    /// Eight 32-bit words from 32-byte-aligned memory.
+    fn load32(self, words: &[u32; 8]) -> Self::H;
+    fn store32(self, words: &mut [u32; 8], v: Self::H);
+    fn or32(self, a: Self::H, b: Self::H) -> Self::H;
+    /// Wrapping 32-bit product per lane.
+    fn mul32x32(self, a: Self::H, b: Self::H) -> Self::H;
+    fn shr32<const N: i32>(self, a: Self::H) -> Self::H;
+    /// `a << count` per lane (`count < 32`).
+    fn shl32_var(self, a: Self::H, count: Self::H) -> Self::H;
+    fn covers32(self, b: Self::H, p: Self::H) -> bool;
+
+    /// XXH3 of each `u64` key (given the seed's flip constant). `keys.len() == out.len()`.
+    /// A tier may override it (AVX-512 hashes with instructions its probe loops avoid).
+    #[inline(always)]
+    fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]) {
+        hash_u64(self, flip, keys, out)
+    }
+
+    /// XXH3 of each `u32` key. `keys.len() == out.len()`.
+    #[inline(always)]
+    fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
+        hash_u32(self, flip, keys, out)
+    }
+
+    /// XXH64 (seed 0) of each `u64` value, the split block filter's hash. The scalar code
+    /// unless a tier has a faster one.
+    #[inline(always)]
+    fn xxh64_u64(self, values: &[u64], out: &mut [u64]) {
+        for (o, &v) in out.iter_mut().zip(values) {
+            *o = crate::hashing::xxh64_u64(v);
+        }
+    }
+}
+
+/// XXH3's `rrmxmx` finaliser on eight lanes.
+#[inline(always)]
+pub(crate) fn rrmxmx<L: Lanes>(l: L, h: L::V, len: u64) -> L::V {
+    let mx2 = l.splat(PRIME_MX2);
+    let h = l.xor(h, l.xor(l.rotl::<49, 15>(h), l.rotl::<24, 40>(h)));
+    let h = l.mul64(h, mx2);
+    let h = l.xor(h, l.add(l.shr::<35>(h), l.splat(len)));
+    let h = l.mul64(h, mx2);
+    l.xor(h, l.shr::<28>(h))
+}
+
+/// XXH3-64 of each `u64` key, eight lanes at a time (the rest one at a time).
+#[inline(always)]
+pub(crate) fn hash_u64<L: Lanes>(l: L, flip: u64, keys: &[u64], out: &mut [u64]) {
+    let f = l.splat(flip);
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (k, o) in (&mut kc).zip(&mut oc) {
+        // XXH3 reads the key as two LE32 halves and rotates by 32: swap the halves.
+        let x = l.xor(l.rotl::<32, 32>(l.loadu(k)), f);
+        l.storeu(o, rrmxmx(l, x, 8));
+    }
+    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = u64_with_flip(k, flip);
+    }
+}
+
+/// XXH3-64 of each `u32` key, eight lanes at a time (the rest one at a time).
+#[inline(always)]
+pub(crate) fn hash_u32<L: Lanes>(l: L, flip: u64, keys: &[u32], out: &mut [u64]) {
+    let f = l.splat(flip);
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (k, o) in (&mut kc).zip(&mut oc) {
+        let x = l.widen(k);
+        let x = l.xor(l.or(x, l.shl::<32>(x)), f);
+        l.storeu(o, rrmxmx(l, x, 4));
+    }
+    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = u32_with_flip(k, flip);
+    }
+}
+
+/// The probe pattern of `lo` over `rows` (see [`Row`]). `WORDS` says the rows are
+/// `Sectors8x64` rows (mask 63, no xor), which a tier may exploit.
+#[inline(always)]
+pub(crate) fn pattern<L: Lanes, const WORDS: bool>(l: L, lo: u32, rows: &[Row]) -> L::V {
+    let lo = l.splat(lo as u64);
+    let mut p = l.splat(0);
+    for row in rows {
+        let idx = l.shr::<25>(l.mul32(lo, l.load(&row.salt)));
+        let bit = if WORDS {
+            l.bit_mod64(idx)
+        } else {
+            let count = l.xor(l.and(idx, l.splat(127)), l.load(&row.xor));
+            l.shl_var(l.splat(1), count)
+        };
+        p = l.or(p, bit);
+    }
+    p
+}
+
+/// Sets the probes of `lo` in `block`.
+#[inline(always)]
+pub(crate) fn insert<L: Lanes, const WORDS: bool>(l: L, block: &mut Block, lo: u32, rows: &[Row]) {
+    let p = pattern::<L, WORDS>(l, lo, rows);
+    let b = l.or(l.load(&block.0), p);
+    l.store(&mut block.0, b);
+}
+
+/// Whether every probe of `lo` is set in `block`.
+#[inline(always)]
+pub(crate) fn contains<L: Lanes, const WORDS: bool>(
+    l: L,
+    block: &Block,
+    lo: u32,
+    rows: &[Row],
+) -> bool {
+    let p = pattern::<L, WORDS>(l, lo, rows);
+    l.covers(l.load(&block.0), p)
+}
+
+/// The probes of `lo` as a block (for storage that must not be touched by vector loads and
+/// stores, such as atomics, or that applies them its own way, such as counters).
+#[inline(always)]
+pub(crate) fn pattern_block<L: Lanes, const WORDS: bool>(l: L, lo: u32, rows: &[Row]) -> Block {
+    let mut b = Block::ZERO;
+    l.store(&mut b.0, pattern::<L, WORDS>(l, lo, rows));
+    b
+}

@@ -1,0 +1,418 @@
+//! Kernels and their run-time dispatch.
+//!
+//! Three layers, each knowing only the one below it:
+//!
+//! * **Primitives** ([`Lanes`]): one zero-sized token per SIMD tier (`portable`,
+//!   `x86_64/avx2`, `x86_64/avx512`) whose methods are the tier's instructions on eight 64-bit
+//!   lanes (one block, or eight keys' hashes) and eight 32-bit lanes (one split block): load,
+//!   store, multiply, shift, and/or/xor, test. A token exists only once the CPU is known to
+//!   support its tier, so its safe methods may use the tier's intrinsics.
+//! * **One algorithm** ([`lanes`], [`pipeline`], [`ops`]): the lane hash, the probe pattern
+//!   and the chunked prefetching pipeline are written once, generic over `Lanes`; the scalar
+//!   reference ([`scalar`]) is written once, generic over the same block operations. A block
+//!   operation ([`BlockOp`], [`SplitOp`]) says what one key does to its block (insert, query,
+//!   atomic insert, ...); the filter kinds above this layer bring their own.
+//! * **Dispatch** ([`Kernel`]): a [`Batch`] is handed to [`Kernel::run`], which picks the
+//!   tier once per batch and calls that tier's `#[target_feature]` entry point, generic over
+//!   the batch. Everything below it is `#[inline(always)]`, so the operation, the pattern and
+//!   the intrinsics compile into one function with the tier's features, and adding an
+//!   operation or a key source adds no dispatch entry.
+//!
+//! A [`Kernel`] can only be obtained through [`Kernel::get`], which checks the CPU first; that
+//! check is the safety proof every entry point relies on. A filter stores its
+//! `&'static Kernel`.
+
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use crate::error::Error;
+use crate::isa::Isa;
+use crate::layout::{AtomicBlock, Block};
+
+pub(crate) mod keys;
+pub(crate) mod lanes;
+pub(crate) mod ops;
+pub(crate) mod pipeline;
+mod portable;
+pub(crate) mod scalar;
+pub(crate) mod split;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+pub(crate) use keys::Keys;
+pub(crate) use lanes::Lanes;
+pub(crate) use ops::{
+    AtomicInsert, AtomicQuery, BlockBatch, BlockOp, Insert, InsertWindow, Probes, Query, Shape,
+};
+pub(crate) use pipeline::{CACHE_RESIDENT_BYTES, Sink, cache_resident, chunk_len, prefetch};
+pub(crate) use split::{SplitBatch, SplitOp, SplitProbes};
+
+impl Isa {
+    /// Whether this CPU can run the tier (checked once per process, then cached).
+    ///
+    /// ```
+    /// assert!(blockbloom::Isa::Portable.is_supported());
+    /// ```
+    pub fn is_supported(self) -> bool {
+        match self {
+            Isa::Scalar | Isa::Portable => true,
+            Isa::Avx2 => cpu().avx2,
+            Isa::Avx512 => cpu().avx512,
+        }
+    }
+
+    /// The fastest tier this CPU supports.
+    ///
+    /// ```
+    /// let best = blockbloom::Isa::detect();
+    /// assert!(blockbloom::Isa::ALL.iter().all(|&i| i <= best || !i.is_supported()));
+    /// ```
+    pub fn detect() -> Isa {
+        best(Isa::is_supported)
+    }
+
+    /// Every tier this CPU supports, slowest first.
+    ///
+    /// ```
+    /// let tiers = blockbloom::Isa::supported();
+    /// assert_eq!(&tiers[..2], &[blockbloom::Isa::Scalar, blockbloom::Isa::Portable]);
+    /// ```
+    pub fn supported() -> Vec<Isa> {
+        Isa::ALL.into_iter().filter(|i| i.is_supported()).collect()
+    }
+
+    /// The tier new filters use: `BLOCKBLOOM_ISA` if set, else [`Isa::detect`]. Read once per
+    /// process.
+    ///
+    /// # Errors
+    /// [`Error::UnknownIsa`] if the variable names no tier, [`Error::UnsupportedIsa`] if it
+    /// names one this CPU lacks. There is no silent fallback.
+    ///
+    /// ```
+    /// use blockbloom::Isa;
+    ///
+    /// for isa in Isa::supported() {          // slowest first; always starts Scalar, Portable
+    ///     assert!(isa.is_supported() && isa.require() == Ok(isa));
+    ///     assert_eq!(isa.name().parse::<Isa>(), Ok(isa));
+    /// }
+    /// assert_eq!(Isa::ALL.len(), 4);
+    /// assert!(Isa::supported().contains(&Isa::detect()));
+    /// // `BLOCKBLOOM_ISA` unset or valid: the tier new filters use.
+    /// if let Ok(active) = Isa::active() {
+    ///     assert!(active.is_supported());
+    /// }
+    /// ```
+    pub fn active() -> Result<Isa, Error> {
+        static ACTIVE: OnceLock<Result<Isa, Error>> = OnceLock::new();
+        ACTIVE
+            .get_or_init(|| {
+                choose(
+                    std::env::var("BLOCKBLOOM_ISA").ok().as_deref(),
+                    Isa::is_supported,
+                )
+            })
+            .clone()
+    }
+
+    /// `Ok(self)` if the CPU supports it, else [`Error::UnsupportedIsa`].
+    ///
+    /// ```
+    /// use blockbloom::Isa;
+    /// for isa in Isa::ALL {
+    ///     assert_eq!(isa.require().is_ok(), isa.is_supported());
+    /// }
+    /// ```
+    pub fn require(self) -> Result<Isa, Error> {
+        if self.is_supported() {
+            Ok(self)
+        } else {
+            Err(Error::UnsupportedIsa {
+                requested: self,
+                best: Isa::detect(),
+            })
+        }
+    }
+}
+
+/// The fastest tier `supports` allows (scalar always is).
+fn best(supports: impl Fn(Isa) -> bool) -> Isa {
+    Isa::ALL
+        .into_iter()
+        .rev()
+        .find(|&i| supports(i))
+        .unwrap_or(Isa::Scalar)
+}
+
+/// The tier named by `requested` (the value of `BLOCKBLOOM_ISA`), or the best one `supports`
+/// allows when unset or empty.
+fn choose(requested: Option<&str>, supports: impl Fn(Isa) -> bool) -> Result<Isa, Error> {
+    let best = best(&supports);
+    match requested.map(str::trim) {
+        None | Some("") => Ok(best),
+        Some(name) => {
+            let isa = name.parse::<Isa>()?;
+            if supports(isa) {
+                Ok(isa)
+            } else {
+                Err(Error::UnsupportedIsa {
+                    requested: isa,
+                    best,
+                })
+            }
+        }
+    }
+}
+
+impl FromStr for Isa {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Isa, Error> {
+        let t = s.trim().to_ascii_lowercase();
+        Isa::ALL
+            .into_iter()
+            .find(|i| i.name() == t || (t == "avx512f" && *i == Isa::Avx512))
+            .ok_or_else(|| Error::UnknownIsa(s.to_string()))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Cpu {
+    avx2: bool,
+    avx512: bool,
+}
+
+fn cpu() -> Cpu {
+    static CPU: OnceLock<Cpu> = OnceLock::new();
+    *CPU.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            Cpu {
+                avx2: std::arch::is_x86_feature_detected!("avx2"),
+                // The AVX-512 tier uses AVX2 for split blocks; every AVX-512 CPU has it.
+                avx512: std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512dq")
+                    && std::arch::is_x86_feature_detected!("avx2"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Cpu {
+                avx2: false,
+                avx512: false,
+            }
+        }
+    })
+}
+
+/// Work that runs on one tier: the scalar reference, or a SIMD tier's lanes. Implemented by
+/// the batch kinds ([`BlockBatch`], [`SplitBatch`], [`HashBatch`]); [`Kernel::run`] picks the
+/// tier.
+pub(crate) trait Batch {
+    /// Runs on the scalar reference.
+    fn scalar(self);
+    /// Runs on a SIMD tier. Called inside the tier's `#[target_feature]` entry point, so
+    /// everything it inlines compiles with the tier's instructions.
+    fn lanes<L: Lanes>(self, l: L);
+}
+
+/// A tier this CPU was checked to support. Obtainable only through [`Kernel::get`].
+pub(crate) struct Kernel {
+    isa: Isa,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel({})", self.isa)
+    }
+}
+
+static SCALAR: Kernel = Kernel { isa: Isa::Scalar };
+static PORTABLE: Kernel = Kernel { isa: Isa::Portable };
+static AVX2: Kernel = Kernel { isa: Isa::Avx2 };
+static AVX512: Kernel = Kernel { isa: Isa::Avx512 };
+
+impl Kernel {
+    /// The kernel of `isa`, if this CPU supports it.
+    pub fn get(isa: Isa) -> Result<&'static Kernel, Error> {
+        isa.require()?;
+        Ok(match isa {
+            Isa::Scalar => &SCALAR,
+            Isa::Portable => &PORTABLE,
+            Isa::Avx2 => &AVX2,
+            Isa::Avx512 => &AVX512,
+        })
+    }
+
+    /// The active tier's kernel, or the best supported one if `BLOCKBLOOM_ISA` is invalid (for
+    /// free functions that have no `Result` to report through).
+    pub fn fallback_to_best() -> &'static Kernel {
+        Kernel::get(Isa::active().unwrap_or_else(|_| Isa::detect())).unwrap_or(&SCALAR)
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// Runs `batch` on this tier: one branch per batch.
+    #[inline]
+    pub fn run<B: Batch>(&self, batch: B) {
+        match self.isa {
+            Isa::Scalar => batch.scalar(),
+            Isa::Portable => portable::run(batch),
+            // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the
+            // tier.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { x86_64::avx2::run(batch) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { x86_64::avx512::run(batch) },
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 | Isa::Avx512 => unreachable!("Kernel::get rejects x86 tiers elsewhere"),
+        }
+    }
+
+    /// Applies `op` to the block of every key (answers into `sink`).
+    ///
+    /// # Panics
+    /// If the op's blocks disagree with `shape`, or `sink` holds a slice of another length
+    /// than `keys`.
+    #[inline]
+    pub fn blocks<O: BlockOp>(&self, shape: &Shape, keys: Keys<'_>, op: O, sink: Sink<'_>) {
+        self.run(BlockBatch::new(shape, keys, op, sink))
+    }
+
+    /// Sets the probes of every key.
+    pub fn insert(&self, shape: &Shape, blocks: &mut [Block], keys: Keys<'_>) {
+        self.blocks(shape, keys, Insert(blocks), Sink::Discard)
+    }
+
+    /// Whether every probe of each key is set.
+    pub fn query(&self, shape: &Shape, blocks: &[Block], keys: Keys<'_>, sink: Sink<'_>) {
+        self.blocks(shape, keys, Query(blocks), sink)
+    }
+
+    /// [`insert`](Self::insert) on atomic words (relaxed `fetch_or`s).
+    pub fn atomic_insert(&self, shape: &Shape, blocks: &[AtomicBlock], keys: Keys<'_>) {
+        self.blocks(shape, keys, AtomicInsert(blocks), Sink::Discard)
+    }
+
+    /// [`query`](Self::query) from relaxed atomic loads.
+    pub fn atomic_query(
+        &self,
+        shape: &Shape,
+        blocks: &[AtomicBlock],
+        keys: Keys<'_>,
+        sink: Sink<'_>,
+    ) {
+        self.blocks(shape, keys, AtomicQuery(blocks), sink)
+    }
+
+    /// Inserts `hashes` into `window`, the blocks `first..first + window.len()` of a filter of
+    /// `shape`. Every hash must select a block inside the window (checked).
+    pub fn insert_window(&self, shape: &Shape, window: &mut [Block], first: usize, hashes: &[u64]) {
+        let op = InsertWindow {
+            window,
+            first,
+            num_blocks: shape.num_blocks as usize,
+        };
+        self.blocks(shape, Keys::Hashes(hashes), op, Sink::Discard)
+    }
+
+    /// Hashes `keys[start..start + out.len()]` into `out` on this tier (hashes are copied).
+    pub fn hash_keys(&self, flip: u64, keys: Keys<'_>, start: usize, out: &mut [u64]) {
+        let end = start + out.len();
+        self.run(HashBatch {
+            flip,
+            keys: keys.slice(start, end),
+            out,
+        })
+    }
+
+    pub fn hash_u64(&self, flip: u64, keys: &[u64], out: &mut [u64]) {
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "output slice length must equal key count"
+        );
+        self.hash_keys(flip, Keys::U64(keys), 0, out)
+    }
+
+    pub fn hash_u32(&self, flip: u64, keys: &[u32], out: &mut [u64]) {
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "output slice length must equal key count"
+        );
+        self.hash_keys(flip, Keys::U32(keys), 0, out)
+    }
+}
+
+/// Hashes a batch of keys into `out` (same length).
+pub(crate) struct HashBatch<'k, 'o> {
+    pub flip: u64,
+    pub keys: Keys<'k>,
+    pub out: &'o mut [u64],
+}
+
+impl Batch for HashBatch<'_, '_> {
+    fn scalar(self) {
+        self.keys.hash_scalar(self.flip, self.out)
+    }
+
+    #[inline(always)]
+    fn lanes<L: Lanes>(self, l: L) {
+        self.keys.hash_lanes(l, self.flip, self.out)
+    }
+}
+
+/// Hashes a batch of `u64` keys with the active kernel (SIMD lanes where the CPU has them).
+/// Equal, bit for bit, to [`hash_u64`](crate::hashing::hash_u64) on each key.
+///
+/// # Panics
+/// If `out.len() != keys.len()`.
+///
+/// ```
+/// let keys = [1u64, 2, 3];
+/// let mut out = [0u64; 3];
+/// blockbloom::hash::hash_u64_batch(&keys, 9, &mut out);
+/// assert_eq!(out[2], blockbloom::hash::hash_u64(3, 9));
+/// ```
+pub fn hash_u64_batch(keys: &[u64], seed: u64, out: &mut [u64]) {
+    Kernel::fallback_to_best().hash_u64(crate::hashing::seed_flip(seed), keys, out);
+}
+
+/// Hashes a batch of `u32` keys with the active kernel. Equal to
+/// [`hash_u32`](crate::hashing::hash_u32) on each key.
+///
+/// # Panics
+/// If `out.len() != keys.len()`.
+///
+/// ```
+/// let mut out = [0u64; 2];
+/// blockbloom::hash::hash_u32_batch(&[4, 5], 1, &mut out);
+/// assert_eq!(out, [blockbloom::hash::hash_u32(4, 1), blockbloom::hash::hash_u32(5, 1)]);
+/// ```
+pub fn hash_u32_batch(keys: &[u32], seed: u64, out: &mut [u64]) {
+    Kernel::fallback_to_best().hash_u32(crate::hashing::seed_flip(seed), keys, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choose_follows_the_variable() {
+        let all = |_: Isa| true;
+        let only_scalar = |i: Isa| i == Isa::Scalar;
+        assert_eq!(choose(None, all), Ok(Isa::Avx512));
+        assert_eq!(choose(Some(" "), only_scalar), Ok(Isa::Scalar));
+        assert_eq!(choose(Some("AVX2"), all), Ok(Isa::Avx2));
+        assert!(matches!(
+            choose(Some("avx512"), only_scalar),
+            Err(Error::UnsupportedIsa { .. })
+        ));
+        assert!(matches!(
+            choose(Some("sse9"), all),
+            Err(Error::UnknownIsa(_))
+        ));
+    }
+}

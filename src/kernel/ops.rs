@@ -1,0 +1,315 @@
+//! Block operations: what one key does to its 512-bit block, written once for every tier.
+//!
+//! A [`BlockOp`] receives the key's block index and its probes ([`Probes`]), which it can set
+//! in a block, test against a block, or take as a pattern block. On a SIMD tier the probes are
+//! computed in lanes when the op asks for them; on the scalar reference, one bit at a time.
+//! [`BlockBatch`] runs an op over a batch of keys: on a SIMD tier through the pipeline,
+//! instantiated per layout and (for ops that ask) per round count so the round loop unrolls;
+//! on the scalar tier through the reference loop. The base filter's operations live here;
+//! the family kinds define theirs next to their storage.
+
+use super::pipeline::{PerKey, Sink, Walk, pipeline};
+use super::{Batch, Keys, Lanes, lanes, scalar};
+use crate::layout::{AtomicBlock, Block, Layout, Row};
+
+/// What a filter needs to place a hash: block count, layout, probe rounds, and the seed's
+/// XXH3 constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub num_blocks: u64,
+    pub layout: Layout,
+    /// Probes per key divided by the layout's sectors (one round sets one probe per sector).
+    pub rounds: usize,
+    pub flip: u64,
+    /// Keys per pipelined chunk, from [`chunk_len`](super::chunk_len).
+    pub chunk: usize,
+    /// Whether batches prefetch their blocks (filters beyond the cache).
+    pub prefetch: bool,
+}
+
+impl Shape {
+    /// Probes per key.
+    pub fn probes(&self) -> usize {
+        self.rounds * self.layout.sectors() as usize
+    }
+
+    /// The SIMD round table of this shape.
+    pub fn rows(&self) -> &'static [Row] {
+        &self.layout.rows()[..self.rounds]
+    }
+}
+
+/// One key's probes, as the tier computes them.
+pub(crate) trait Probes: Copy {
+    /// Sets them in `block`.
+    fn set_in(self, block: &mut Block);
+    /// Whether all of them are set in `block`.
+    fn all_in(self, block: &Block) -> bool;
+    /// Them, as a block.
+    fn pattern(self) -> Block;
+}
+
+/// The probes of `lo` computed in `L`'s lanes over `rows`.
+#[derive(Clone, Copy)]
+pub(crate) struct LaneProbes<L, const WORDS: bool> {
+    l: L,
+    lo: u32,
+    rows: &'static [Row],
+}
+
+impl<L: Lanes, const WORDS: bool> Probes for LaneProbes<L, WORDS> {
+    #[inline(always)]
+    fn set_in(self, block: &mut Block) {
+        lanes::insert::<L, WORDS>(self.l, block, self.lo, self.rows)
+    }
+
+    #[inline(always)]
+    fn all_in(self, block: &Block) -> bool {
+        lanes::contains::<L, WORDS>(self.l, block, self.lo, self.rows)
+    }
+
+    #[inline(always)]
+    fn pattern(self) -> Block {
+        lanes::pattern_block::<L, WORDS>(self.l, self.lo, self.rows)
+    }
+}
+
+/// What one key does to its block.
+pub(crate) trait BlockOp {
+    /// Whether batches instantiate this op per round count as well as per layout (unrolled
+    /// round loops; more code). Worth it for the base filter's hot operations.
+    const UNROLL: bool = false;
+
+    /// Blocks the op indexes; a batch checks it against the shape, which makes every block
+    /// index it hands to [`apply`](Self::apply) valid.
+    fn num_blocks(&self) -> usize;
+
+    /// Address of block 0 (for prefetch address arithmetic only).
+    fn base(&self) -> *const Block;
+
+    /// Applies one key's probes `p` to block `i`; the answer goes to the batch's sink.
+    ///
+    /// # Safety
+    /// `i < self.num_blocks()`.
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool;
+}
+
+/// A batch of keys, each applying `op` to its block.
+pub(crate) struct BlockBatch<'s, 'k, 'o, O> {
+    shape: &'s Shape,
+    keys: Keys<'k>,
+    op: O,
+    sink: Sink<'o>,
+}
+
+impl<'s, 'k, 'o, O: BlockOp> BlockBatch<'s, 'k, 'o, O> {
+    /// # Panics
+    /// If the op's blocks disagree with `shape` (the unchecked block accesses rely on this:
+    /// multiply-shift yields indices below `num_blocks`), or `sink` holds a slice of another
+    /// length than `keys`.
+    pub fn new(shape: &'s Shape, keys: Keys<'k>, op: O, sink: Sink<'o>) -> Self {
+        assert_eq!(
+            shape.num_blocks,
+            op.num_blocks() as u64,
+            "filter shape and blocks disagree"
+        );
+        if let Sink::Each(out) = &sink {
+            assert_eq!(
+                out.len(),
+                keys.len(),
+                "output slice length must equal key count"
+            );
+        }
+        BlockBatch {
+            shape,
+            keys,
+            op,
+            sink,
+        }
+    }
+}
+
+impl<O: BlockOp> Batch for BlockBatch<'_, '_, '_, O> {
+    fn scalar(self) {
+        scalar::run_blocks(self.shape, self.keys, self.op, self.sink)
+    }
+
+    #[inline(always)]
+    fn lanes<L: Lanes>(self, l: L) {
+        let r = if O::UNROLL { self.shape.rounds } else { 0 };
+        match (self.shape.layout, r) {
+            (Layout::Sectors8x64, 1) => self.pipelined::<L, true, 1>(l),
+            (Layout::Sectors8x64, 2) => self.pipelined::<L, true, 2>(l),
+            (Layout::Sectors8x64, _) => self.pipelined::<L, true, 0>(l),
+            (Layout::Sectors4x128, 1) => self.pipelined::<L, false, 1>(l),
+            (Layout::Sectors4x128, 2) => self.pipelined::<L, false, 2>(l),
+            (Layout::Sectors4x128, 3) => self.pipelined::<L, false, 3>(l),
+            (Layout::Sectors4x128, _) => self.pipelined::<L, false, 0>(l),
+        }
+    }
+}
+
+impl<O: BlockOp> BlockBatch<'_, '_, '_, O> {
+    /// The pipeline for one layout (`WORDS`: `Sectors8x64`) and round count (`R = 0`: any,
+    /// counted at run time).
+    #[inline(always)]
+    fn pipelined<L: Lanes, const WORDS: bool, const R: usize>(self, l: L) {
+        let shape = self.shape;
+        let rows = if R > 0 {
+            &shape.layout.rows()[..R]
+        } else {
+            shape.rows()
+        };
+        let walk = Walk {
+            flip: shape.flip,
+            num_blocks: shape.num_blocks,
+            chunk: shape.chunk,
+            prefetch: shape.prefetch,
+            base: self.op.base().cast(),
+            stride: size_of::<Block>(),
+        };
+        let mut per_key = Blocked::<L, O, WORDS> {
+            l,
+            op: self.op,
+            rows,
+        };
+        pipeline(l, &walk, self.keys, &mut per_key, self.sink);
+    }
+}
+
+struct Blocked<L, O, const WORDS: bool> {
+    l: L,
+    op: O,
+    rows: &'static [Row],
+}
+
+impl<L: Lanes, O: BlockOp, const WORDS: bool> PerKey for Blocked<L, O, WORDS> {
+    #[inline(always)]
+    unsafe fn key(&mut self, i: usize, lo: u32) -> bool {
+        let p = LaneProbes::<L, WORDS> {
+            l: self.l,
+            lo,
+            rows: self.rows,
+        };
+        // SAFETY: the caller guarantees `i < num_blocks` of the walk, which equals
+        // `op.num_blocks()` (checked in `BlockBatch::new`).
+        unsafe { self.op.apply(i, p) }
+    }
+}
+
+/// Sets each key's probes.
+pub(crate) struct Insert<'a>(pub &'a mut [Block]);
+
+impl BlockOp for Insert<'_> {
+    const UNROLL: bool = true;
+
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        p.set_in(unsafe { self.0.get_unchecked_mut(i) });
+        false
+    }
+}
+
+/// Whether each key's probes are all set.
+pub(crate) struct Query<'a>(pub &'a [Block]);
+
+impl BlockOp for Query<'_> {
+    const UNROLL: bool = true;
+
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        p.all_in(unsafe { self.0.get_unchecked(i) })
+    }
+}
+
+/// Sets each key's probes with relaxed `fetch_or`s on the words that lack them (never a
+/// vector store to shared memory).
+pub(crate) struct AtomicInsert<'a>(pub &'a [AtomicBlock]);
+
+impl BlockOp for AtomicInsert<'_> {
+    const UNROLL: bool = true;
+
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr().cast()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        unsafe { self.0.get_unchecked(i) }.or(&p.pattern());
+        false
+    }
+}
+
+/// Whether each key's probes are all set, from relaxed loads.
+pub(crate) struct AtomicQuery<'a>(pub &'a [AtomicBlock]);
+
+impl BlockOp for AtomicQuery<'_> {
+    const UNROLL: bool = true;
+
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr().cast()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        unsafe { self.0.get_unchecked(i) }.has(&p.pattern())
+    }
+}
+
+/// Sets each key's probes in a window of the filter, the blocks `first..first +
+/// window.len()` of `num_blocks` (one worker's share of a partitioned parallel build). Every
+/// key must select a block inside the window; the index is checked, so a broken promise
+/// panics instead of writing elsewhere.
+pub(crate) struct InsertWindow<'a> {
+    pub window: &'a mut [Block],
+    pub first: usize,
+    pub num_blocks: usize,
+}
+
+impl BlockOp for InsertWindow<'_> {
+    const UNROLL: bool = true;
+
+    fn num_blocks(&self) -> usize {
+        self.num_blocks
+    }
+
+    fn base(&self) -> *const Block {
+        // Prefetch addresses are computed from the whole filter's start; only the window is
+        // touched, and a prefetch never faults.
+        self.window.as_ptr().wrapping_sub(self.first)
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        p.set_in(&mut self.window[i - self.first]);
+        false
+    }
+}

@@ -1,0 +1,178 @@
+//! The chunked, prefetching batch driver that every SIMD tier and every block operation
+//! share.
+//!
+//! It is software-pipelined: chunk `c + 1` is hashed and its blocks prefetched before chunk
+//! `c` is probed, so each prefetch has a whole chunk of work to hide its memory latency.
+//! No intrinsic may sit inside a closure here: a closure is a function of its own, without
+//! the caller's target features, so its intrinsics would become calls (a 30x slowdown, seen
+//! once). The one closure, in [`Staged::entries`], only computes an index. The answers go to
+//! a [`Sink`], matched once per chunk.
+
+use super::{Keys, Lanes};
+use crate::layout::block_index;
+
+/// Most keys hashed, indexed and prefetched together (the staging buffers' size).
+pub(crate) const CHUNK: usize = 64;
+
+/// Filters up to this size are taken to fit in a core's L2 cache.
+pub(crate) const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
+
+/// Whether a filter of `num_blocks` 64-byte blocks is taken to fit in a core's L2 cache.
+pub(crate) fn cache_resident(num_blocks: u64) -> bool {
+    num_blocks.saturating_mul(64) <= CACHE_RESIDENT_BYTES
+}
+
+/// Keys per chunk for a filter of `num_blocks` 64-byte blocks. The pipeline prefetches one
+/// chunk ahead, so the chunk is the prefetch distance. In cache, long chunks amortise the
+/// per-chunk work and prefetches are skipped (out-of-order execution hides L2 latency, and
+/// each prefetch takes a load slot); from memory, more misses in flight than the core can
+/// track only get dropped, so chunks are short. Chosen by timing 16, 32 and 64 at 50,000 and
+/// 64 million keys during development; the reports in `perf-reports/` show the outcome.
+pub(crate) fn chunk_len(num_blocks: u64) -> usize {
+    if cache_resident(num_blocks) {
+        CHUNK
+    } else {
+        16
+    }
+}
+
+/// Asks for the cache line at `line` (shared by every filter's batch pipeline).
+#[inline(always)]
+pub(crate) fn prefetch<T>(line: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(line.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = line;
+}
+
+/// How a batch walks its filter: what the pipeline needs beyond the keys.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Walk {
+    /// The seed's XXH3 constant (unused for pre-hashed keys).
+    pub flip: u64,
+    pub num_blocks: u64,
+    /// Keys per chunk (the prefetch distance).
+    pub chunk: usize,
+    /// Whether to prefetch each key's block a chunk ahead.
+    pub prefetch: bool,
+    /// Address of block 0 (only ever used to compute prefetch addresses).
+    pub base: *const u8,
+    /// Bytes per block.
+    pub stride: usize,
+}
+
+/// Where a batch's answers go.
+pub(crate) enum Sink<'a> {
+    /// Nowhere (inserts).
+    Discard,
+    /// One answer per key.
+    Each(&'a mut [bool]),
+    /// Added to the count: how many keys answered `true`.
+    Count(&'a mut usize),
+}
+
+/// What a pipelined batch does with one key: its block index and low hash half. A trait with
+/// an `#[inline(always)]` method rather than a closure, so the probe code inlines into the
+/// tier's `#[target_feature]` function.
+pub(crate) trait PerKey {
+    /// # Safety
+    /// `i < num_blocks` of the walk the pipeline runs (`i` is `block_index(h, num_blocks)`).
+    unsafe fn key(&mut self, i: usize, lo: u32) -> bool;
+}
+
+/// One chunk's hashes, computed (and their blocks prefetched) a chunk ahead of use.
+struct Staged {
+    hashes: [u64; CHUNK],
+    len: usize,
+}
+
+impl Staged {
+    const EMPTY: Staged = Staged {
+        hashes: [0; CHUNK],
+        len: 0,
+    };
+
+    /// Hashes keys `start..start + chunk` and, when the walk says so, prefetches their blocks.
+    #[inline(always)]
+    fn load<L: Lanes>(&mut self, l: L, walk: &Walk, keys: Keys<'_>, start: usize) {
+        let n = walk.chunk.min(CHUNK).min(keys.len() - start);
+        let out = &mut self.hashes[..n];
+        keys.slice(start, start + n).hash_lanes(l, walk.flip, out);
+        if walk.prefetch {
+            for &h in out.iter() {
+                let i = block_index(h, walk.num_blocks);
+                // Address arithmetic only; a prefetch never faults.
+                prefetch(walk.base.wrapping_add(i * walk.stride));
+            }
+        }
+        self.len = n;
+    }
+
+    /// `(block index, low hash half)` of each staged key. Recomputing the index (a multiply
+    /// and a shift) costs no more than storing and reloading it.
+    #[inline(always)]
+    fn entries(&self, num_blocks: u64) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.hashes[..self.len]
+            .iter()
+            .map(move |&h| (block_index(h, num_blocks), h as u32))
+    }
+}
+
+/// Runs `per_key` over every key, hashing (and prefetching) one chunk ahead, and sends its
+/// answers to `sink`.
+///
+/// # Panics
+/// If `sink` holds a slice shorter than `keys`.
+#[inline(always)]
+pub(crate) fn pipeline<L: Lanes, A: PerKey>(
+    l: L,
+    walk: &Walk,
+    keys: Keys<'_>,
+    per_key: &mut A,
+    mut sink: Sink<'_>,
+) {
+    let mut stage = [Staged::EMPTY, Staged::EMPTY];
+    let len = keys.len();
+    if len == 0 {
+        return;
+    }
+    let n = walk.num_blocks;
+    stage[0].load(l, walk, keys, 0);
+    let (mut start, mut cur) = (0, 0);
+    while start < len {
+        let next = start + stage[cur].len;
+        if next < len {
+            stage[cur ^ 1].load(l, walk, keys, next);
+        }
+        let entries = stage[cur].entries(n);
+        // SAFETY (each `key` call): `entries` yields `block_index(h, n)`, which is below `n`.
+        match &mut sink {
+            Sink::Discard => {
+                for (i, lo) in entries {
+                    // SAFETY: as above.
+                    unsafe { per_key.key(i, lo) };
+                }
+            }
+            Sink::Each(out) => {
+                for (o, (i, lo)) in out[start..next].iter_mut().zip(entries) {
+                    // SAFETY: as above.
+                    *o = unsafe { per_key.key(i, lo) };
+                }
+            }
+            Sink::Count(c) => {
+                let mut found = 0;
+                for (i, lo) in entries {
+                    // SAFETY: as above.
+                    found += unsafe { per_key.key(i, lo) } as usize;
+                }
+                **c += found;
+            }
+        }
+        start = next;
+        cur ^= 1;
+    }
+}

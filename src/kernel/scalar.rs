@@ -1,0 +1,68 @@
+//! The reference tier: one key at a time, one bit at a time, no SIMD, no prefetch. Its
+//! probes are [`layout`](crate::layout)'s reference functions, so every other tier is tested
+//! against the specification itself.
+
+use super::{BlockOp, Keys, Probes, Shape, Sink};
+use crate::hashing::{u32_with_flip, u64_with_flip};
+use crate::layout::{Block, Layout, block_index, contains_scalar, insert_scalar, pattern_scalar};
+
+/// The probes of `lo`, one at a time.
+#[derive(Clone, Copy)]
+pub(crate) struct ScalarProbes {
+    pub layout: Layout,
+    pub lo: u32,
+    pub k: usize,
+}
+
+impl Probes for ScalarProbes {
+    #[inline(always)]
+    fn set_in(self, block: &mut Block) {
+        insert_scalar(block, self.layout, self.lo, self.k)
+    }
+
+    #[inline(always)]
+    fn all_in(self, block: &Block) -> bool {
+        contains_scalar(block, self.layout, self.lo, self.k)
+    }
+
+    #[inline(always)]
+    fn pattern(self) -> Block {
+        pattern_scalar(self.layout, self.lo, self.k)
+    }
+}
+
+/// Applies `op` to the block of each key, in order.
+pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink: Sink<'_>) {
+    let flip = shape.flip;
+    match keys {
+        Keys::U64(k) => drive(shape, k.iter().map(|&x| u64_with_flip(x, flip)), op, sink),
+        Keys::U32(k) => drive(shape, k.iter().map(|&x| u32_with_flip(x, flip)), op, sink),
+        Keys::Hashes(k) => drive(shape, k.iter().copied(), op, sink),
+    }
+}
+
+fn drive<O: BlockOp>(shape: &Shape, hashes: impl Iterator<Item = u64>, mut op: O, sink: Sink<'_>) {
+    let (layout, k, n) = (shape.layout, shape.probes(), shape.num_blocks);
+    let mut apply = |h: u64| {
+        let i = block_index(h, n);
+        let p = ScalarProbes {
+            layout,
+            lo: h as u32,
+            k,
+        };
+        // SAFETY: `i = block_index(h, n) < n`, which equals `op.num_blocks()` (checked in
+        // `BlockBatch::new`).
+        unsafe { op.apply(i, p) }
+    };
+    match sink {
+        Sink::Discard => hashes.for_each(|h| {
+            apply(h);
+        }),
+        Sink::Each(out) => {
+            for (o, h) in out.iter_mut().zip(hashes) {
+                *o = apply(h);
+            }
+        }
+        Sink::Count(c) => *c += hashes.filter(|&h| apply(h)).count(),
+    }
+}

@@ -1,0 +1,208 @@
+//! AVX2 tier: a block is two 256-bit registers, a split block one.
+
+use std::arch::x86_64::*;
+
+use crate::kernel::{Batch, Lanes};
+
+/// Proof that the CPU supports AVX2: only [`Avx2::new_unchecked`] makes one.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2(());
+
+impl Avx2 {
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[inline(always)]
+    pub(crate) unsafe fn new_unchecked() -> Avx2 {
+        Avx2(())
+    }
+}
+
+/// Runs `batch` on this tier.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn run<B: Batch>(batch: B) {
+    // SAFETY: the caller guarantees AVX2.
+    batch.lanes(unsafe { Avx2::new_unchecked() })
+}
+
+type V = [__m256i; 2];
+
+// Every `unsafe` block below relies on the same fact: an `Avx2` value exists, so the CPU
+// supports AVX2 (see `new_unchecked`); loads and stores go through references of at least
+// the width read or written, aligned where the aligned forms are used.
+
+/// Low 64 bits of `a * b` per lane, from three 32x32->64 multiplies. A function, not a
+/// closure: a closure would not inherit the caller's target features, so its intrinsics would
+/// become calls.
+#[inline(always)]
+fn mul64(_: Avx2, a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: AVX2 is present (token); register-only operations.
+    unsafe {
+        let lo_lo = _mm256_mul_epu32(a, b);
+        let hi_lo = _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), b);
+        let lo_hi = _mm256_mul_epu32(a, _mm256_srli_epi64::<32>(b));
+        _mm256_add_epi64(
+            lo_lo,
+            _mm256_slli_epi64::<32>(_mm256_add_epi64(hi_lo, lo_hi)),
+        )
+    }
+}
+
+/// `f` on both halves.
+macro_rules! halves {
+    ($f:path, $($a:expr),*) => {
+        // SAFETY: AVX2 is present (token); register-only operations.
+        unsafe { [$f($($a[0]),*), $f($($a[1]),*)] }
+    };
+}
+
+impl Lanes for Avx2 {
+    type V = V;
+    type H = __m256i;
+
+    #[inline(always)]
+    fn splat(self, x: u64) -> V {
+        // SAFETY: AVX2 is present (token).
+        unsafe { [_mm256_set1_epi64x(x as i64); 2] }
+    }
+    #[inline(always)]
+    fn load(self, w: &[u64; 8]) -> V {
+        // The aligned form needs 32-byte alignment; blocks and rows have 64.
+        debug_assert!(w.as_ptr().cast::<__m256i>().is_aligned());
+        let p = w.as_ptr().cast::<__m256i>();
+        // SAFETY: AVX2 is present; `w` is 64 bytes, 64-byte aligned (blocks and rows).
+        unsafe { [_mm256_load_si256(p), _mm256_load_si256(p.add(1))] }
+    }
+    #[inline(always)]
+    fn store(self, w: &mut [u64; 8], v: V) {
+        let p = w.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: as in `load`, writing.
+        unsafe {
+            _mm256_store_si256(p, v[0]);
+            _mm256_store_si256(p.add(1), v[1]);
+        }
+    }
+    #[inline(always)]
+    fn loadu(self, w: &[u64]) -> V {
+        let w = &w[..8];
+        let p = w.as_ptr().cast::<__m256i>();
+        // SAFETY: AVX2 is present; `w` holds 8 words (64 bytes).
+        unsafe { [_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))] }
+    }
+    #[inline(always)]
+    fn storeu(self, out: &mut [u64], v: V) {
+        let out = &mut out[..8];
+        let p = out.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: AVX2 is present; `out` holds 8 words (64 bytes).
+        unsafe {
+            _mm256_storeu_si256(p, v[0]);
+            _mm256_storeu_si256(p.add(1), v[1]);
+        }
+    }
+    #[inline(always)]
+    fn widen(self, k: &[u32]) -> V {
+        let k = &k[..8];
+        let p = k.as_ptr().cast::<__m128i>();
+        // SAFETY: AVX2 is present; `k` holds 8 u32 (32 bytes).
+        unsafe {
+            [
+                _mm256_cvtepu32_epi64(_mm_loadu_si128(p)),
+                _mm256_cvtepu32_epi64(_mm_loadu_si128(p.add(1))),
+            ]
+        }
+    }
+    #[inline(always)]
+    fn or(self, a: V, b: V) -> V {
+        halves!(_mm256_or_si256, a, b)
+    }
+    #[inline(always)]
+    fn and(self, a: V, b: V) -> V {
+        halves!(_mm256_and_si256, a, b)
+    }
+    #[inline(always)]
+    fn xor(self, a: V, b: V) -> V {
+        halves!(_mm256_xor_si256, a, b)
+    }
+    #[inline(always)]
+    fn add(self, a: V, b: V) -> V {
+        halves!(_mm256_add_epi64, a, b)
+    }
+    #[inline(always)]
+    fn mul32(self, a: V, b: V) -> V {
+        halves!(_mm256_mul_epu32, a, b)
+    }
+    #[inline(always)]
+    fn mul64(self, a: V, b: V) -> V {
+        [mul64(self, a[0], b[0]), mul64(self, a[1], b[1])]
+    }
+    #[inline(always)]
+    fn shr<const N: i32>(self, a: V) -> V {
+        halves!(_mm256_srli_epi64::<N>, a)
+    }
+    #[inline(always)]
+    fn shl<const N: i32>(self, a: V) -> V {
+        halves!(_mm256_slli_epi64::<N>, a)
+    }
+    #[inline(always)]
+    fn rotl<const L: i32, const R: i32>(self, a: V) -> V {
+        if L == 32 {
+            // Swapping the 32-bit halves is one shuffle.
+            halves!(_mm256_shuffle_epi32::<0b10_11_00_01>, a)
+        } else {
+            self.or(self.shl::<L>(a), self.shr::<R>(a))
+        }
+    }
+    #[inline(always)]
+    fn shl_var(self, a: V, count: V) -> V {
+        halves!(_mm256_sllv_epi64, a, count)
+    }
+    #[inline(always)]
+    fn covers(self, b: V, p: V) -> bool {
+        // SAFETY: AVX2 is present (token). `testc(a, b)` is 1 when every bit of b is set in a.
+        unsafe { _mm256_testc_si256(b[0], p[0]) & _mm256_testc_si256(b[1], p[1]) != 0 }
+    }
+
+    #[inline(always)]
+    fn splat32(self, x: u32) -> __m256i {
+        // SAFETY: AVX2 is present (token).
+        unsafe { _mm256_set1_epi32(x as i32) }
+    }
+    #[inline(always)]
+    fn load32(self, w: &[u32; 8]) -> __m256i {
+        debug_assert!(w.as_ptr().cast::<__m256i>().is_aligned());
+        // SAFETY: AVX2 is present; `w` is 32 bytes, 32-byte aligned (split blocks and salts).
+        unsafe { _mm256_load_si256(w.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn store32(self, w: &mut [u32; 8], v: __m256i) {
+        // SAFETY: as in `load32`, writing.
+        unsafe { _mm256_store_si256(w.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
+    fn or32(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: AVX2 is present (token).
+        unsafe { _mm256_or_si256(a, b) }
+    }
+    #[inline(always)]
+    fn mul32x32(self, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: AVX2 is present (token).
+        unsafe { _mm256_mullo_epi32(a, b) }
+    }
+    #[inline(always)]
+    fn shr32<const N: i32>(self, a: __m256i) -> __m256i {
+        // SAFETY: AVX2 is present (token).
+        unsafe { _mm256_srli_epi32::<N>(a) }
+    }
+    #[inline(always)]
+    fn shl32_var(self, a: __m256i, count: __m256i) -> __m256i {
+        // SAFETY: AVX2 is present (token).
+        unsafe { _mm256_sllv_epi32(a, count) }
+    }
+    #[inline(always)]
+    fn covers32(self, b: __m256i, p: __m256i) -> bool {
+        // SAFETY: AVX2 is present (token).
+        unsafe { _mm256_testc_si256(b, p) != 0 }
+    }
+}

@@ -1,0 +1,355 @@
+//! AVX-512 tier (F + DQ): a block is one 512-bit register. Split blocks (256 bits) use the
+//! AVX2 primitives, which every AVX-512 CPU has.
+
+use std::arch::x86_64::*;
+
+use super::avx2::Avx2;
+use crate::hashing::PRIME_MX2;
+use crate::kernel::{Batch, Lanes};
+
+/// Proof that the CPU supports AVX-512 F and DQ, and AVX2: only [`Avx512::new_unchecked`]
+/// makes one.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512(());
+
+impl Avx512 {
+    /// # Safety
+    /// The CPU must support AVX-512 F and DQ, and AVX2.
+    #[inline(always)]
+    unsafe fn new_unchecked() -> Avx512 {
+        Avx512(())
+    }
+
+    /// The AVX2 token this one implies.
+    #[inline(always)]
+    fn avx2(self) -> Avx2 {
+        // SAFETY: an `Avx512` exists only where AVX2 was detected as well (`Kernel::get`).
+        unsafe { Avx2::new_unchecked() }
+    }
+}
+
+// The probe loops are compiled for AVX-512F alone on purpose: with DQ enabled, LLVM rewrites
+// `_mm512_mul_epu32` (1 uop) into `vpmullq` (3 uops on port 0) because it can see the upper
+// halves are zero, which makes the pattern rounds port-0 bound. The hash, which needs a full
+// 64-bit multiply, runs in its own DQ function, called once per chunk of keys.
+
+/// Runs `batch` on this tier.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and DQ, and AVX2.
+#[target_feature(enable = "avx2,avx512f")]
+pub(crate) unsafe fn run<B: Batch>(batch: B) {
+    // SAFETY: the caller guarantees the features.
+    batch.lanes(unsafe { Avx512::new_unchecked() })
+}
+
+// Every `unsafe` block below relies on the same fact: an `Avx512` value exists, so the CPU
+// supports AVX-512 F and DQ (see `new_unchecked`); loads and stores go through references of
+// at least the width read or written, aligned where the aligned forms are used.
+
+impl Lanes for Avx512 {
+    type V = __m512i;
+    type H = __m256i;
+
+    #[inline(always)]
+    fn splat(self, x: u64) -> __m512i {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_set1_epi64(x as i64) }
+    }
+    #[inline(always)]
+    fn load(self, w: &[u64; 8]) -> __m512i {
+        debug_assert!(w.as_ptr().cast::<__m512i>().is_aligned());
+        // SAFETY: AVX-512 F is present; `w` is 64 bytes, 64-byte aligned (blocks and rows).
+        unsafe { _mm512_load_si512(w.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn store(self, w: &mut [u64; 8], v: __m512i) {
+        // SAFETY: as in `load`, writing.
+        unsafe { _mm512_store_si512(w.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
+    fn loadu(self, w: &[u64]) -> __m512i {
+        let w = &w[..8];
+        // SAFETY: AVX-512 F is present; `w` holds 8 words.
+        unsafe { _mm512_loadu_si512(w.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn storeu(self, out: &mut [u64], v: __m512i) {
+        let out = &mut out[..8];
+        // SAFETY: AVX-512 F is present; `out` holds 8 words.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
+    fn widen(self, k: &[u32]) -> __m512i {
+        let k = &k[..8];
+        // SAFETY: AVX-512 F is present; `k` holds 8 u32 (32 bytes).
+        unsafe { _mm512_cvtepu32_epi64(_mm256_loadu_si256(k.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn or(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_or_si512(a, b) }
+    }
+    #[inline(always)]
+    fn and(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_and_si512(a, b) }
+    }
+    #[inline(always)]
+    fn xor(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_xor_si512(a, b) }
+    }
+    #[inline(always)]
+    fn add(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_add_epi64(a, b) }
+    }
+    #[inline(always)]
+    fn mul32(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_mul_epu32(a, b) }
+    }
+    #[inline(always)]
+    fn mul64(self, a: __m512i, b: __m512i) -> __m512i {
+        // SAFETY: the token proves DQ. Not inlined into the F-only probe loops (see above);
+        // the hashes, which need it, run in their own DQ functions.
+        unsafe { mullo_dq(a, b) }
+    }
+    #[inline(always)]
+    fn shr<const N: i32>(self, a: __m512i) -> __m512i {
+        // The immediate forms take `u32` counts where the trait (like AVX2) has `i32`; LLVM
+        // turns a constant count in a register into the immediate form.
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_srl_epi64(a, _mm_set_epi64x(0, N as i64)) }
+    }
+    #[inline(always)]
+    fn shl<const N: i32>(self, a: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token); as in `shr`.
+        unsafe { _mm512_sll_epi64(a, _mm_set_epi64x(0, N as i64)) }
+    }
+    #[inline(always)]
+    fn rotl<const L: i32, const R: i32>(self, a: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_rol_epi64::<L>(a) }
+    }
+    #[inline(always)]
+    fn shl_var(self, a: __m512i, count: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_sllv_epi64(a, count) }
+    }
+    #[inline(always)]
+    fn bit_mod64(self, idx: __m512i) -> __m512i {
+        // A rotate takes its count mod 64: the `& 63` for free.
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_rolv_epi64(_mm512_set1_epi64(1), idx) }
+    }
+    #[inline(always)]
+    fn covers(self, b: __m512i, p: __m512i) -> bool {
+        // SAFETY: AVX-512 F is present (token).
+        unsafe {
+            let missing = _mm512_andnot_si512(b, p);
+            _mm512_test_epi64_mask(missing, missing) == 0
+        }
+    }
+
+    #[inline(always)]
+    fn splat32(self, x: u32) -> __m256i {
+        self.avx2().splat32(x)
+    }
+    #[inline(always)]
+    fn load32(self, w: &[u32; 8]) -> __m256i {
+        self.avx2().load32(w)
+    }
+    #[inline(always)]
+    fn store32(self, w: &mut [u32; 8], v: __m256i) {
+        self.avx2().store32(w, v)
+    }
+    #[inline(always)]
+    fn or32(self, a: __m256i, b: __m256i) -> __m256i {
+        self.avx2().or32(a, b)
+    }
+    #[inline(always)]
+    fn mul32x32(self, a: __m256i, b: __m256i) -> __m256i {
+        self.avx2().mul32x32(a, b)
+    }
+    #[inline(always)]
+    fn shr32<const N: i32>(self, a: __m256i) -> __m256i {
+        self.avx2().shr32::<N>(a)
+    }
+    #[inline(always)]
+    fn shl32_var(self, a: __m256i, count: __m256i) -> __m256i {
+        self.avx2().shl32_var(a, count)
+    }
+    #[inline(always)]
+    fn covers32(self, b: __m256i, p: __m256i) -> bool {
+        self.avx2().covers32(b, p)
+    }
+
+    #[inline(always)]
+    fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]) {
+        // SAFETY: the token proves AVX-512 F and DQ.
+        unsafe { hash_u64(flip, keys, out) }
+    }
+    #[inline(always)]
+    fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
+        // SAFETY: the token proves AVX-512 F and DQ.
+        unsafe { hash_u32(flip, keys, out) }
+    }
+    #[inline(always)]
+    fn xxh64_u64(self, values: &[u64], out: &mut [u64]) {
+        // SAFETY: the token proves AVX-512 F and DQ.
+        unsafe { xxh64_u64(values, out) }
+    }
+}
+
+/// Wrapping 64-bit product per lane.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and DQ.
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn mullo_dq(a: __m512i, b: __m512i) -> __m512i {
+    _mm512_mullo_epi64(a, b)
+}
+
+/// [`rrmxmx`] on two vectors, interleaved.
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn rrmxmx2(a: __m512i, b: __m512i, len: u64) -> (__m512i, __m512i) {
+    let mx2 = _mm512_set1_epi64(PRIME_MX2 as i64);
+    let l = _mm512_set1_epi64(len as i64);
+    let a = _mm512_xor_si512(
+        a,
+        _mm512_xor_si512(_mm512_rol_epi64::<49>(a), _mm512_rol_epi64::<24>(a)),
+    );
+    let b = _mm512_xor_si512(
+        b,
+        _mm512_xor_si512(_mm512_rol_epi64::<49>(b), _mm512_rol_epi64::<24>(b)),
+    );
+    let a = _mm512_mullo_epi64(a, mx2);
+    let b = _mm512_mullo_epi64(b, mx2);
+    let a = _mm512_xor_si512(a, _mm512_add_epi64(_mm512_srli_epi64::<35>(a), l));
+    let b = _mm512_xor_si512(b, _mm512_add_epi64(_mm512_srli_epi64::<35>(b), l));
+    let a = _mm512_mullo_epi64(a, mx2);
+    let b = _mm512_mullo_epi64(b, mx2);
+    (
+        _mm512_xor_si512(a, _mm512_srli_epi64::<28>(a)),
+        _mm512_xor_si512(b, _mm512_srli_epi64::<28>(b)),
+    )
+}
+
+/// XXH3's `rrmxmx` on eight lanes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn rrmxmx(h: __m512i, len: u64) -> __m512i {
+    let mx2 = _mm512_set1_epi64(PRIME_MX2 as i64);
+    let h = _mm512_xor_si512(
+        h,
+        _mm512_xor_si512(_mm512_rol_epi64::<49>(h), _mm512_rol_epi64::<24>(h)),
+    );
+    let h = _mm512_mullo_epi64(h, mx2);
+    let s = _mm512_add_epi64(_mm512_srli_epi64::<35>(h), _mm512_set1_epi64(len as i64));
+    let h = _mm512_mullo_epi64(_mm512_xor_si512(h, s), mx2);
+    _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
+}
+
+/// XXH3 of each `u64` key, 8 lanes at a time.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and DQ.
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
+    let f = _mm512_set1_epi64(flip as i64);
+    // Two vectors per step: each lane's hash is a chain of two 15-cycle `vpmullq`s, and
+    // interleaving independent chains keeps the multiplier busy.
+    let mut kc = keys.chunks_exact(16);
+    let mut oc = out.chunks_exact_mut(16);
+    for (k, o) in (&mut kc).zip(&mut oc) {
+        // SAFETY: each chunk holds exactly 16 u64; the caller guarantees the features.
+        unsafe {
+            let a = _mm512_loadu_si512(k.as_ptr().cast());
+            let b = _mm512_loadu_si512(k[8..].as_ptr().cast());
+            let a = _mm512_xor_si512(_mm512_rol_epi64::<32>(a), f);
+            let b = _mm512_xor_si512(_mm512_rol_epi64::<32>(b), f);
+            let (a, b) = rrmxmx2(a, b, 8);
+            _mm512_storeu_si512(o.as_mut_ptr().cast(), a);
+            _mm512_storeu_si512(o[8..].as_mut_ptr().cast(), b);
+        }
+    }
+    let mut kc = kc.remainder().chunks_exact(8);
+    let mut oc = oc.into_remainder().chunks_exact_mut(8);
+    for (k, o) in (&mut kc).zip(&mut oc) {
+        // SAFETY: each chunk holds exactly 8 u64; the caller guarantees the features.
+        unsafe {
+            let x = _mm512_loadu_si512(k.as_ptr().cast());
+            let x = _mm512_xor_si512(_mm512_rol_epi64::<32>(x), f);
+            _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(x, 8));
+        }
+    }
+    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = crate::hashing::u64_with_flip(k, flip);
+    }
+}
+
+/// XXH3 of each `u32` key, 8 lanes at a time.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and DQ.
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn hash_u32(flip: u64, keys: &[u32], out: &mut [u64]) {
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    let f = _mm512_set1_epi64(flip as i64);
+    for (k, o) in (&mut kc).zip(&mut oc) {
+        // SAFETY: each key chunk is 8 u32 (32 bytes), each output chunk 8 u64; the caller
+        // guarantees the features.
+        unsafe {
+            let x = _mm512_cvtepu32_epi64(_mm256_loadu_si256(k.as_ptr().cast()));
+            let x = _mm512_xor_si512(_mm512_or_si512(x, _mm512_slli_epi64::<32>(x)), f);
+            _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(x, 4));
+        }
+    }
+    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = crate::hashing::u32_with_flip(k, flip);
+    }
+}
+
+/// XXH64 (seed 0) of each value's 8 little-endian bytes, 8 lanes at a time.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and DQ.
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn xxh64_u64(values: &[u64], out: &mut [u64]) {
+    use crate::hashing::xxh64::{P1, P2, P3, P4, P5};
+    let mut vc = values.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    let (p1, p2, p3) = (
+        _mm512_set1_epi64(P1 as i64),
+        _mm512_set1_epi64(P2 as i64),
+        _mm512_set1_epi64(P3 as i64),
+    );
+    let (p4, start) = (
+        _mm512_set1_epi64(P4 as i64),
+        _mm512_set1_epi64(P5.wrapping_add(8) as i64),
+    );
+    for (v, o) in (&mut vc).zip(&mut oc) {
+        // SAFETY: each chunk holds exactly 8 u64 (64 bytes); the caller guarantees the
+        // features.
+        unsafe {
+            let k = _mm512_loadu_si512(v.as_ptr().cast());
+            let k = _mm512_mullo_epi64(_mm512_rol_epi64::<31>(_mm512_mullo_epi64(k, p2)), p1);
+            let h = _mm512_xor_si512(start, k);
+            let h = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_rol_epi64::<27>(h), p1), p4);
+            let h = _mm512_xor_si512(h, _mm512_srli_epi64::<33>(h));
+            let h = _mm512_mullo_epi64(h, p2);
+            let h = _mm512_xor_si512(h, _mm512_srli_epi64::<29>(h));
+            let h = _mm512_mullo_epi64(h, p3);
+            let h = _mm512_xor_si512(h, _mm512_srli_epi64::<32>(h));
+            _mm512_storeu_si512(o.as_mut_ptr().cast(), h);
+        }
+    }
+    for (o, &v) in oc.into_remainder().iter_mut().zip(vc.remainder()) {
+        *o = crate::hashing::xxh64_u64(v);
+    }
+}
