@@ -7,19 +7,8 @@ mod common;
 use std::collections::HashMap;
 
 use blockbloom::{BloomierFilter, Error};
+use common::keys_xor_indexed;
 use quickcheck::{QuickCheck, TestResult};
-
-/// `n` distinct keys of stream `seed` (SplitMix64 of the index, a bijection).
-fn keys(n: usize, seed: u64) -> Vec<u64> {
-    (0..n as u64)
-        .map(|i| {
-            let mut z = (i ^ seed.rotate_left(32)).wrapping_add(0x9e37_79b9_7f4a_7c15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
-}
 
 fn mask(bits: u32) -> u64 {
     if bits == 64 {
@@ -84,7 +73,7 @@ fn every_size_and_width() {
                 if vb + fb > 64 {
                     continue;
                 }
-                let oracle: HashMap<u64, u64> = keys(n, i as u64)
+                let oracle: HashMap<u64, u64> = keys_xor_indexed(i as u64, n)
                     .into_iter()
                     .map(|k| (k, k.rotate_left(vb) & mask(vb)))
                     .collect();
@@ -97,7 +86,7 @@ fn every_size_and_width() {
 
 #[test]
 fn string_bytes_and_batch_builds_answer_the_same() {
-    let ks = keys(5000, 9);
+    let ks = keys_xor_indexed(9, 5000);
     let values: Vec<u64> = ks.iter().map(|k| k % 1000).collect();
     let pairs: Vec<(u64, u64)> = ks.iter().copied().zip(values.iter().copied()).collect();
     let a = BloomierFilter::builder(10, 8).build(&pairs).unwrap();
@@ -134,9 +123,9 @@ fn string_bytes_and_batch_builds_answer_the_same() {
 
 #[test]
 fn absent_keys_are_detected_at_the_fingerprint_rate() {
-    let members = keys(20_000, 1);
+    let members = keys_xor_indexed(1, 20_000);
     let values: Vec<u64> = members.iter().map(|k| k & 0xf).collect();
-    let others = keys(400_000, 2);
+    let others = keys_xor_indexed(2, 400_000);
     for fb in [1u32, 4, 8, 12] {
         let f = BloomierFilter::builder(4, fb)
             .build_batch(&members, &values)
@@ -165,7 +154,7 @@ fn absent_keys_are_detected_at_the_fingerprint_rate() {
 
 #[test]
 fn space_is_about_1_125_slots_per_key_for_large_maps() {
-    let ks = keys(200_000, 3);
+    let ks = keys_xor_indexed(3, 200_000);
     let values = vec![0u64; ks.len()];
     let f = BloomierFilter::builder(5, 3)
         .build_batch(&ks, &values)
@@ -229,7 +218,10 @@ fn duplicates_and_bad_input() {
 fn an_empty_map_answers_absent() {
     let f = BloomierFilter::build::<u64>(&[], 4, 16).unwrap();
     assert!(f.is_empty());
-    let found = keys(1000, 4).iter().filter(|k| f.get(*k).is_some()).count();
+    let found = keys_xor_indexed(4, 1000)
+        .iter()
+        .filter(|k| f.get(*k).is_some())
+        .count();
     assert!(found <= 2, "{found}");
     assert_eq!(BloomierFilter::from_bytes(&f.to_bytes()).unwrap(), f);
 }
@@ -262,7 +254,7 @@ fn round_trips_through_bytes_and_readers() {
         (3000, 17, 13),
         (70_000, 1, 1),
     ] {
-        let ks = keys(n, 5);
+        let ks = keys_xor_indexed(5, n);
         let values: Vec<u64> = ks.iter().map(|k| k & mask(vb)).collect();
         let f = BloomierFilter::builder(vb, fb)
             .build_batch(&ks, &values)
@@ -375,8 +367,7 @@ fn arbitrary_bytes_never_panic() {
 /// `docs/FORMAT.md`'s query, written from the spec against the raw golden bytes.
 #[test]
 fn golden_bytes_answer_by_the_written_spec() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bloomier-v1.bin");
-    let b = std::fs::read(path).unwrap();
+    let b = std::fs::read(common::data("bloomier-v1.bin")).unwrap();
     let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
     let (v, seed, shape, s) = (b[11] as u32, u64_at(16), u64_at(32), u64_at(40));
     let (f, log2) = ((shape & 0xff) as u32, (shape >> 8) as u32);
@@ -416,7 +407,7 @@ fn golden_bytes_answer_by_the_written_spec() {
 /// length must still answer each key.
 #[test]
 fn large_tables_answer_batches_of_every_length() {
-    let ks = keys(1_100_000, 6);
+    let ks = keys_xor_indexed(6, 1_100_000);
     let values: Vec<u64> = ks.iter().map(|k| k >> 56).collect();
     let f = BloomierFilter::builder(8, 8)
         .build_batch(&ks, &values)
@@ -449,7 +440,7 @@ fn few_seeds_fail() {
         let values = vec![1u64; n];
         let retried = (0..seeds)
             .filter(|&s| {
-                let ks = keys(n, 100 + s);
+                let ks = keys_xor_indexed(100 + s, n);
                 let start = s << 40;
                 let f = BloomierFilter::builder(1, 4)
                     .seed(start)

@@ -9,7 +9,7 @@ use std::io::Write as _;
 
 use blockbloom::compressed::{self, MAX_ARRAY_FACTOR, MIN_FILL};
 use blockbloom::layout::Layout;
-use blockbloom::{BloomFilter, Error, Isa, sizing};
+use blockbloom::{BloomFilter, Error, sizing};
 use quickcheck::{QuickCheck, TestResult};
 
 const HEADER: usize = 64;
@@ -85,7 +85,7 @@ fn round_trip_against_a_set_oracle() {
 #[test]
 fn same_filter_same_bytes_on_every_tier() {
     let mut bytes = Vec::new();
-    for isa in Isa::supported() {
+    for isa in common::tiers() {
         let mut f = BloomFilter::builder()
             .capacity(30_000)
             .bits_per_key(26.0)

@@ -8,6 +8,8 @@
 //! No timing assertions. Filters are small on purpose (1 to 256 blocks for the writers), so
 //! that threads keep colliding on the same words.
 
+mod common;
+
 use std::sync::Barrier;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::AtomicUsize;
@@ -16,6 +18,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use blockbloom::hash::{hash_u32, hash_u64};
 use blockbloom::layout::{Block, Layout, block_index, pattern_scalar};
 use blockbloom::{AtomicBloomFilter, BloomFilter, Builder, Isa, ParallelBuild};
+use common::{SplitMix64, tiers};
 use quickcheck::{QuickCheck, TestResult};
 
 // ---------------------------------------------------------------------------------------------
@@ -29,29 +32,6 @@ const _: () = {
     send_sync::<AtomicBloomFilter>();
     send_sync::<BloomFilter>();
 };
-
-fn tiers() -> Vec<Isa> {
-    let t = Isa::supported();
-    // This project's machines have AVX-512: make sure the tests really run every tier there.
-    if std::env::var_os("BLOCKBLOOM_EXPECT_ALL_TIERS").is_some() {
-        assert_eq!(t, Isa::ALL.to_vec(), "expected every tier to be supported");
-    }
-    t
-}
-
-/// SplitMix64: a well-mixed, reproducible key stream.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-fn random_keys(n: usize, seed: u64) -> Vec<u64> {
-    let mut s = seed;
-    (0..n).map(|_| splitmix(&mut s)).collect()
-}
 
 fn words(blocks: &[Block]) -> Vec<u64> {
     blocks.iter().flat_map(|b| b.0).collect()
@@ -108,13 +88,14 @@ struct RoundKeys {
 }
 
 impl RoundKeys {
-    fn new(budget: usize, writers: usize, rng: &mut u64) -> RoundKeys {
+    fn new(budget: usize, writers: usize, rng: &mut SplitMix64) -> RoundKeys {
         // A quarter shared, three quarters split between the writers; the top byte tells the
         // owner (0 = shared), so the disjoint sets really are disjoint.
         let shared = (budget / 8).max(1);
         let own = (budget * 3 / 8 / writers).max(1);
-        let k64 = |tag: usize, rng: &mut u64| ((tag as u64) << 56) | (splitmix(rng) >> 8);
-        let k32 = |tag: usize, rng: &mut u64| ((tag as u32) << 24) | (splitmix(rng) >> 40) as u32;
+        let k64 = |tag: usize, rng: &mut SplitMix64| ((tag as u64) << 56) | (rng.next_u64() >> 8);
+        let k32 =
+            |tag: usize, rng: &mut SplitMix64| ((tag as u32) << 24) | (rng.next_u64() >> 40) as u32;
         RoundKeys {
             shared64: (0..shared).map(|_| k64(0, rng)).collect(),
             shared32: (0..shared).map(|_| k32(0, rng)).collect(),
@@ -305,14 +286,14 @@ fn rotated<T: Copy>(keys: &[T], t: usize, writers: usize) -> Vec<T> {
 /// Writer `t`'s work: its own and the shared keys, in runs of 1 to 7 keys, each run through a
 /// different API (single `insert`, `insert_batch`, `insert_hash_batch`; `u64` and `u32`).
 fn write_share<F: Shared>(f: &F, keys: &RoundKeys, t: usize, writers: usize) {
-    let mut rng = 0x5eed ^ t as u64;
+    let mut rng = SplitMix64::new(0x5eed ^ t as u64);
     let mut api = t;
     let shared64 = rotated(&keys.shared64, t, writers);
     let shared32 = rotated(&keys.shared32, t, writers);
     for set in [&keys.own64[t], &shared64] {
         let mut rest = &set[..];
         while !rest.is_empty() {
-            let (run, tail) = rest.split_at((1 + splitmix(&mut rng) as usize % 7).min(rest.len()));
+            let (run, tail) = rest.split_at((1 + rng.next_u64() as usize % 7).min(rest.len()));
             match api % 3 {
                 0 => run.iter().for_each(|&k| f.insert_u64(k)),
                 1 => f.insert_batch_u64(run),
@@ -327,7 +308,7 @@ fn write_share<F: Shared>(f: &F, keys: &RoundKeys, t: usize, writers: usize) {
     for set in [&keys.own32[t], &shared32] {
         let mut rest = &set[..];
         while !rest.is_empty() {
-            let (run, tail) = rest.split_at((1 + splitmix(&mut rng) as usize % 7).min(rest.len()));
+            let (run, tail) = rest.split_at((1 + rng.next_u64() as usize % 7).min(rest.len()));
             match api % 2 {
                 0 => run.iter().for_each(|&k| f.insert_u32(k)),
                 _ => f.insert_batch_u32(run),
@@ -359,7 +340,7 @@ impl Outcome {
 /// One round: `writers` crossbeam scoped threads, released together by a barrier, insert
 /// their key sets into `f`; after the join every key of every writer is looked up and the
 /// words are compared with the single-threaded build of the same keys.
-fn writers_round<F: Shared>(f: &F, spec: Spec, writers: usize, rng: &mut u64) -> Outcome {
+fn writers_round<F: Shared>(f: &F, spec: Spec, writers: usize, rng: &mut SplitMix64) -> Outcome {
     let keys = RoundKeys::new(spec.key_budget(), writers, rng);
     let start = Barrier::new(writers);
     crossbeam::scope(|s| {
@@ -395,7 +376,7 @@ fn writers_round<F: Shared>(f: &F, spec: Spec, writers: usize, rng: &mut u64) ->
 /// The contended configuration shared by the racy-variant test and its real-filter twin:
 /// round `r` uses a 1- or 2-block filter and 2 to 8 writers.
 fn contended<F: Shared>(rounds: usize, salt: u64, make: impl Fn(Spec) -> F) -> (Outcome, usize) {
-    let mut rng = 0xc0ffee ^ salt;
+    let mut rng = SplitMix64::new(0xc0ffee ^ salt);
     let mut total = Outcome::default();
     let mut rounds_with_losses = 0;
     for r in 0..rounds {
@@ -427,7 +408,7 @@ fn contended<F: Shared>(rounds: usize, salt: u64, make: impl Fn(Spec) -> F) -> (
 fn many_writers_lose_no_insert() {
     let tiers = tiers();
     let sizes = [1u64, 2, 3, 5, 8, 16, 64, 256];
-    let mut rng = 42;
+    let mut rng = SplitMix64::new(42);
     for writers in [2, 4, 8, 16] {
         for round in 0..30 {
             let layout = Layout::ALL[round % 2];
@@ -506,7 +487,7 @@ fn readers_during_writes(
     per_writer: usize,
 ) -> usize {
     let keys: Vec<Vec<u64>> = (0..writers)
-        .map(|w| random_keys(per_writer, 1000 + w as u64))
+        .map(|w| common::keys(1000 + w as u64, per_writer))
         .collect();
     let published: Vec<AtomicUsize> = (0..writers).map(|_| AtomicUsize::new(0)).collect();
     let done = AtomicUsize::new(0);
@@ -517,11 +498,11 @@ fn readers_during_writes(
             let (keys, published, done, start) = (&keys[w], &published[w], &done, &start);
             s.spawn(move |_| {
                 start.wait();
-                let mut rng = w as u64;
+                let mut rng = SplitMix64::new(w as u64);
                 let mut end = 0;
                 let mut api = w;
                 while end < keys.len() {
-                    let n = (1 + splitmix(&mut rng) as usize % 16).min(keys.len() - end);
+                    let n = (1 + rng.next_u64() as usize % 16).min(keys.len() - end);
                     let run = &keys[end..end + n];
                     if api % 2 == 0 {
                         run.iter().for_each(|k| f.insert(k));
@@ -544,7 +525,7 @@ fn readers_during_writes(
             let (checked, checked_during) = (&checked, &checked_during);
             s.spawn(move |_| {
                 start.wait();
-                let mut rng = 0xabc ^ r as u64;
+                let mut rng = SplitMix64::new(0xabc ^ r as u64);
                 let mut pass = 0usize;
                 let mut out = Vec::new();
                 loop {
@@ -557,7 +538,7 @@ fn readers_during_writes(
                             continue;
                         }
                         // A random published key, and the newest: the likeliest to race.
-                        let k = keys[splitmix(&mut rng) as usize % m];
+                        let k = keys[rng.next_u64() as usize % m];
                         assert!(f.contains(&k), "published key {k:#x} not found");
                         assert!(f.contains(&keys[m - 1]), "newest published key not found");
                         let recent = &keys[m.saturating_sub(64)..m];
@@ -647,7 +628,7 @@ fn atomic_build_equals_sequential_build_on_every_tier() {
     for layout in Layout::ALL {
         for probes in probe_counts(layout) {
             for (capacity, seed) in [(2_000u64, 1u64), (60_000, 0xfeed)] {
-                let keys = random_keys(capacity as usize, seed ^ probes as u64);
+                let keys = common::keys(seed ^ probes as u64, capacity as usize);
                 let keys32: Vec<u32> = keys[..keys.len() / 4].iter().map(|&k| k as u32).collect();
                 let mut want = fpr_builder(capacity, layout, probes, seed, Isa::Scalar)
                     .build()
@@ -755,8 +736,8 @@ fn seven_threads() -> rayon::ThreadPool {
 #[test]
 fn parallel_builds_equal_sequential_build_beyond_cache() {
     let pool = seven_threads();
-    let keys = random_keys(500_000, 3);
-    let prefix = random_keys(10_000, 4);
+    let keys = common::keys(3, 500_000);
+    let prefix = common::keys(4, 10_000);
     for layout in Layout::ALL {
         for probes in [layout.sectors(), 16] {
             let make = |isa| {
@@ -796,8 +777,8 @@ fn parallel_builds_equal_sequential_build_small_filters() {
                 probes,
                 seed: blocks,
             };
-            let keys = random_keys(n, blocks ^ 77);
-            let prefix = random_keys(100, blocks ^ 78);
+            let keys = common::keys(blocks ^ 77, n);
+            let prefix = common::keys(blocks ^ 78, 100);
             let mut want = spec.builder(Isa::Scalar).build().unwrap();
             want.insert_batch(&prefix);
             want.insert_batch(&keys);
@@ -821,7 +802,7 @@ fn into_atomic_into_filter_round_trip_and_snapshot() {
             let mut plain = fpr_builder(20_000, layout, probe_counts(layout)[1], 5, isa)
                 .build()
                 .unwrap();
-            let keys = random_keys(20_000, 11);
+            let keys = common::keys(11, 20_000);
             plain.insert_batch(&keys);
             let original = plain.clone();
 
@@ -838,7 +819,7 @@ fn into_atomic_into_filter_round_trip_and_snapshot() {
             assert_eq!(atomic.num_blocks(), original.num_blocks());
             assert_eq!(atomic.size_in_bytes(), original.size_in_bytes());
             assert_eq!(atomic.count_batch(&keys), keys.len());
-            let others = random_keys(20_000, 12);
+            let others = common::keys(12, 20_000);
             let mut a = vec![false; others.len()];
             let mut p = vec![false; others.len()];
             atomic.contains_batch(&others, &mut a);
@@ -857,7 +838,7 @@ fn into_atomic_into_filter_round_trip_and_snapshot() {
             // More keys into the atomic form; snapshot and into_filter agree with each other
             // and with the plain filter given the same keys.
             let atomic = back.into_atomic();
-            let more = random_keys(5_000, 13);
+            let more = common::keys(13, 5_000);
             atomic.insert_batch(&more);
             let snapshot = atomic.snapshot();
             let owned = atomic.into_filter();

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use blockbloom::layout::Layout;
 use blockbloom::{BloomFilter, CounterBits, CountingBloomFilter, Error, Isa};
+use common::keys;
 use quickcheck::{QuickCheck, TestResult, quickcheck};
 
 /// Every counter width and layout, at a small capacity.
@@ -38,20 +39,6 @@ fn tiny(bits: CounterBits, layout: Layout) -> CountingBloomFilter {
         .layout(layout)
         .build()
         .unwrap()
-}
-
-/// SplitMix64: a fixed key stream.
-fn keys(seed: u64, n: usize) -> Vec<u64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
 }
 
 /// Runs `ops` (insert or remove of a key from a small space) on `f` and a multiset oracle,
@@ -221,7 +208,7 @@ fn every_kernel_tier_builds_the_same_counters() {
                 };
                 let mut single = build(Isa::Scalar);
                 members.iter().for_each(|k| single.insert(k));
-                for isa in Isa::supported() {
+                for isa in common::tiers() {
                     let mut f = build(isa);
                     f.insert_batch(&members);
                     assert_eq!(f, single, "{bits} {layout} k={probes} {isa}");
@@ -371,10 +358,10 @@ fn measured_fpr_meets_target_and_model() {
                 .seed(seed)
                 .build()
                 .unwrap();
-            let members: Vec<u64> = keys(seed, n as usize).iter().map(|k| k >> 1).collect();
+            let members = common::members(seed, n as usize);
             f.insert_batch(&members);
             let q = (500.0 / target) as usize;
-            let queries: Vec<u64> = keys(seed ^ 0x5555, q).iter().map(|k| k | 1 << 63).collect();
+            let queries = common::non_members(seed, q);
             let fp = f.count_batch(&queries) as f64;
             // The projection's fill gives this filter's exact rate; the model predicts it.
             let realized = f.to_bloom().expected_fpr();

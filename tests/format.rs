@@ -1,10 +1,12 @@
 //! The persisted format: round trips, golden files, every decoding error, zero-copy views on a
 //! real memory map, and set algebra.
 
+mod common;
+
 use std::io::Write as _;
 
 use blockbloom::layout::Layout;
-use blockbloom::{BloomFilter, Error, FilterRef, Isa};
+use blockbloom::{BloomFilter, Error, FilterRef};
 use quickcheck::quickcheck;
 
 fn filled(capacity: u64, fpr: f64, seed: u64, keys: std::ops::Range<u64>) -> BloomFilter {
@@ -40,25 +42,10 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     vec![("v1-8x64.bin", a), ("v1-4x128.bin", b)]
 }
 
-fn data(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
 #[test]
 fn golden_files_pin_version_1() {
     for (name, f) in golden() {
-        let path = data(name);
-        if std::env::var_os("BLOCKBLOOM_WRITE_GOLDEN").is_some() {
-            std::fs::write(&path, f.to_bytes()).unwrap();
-        }
-        let stored = std::fs::read(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(
-            f.to_bytes(),
-            stored,
-            "{name}: the encoding of version 1 changed"
-        );
+        let stored = common::golden_file(name, &f.to_bytes());
         let g = BloomFilter::from_bytes(&stored).unwrap();
         assert_eq!(f, g);
         assert_eq!(g.target_fpr(), f.target_fpr());
@@ -70,7 +57,7 @@ fn golden_files_pin_version_1() {
 fn round_trips_every_shape_and_tier() {
     for layout in Layout::ALL {
         for k in layout.probe_counts() {
-            for isa in Isa::supported() {
+            for isa in common::tiers() {
                 let mut f = BloomFilter::builder()
                     .capacity(2000)
                     .bits_per_key(12.0)
@@ -323,7 +310,7 @@ fn filter_ref_rejects_misaligned_bytes() {
 fn fuzz_seed_non_canonical_nan_target_is_rejected() {
     // Found by the `decode_corrupted` fuzz target: a NaN other than the canonical one in the
     // target-FPR field used to decode as "no target" and re-encode differently.
-    let bytes = std::fs::read(data("fuzz-nan-payload-target-fpr.bin")).unwrap();
+    let bytes = std::fs::read(common::data("fuzz-nan-payload-target-fpr.bin")).unwrap();
     let e = BloomFilter::from_bytes(&bytes).unwrap_err();
     assert!(matches!(e, Error::InvalidHeader(_)), "{e:?}");
     assert!(matches!(

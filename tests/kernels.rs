@@ -1,16 +1,22 @@
 //! Every kernel against the scalar reference, and the hash against `xxhash-rust`.
 
+mod common;
+
 use blockbloom::{BloomFilter, Isa, hash, layout::Layout};
 use quickcheck::{QuickCheck, TestResult};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-fn tiers() -> Vec<Isa> {
-    let t = Isa::supported();
-    // This project's machines have AVX-512: make sure the tests really run every tier there.
-    if std::env::var_os("BLOCKBLOOM_EXPECT_ALL_TIERS").is_some() {
-        assert_eq!(t, Isa::ALL.to_vec(), "expected every tier to be supported");
+/// The `BLOCKBLOOM_EXPECT_ALL_TIERS` guard names exactly the tiers this architecture has and
+/// the CPU lacks.
+#[test]
+fn tier_guard_names_the_missing_tiers_of_this_arch() {
+    let baseline = common::missing_tiers(&[Isa::Scalar, Isa::Portable]);
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(baseline, ["avx2", "avx512"]);
+    } else {
+        assert!(!baseline.contains(&"avx2") && !baseline.contains(&"avx512"));
     }
-    t
+    assert!(common::missing_tiers(&Isa::ALL).is_empty());
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -131,7 +137,7 @@ fn check_all_tiers(keys: &[u64], probes_of: &[u64], p: Params) {
         single.insert(key);
     }
     assert_eq!(single, reference);
-    for &isa in &tiers() {
+    for &isa in &common::tiers() {
         let mut f = filter(isa, p);
         f.insert_batch(keys);
         assert_eq!(
@@ -203,7 +209,7 @@ fn every_tier_equals_scalar_u32_keys() {
     reference.insert_batch(&keys);
     let mut want = vec![false; probes.len()];
     reference.contains_batch(&probes, &mut want);
-    for &isa in &tiers() {
+    for &isa in &common::tiers() {
         let mut f = filter(isa, u32_params);
         f.insert_batch(&keys);
         assert_eq!(f, reference, "{isa}");

@@ -2,11 +2,14 @@
 //! `parquet` crate's `bloom_filter::Sbbf`: same sizes, byte-identical bitsets, same answers;
 //! and every kernel tier against the scalar reference.
 
+mod common;
+
 use blockbloom::Isa;
 use blockbloom::parquet::{
     BITSET_MAX_BYTES, ParquetValue, SplitBlockFilter, hash_bytes, hash_u32, hash_u64,
     num_bytes_for_ndv_fpp,
 };
+use common::splitmix64;
 use parquet::bloom_filter::Sbbf;
 use quickcheck::quickcheck;
 
@@ -15,14 +18,6 @@ fn sbbf_bytes(s: &Sbbf) -> Vec<u8> {
     let mut out = Vec::new();
     s.write_bitset(&mut out).unwrap();
     out
-}
-
-/// A deterministic pseudo-random sequence (splitmix64).
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 const SIZES: [(u64, f64); 6] = [
@@ -63,7 +58,7 @@ fn hashes_match_parquet_plain_encoding() {
     // The `parquet` crate's own fixture: XXH64("") with seed 0.
     assert_eq!(hash_bytes(b""), 17_241_709_254_077_376_921);
     for i in 0..1000u64 {
-        let v = mix(i);
+        let v = splitmix64(i);
         assert_eq!(hash_u64(v), xxhash_rust::xxh64::xxh64(&v.to_le_bytes(), 0));
         assert_eq!(
             hash_u32(v as u32),
@@ -104,9 +99,11 @@ fn check_against_sbbf<T: ParquetValue + parquet::data_type::AsBytes + ?Sized>(
 fn i64_sets_match_sbbf() {
     for (s, &(ndv, fpp)) in SIZES.iter().enumerate() {
         let members: Vec<i64> = (0..ndv.max(50))
-            .map(|i| mix(i ^ (s as u64) << 40) as i64)
+            .map(|i| splitmix64(i ^ (s as u64) << 40) as i64)
             .collect();
-        let others: Vec<i64> = (0..20_000u64).map(|i| mix(i + (1 << 50)) as i64).collect();
+        let others: Vec<i64> = (0..20_000u64)
+            .map(|i| splitmix64(i + (1 << 50)) as i64)
+            .collect();
         let m: Vec<&i64> = members.iter().collect();
         let o: Vec<&i64> = others.iter().collect();
         check_against_sbbf::<i64>(ndv, fpp, &m, &o);
@@ -119,8 +116,8 @@ fn i64_sets_match_sbbf() {
 
 #[test]
 fn i32_and_f64_sets_match_sbbf() {
-    let ints: Vec<i32> = (0..3000).map(|i| mix(i) as i32).collect();
-    let other_ints: Vec<i32> = (0..10_000).map(|i| mix(i + 99_999) as i32).collect();
+    let ints: Vec<i32> = (0..3000).map(|i| splitmix64(i) as i32).collect();
+    let other_ints: Vec<i32> = (0..10_000).map(|i| splitmix64(i + 99_999) as i32).collect();
     let a: Vec<&i32> = ints.iter().collect();
     let b: Vec<&i32> = other_ints.iter().collect();
     check_against_sbbf::<i32>(3000, 0.01, &a, &b);
@@ -145,7 +142,7 @@ fn byte_string_sets_match_sbbf() {
         // ... and as raw bytes (BYTE_ARRAY), including the empty string and binary values.
         let mut raw: Vec<Vec<u8>> = members.iter().map(|s| s.as_bytes().to_vec()).collect();
         raw.push(Vec::new());
-        raw.extend((0..200u64).map(|i| mix(i).to_le_bytes()[..(i % 9) as usize].to_vec()));
+        raw.extend((0..200u64).map(|i| splitmix64(i).to_le_bytes()[..(i % 9) as usize].to_vec()));
         let m: Vec<&[u8]> = raw.iter().map(Vec::as_slice).collect();
         let o: Vec<&[u8]> = others.iter().map(|s| s.as_bytes()).collect();
         check_against_sbbf::<[u8]>(ndv, fpp, &m, &o);
@@ -190,9 +187,11 @@ fn every_tier_matches_scalar() {
             SplitBlockFilter::from_bitset(&vec![0; num_bytes]).unwrap()
         };
         let n = (num_bytes / 4).clamp(100, 200_000);
-        let hashes: Vec<u64> = (0..n as u64).map(mix).collect();
-        let values: Vec<i64> = (0..n as u64).map(|i| mix(i + 7) as i64).collect();
-        let probes: Vec<u64> = (0..n as u64 + 123).map(|i| mix(i + (1 << 40))).collect();
+        let hashes: Vec<u64> = (0..n as u64).map(splitmix64).collect();
+        let values: Vec<i64> = (0..n as u64).map(|i| splitmix64(i + 7) as i64).collect();
+        let probes: Vec<u64> = (0..n as u64 + 123)
+            .map(|i| splitmix64(i + (1 << 40)))
+            .collect();
         let probe_values: Vec<i64> = (0..n as i64 + 77).map(|i| i * 3 - 1000).collect();
 
         let mut reference = base.clone().with_isa(Isa::Scalar).unwrap();
@@ -205,7 +204,7 @@ fn every_tier_matches_scalar() {
         let want_h: Vec<bool> = probes.iter().map(|&h| reference.contains_hash(h)).collect();
         let want_v: Vec<bool> = probe_values.iter().map(|v| reference.contains(v)).collect();
 
-        for isa in Isa::supported() {
+        for isa in common::tiers() {
             let mut f = base.clone().with_isa(isa).unwrap();
             f.insert_hash_batch(&hashes);
             f.insert_batch(&values);
@@ -226,7 +225,7 @@ fn every_tier_matches_scalar() {
             // u64, u32, i32 batches equal single inserts.
             let as_u64: Vec<u64> = values.iter().map(|&v| v as u64).collect();
             assert_eq!(f.count_batch(&as_u64), values.len(), "{isa}");
-            let small: Vec<i32> = (0..1000).map(|i| mix(i) as i32).collect();
+            let small: Vec<i32> = (0..1000).map(|i| splitmix64(i) as i32).collect();
             let mut g = base.clone().with_isa(isa).unwrap();
             g.insert_batch(&small);
             let mut h = base.clone().with_isa(Isa::Scalar).unwrap();
@@ -245,7 +244,7 @@ quickcheck! {
         let mut reference = base.clone().with_isa(Isa::Scalar).unwrap();
         hashes.iter().for_each(|&h| reference.insert_hash(h));
         let want: Vec<bool> = probes.iter().map(|&h| reference.contains_hash(h)).collect();
-        Isa::supported().into_iter().all(|isa| {
+        common::tiers().into_iter().all(|isa| {
             let mut f = base.clone().with_isa(isa).unwrap();
             f.insert_hash_batch(&hashes);
             let mut got = vec![false; probes.len()];
@@ -272,10 +271,10 @@ quickcheck! {
 fn false_positive_rate_meets_target() {
     for &(ndv, fpp) in &[(10_000u64, 0.01f64), (100_000, 0.05), (50_000, 0.001)] {
         let mut f = SplitBlockFilter::new_with_ndv_fpp(ndv, fpp).unwrap();
-        let members: Vec<u64> = (0..ndv).map(mix).collect();
+        let members: Vec<u64> = (0..ndv).map(splitmix64).collect();
         f.insert_batch(&members);
         let trials = 1_000_000u64;
-        let non_members: Vec<u64> = (0..trials).map(|i| mix(i + (1 << 60))).collect();
+        let non_members: Vec<u64> = (0..trials).map(|i| splitmix64(i + (1 << 60))).collect();
         let rate = f.count_batch(&non_members) as f64 / trials as f64;
         assert!(
             rate <= fpp * 1.1,
@@ -297,7 +296,7 @@ mod file {
     use parquet::schema::parser::parse_message_type;
     use parquet::schema::types::ColumnPath;
 
-    use super::mix;
+    use super::common::splitmix64;
 
     /// A temporary file path, removed on drop.
     struct TempPath(PathBuf);
@@ -345,7 +344,7 @@ mod file {
         let mut written = Vec::new();
         for g in 0..row_groups {
             let ids: Vec<i64> = (0..rows as u64)
-                .map(|i| mix(i + (g as u64) * 1_000_000_000) as i64)
+                .map(|i| splitmix64(i + (g as u64) * 1_000_000_000) as i64)
                 .collect();
             let names: Vec<String> = ids.iter().map(|i| format!("name-{i}")).collect();
             let bytes: Vec<ByteArray> = names.iter().map(|s| ByteArray::from(s.as_str())).collect();
@@ -374,7 +373,9 @@ mod file {
     }
 
     fn measured_fpr(f: &SplitBlockFilter, trials: u64) -> f64 {
-        let probes: Vec<i64> = (0..trials).map(|i| mix(i + (1 << 62)) as i64).collect();
+        let probes: Vec<i64> = (0..trials)
+            .map(|i| splitmix64(i + (1 << 62)) as i64)
+            .collect();
         f.count_batch(&probes) as f64 / trials as f64
     }
 
@@ -415,7 +416,7 @@ mod file {
         assert!(read_column_filter(&path.0, "missing").is_err());
 
         // Every kernel tier answers the same on the file's filter.
-        for isa in blockbloom::Isa::supported() {
+        for isa in super::common::tiers() {
             let t = f.clone().with_isa(isa).unwrap();
             assert_eq!(t.count_batch(ids), rows, "{isa}");
             assert_eq!(

@@ -6,21 +6,13 @@ mod common;
 
 use std::collections::HashSet;
 
-use blockbloom::{BloomFilter, DeletableBloomFilter, Error, Isa, ScalableBloomFilter};
+use blockbloom::{BloomFilter, DeletableBloomFilter, Error, ScalableBloomFilter};
 use quickcheck::{TestResult, quickcheck};
 
-/// SplitMix64 keys: distinct for distinct `i`.
-fn key(seed: u64, i: u64) -> u64 {
-    let mut z = seed
-        .wrapping_add(i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        .wrapping_add(0x5ca1_ab1e);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
+/// Keys `range` of stream `seed`, offset to keep the keys this file's measured rates were
+/// checked with.
 fn keys(seed: u64, range: std::ops::Range<u64>) -> Vec<u64> {
-    range.map(|i| key(seed, i)).collect()
+    common::keys_in(seed.wrapping_add(0x5ca1_ab1e), range)
 }
 
 /// Grows a filter to `times` its initial capacity, then checks: no false negatives, the
@@ -178,7 +170,7 @@ fn batch_lookups_work_on_every_tier() {
     let members = keys(4, 0..5000);
     let queries = keys(5, 0..5000);
     let mut reference: Option<(Vec<bool>, usize)> = None;
-    for isa in Isa::supported() {
+    for isa in common::tiers() {
         let mut f = ScalableBloomFilter::builder()
             .initial_capacity(100)
             .isa(isa)
