@@ -636,7 +636,6 @@ fn cycle_report(graph: &Graph) -> Option<String> {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-#[ignore = "the crate has module cycles until the restructure in main lands; revert this then"]
 fn top_level_modules_have_no_import_cycles() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let (graph, unresolved) = crate_graph(&src);
