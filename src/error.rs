@@ -211,7 +211,7 @@ impl fmt::Display for Error {
             ),
             Error::UnknownIsa(s) => write!(
                 f,
-                "unknown kernel `{s}`; expected one of scalar, portable, avx2, avx512"
+                "unknown kernel `{s}`; expected one of scalar, portable, avx2, avx512, neon"
             ),
             Error::BadMagic => write!(f, "not a blockbloom filter (bad magic number)"),
             Error::UnsupportedVersion(v) => write!(

@@ -24,15 +24,23 @@ pub enum Isa {
     Avx2,
     /// AVX-512 F+DQ intrinsics (x86-64, detected at run time).
     Avx512,
+    /// NEON intrinsics (aarch64, detected at run time).
+    Neon,
 }
 
 impl Isa {
-    /// Every tier, slowest first.
+    /// Every tier, slowest first (the x86-64 and aarch64 tiers never meet on one CPU).
     ///
     /// ```
     /// assert_eq!(blockbloom::Isa::ALL[0], blockbloom::Isa::Scalar);
     /// ```
-    pub const ALL: [Isa; 4] = [Isa::Scalar, Isa::Portable, Isa::Avx2, Isa::Avx512];
+    pub const ALL: [Isa; 5] = [
+        Isa::Scalar,
+        Isa::Portable,
+        Isa::Avx2,
+        Isa::Avx512,
+        Isa::Neon,
+    ];
 
     /// The name `BLOCKBLOOM_ISA` and [`FromStr`](std::str::FromStr) accept.
     ///
@@ -45,6 +53,7 @@ impl Isa {
             Isa::Portable => "portable",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! Three layers, each knowing only the one below it:
 //!
 //! * **Primitives** ([`Lanes`]): one zero-sized token per SIMD tier (`portable`,
-//!   `x86_64/avx2`, `x86_64/avx512`) whose methods are the tier's instructions on eight 64-bit
+//!   `x86_64/avx2`, `x86_64/avx512`, `aarch64/neon`) whose methods are the tier's instructions on eight 64-bit
 //!   lanes (one block, or eight keys' hashes) and eight 32-bit lanes (one split block): load,
 //!   store, multiply, shift, and/or/xor, test. A token exists only once the CPU is known to
 //!   support its tier, so its safe methods may use the tier's intrinsics.
@@ -29,6 +29,8 @@ use crate::error::Error;
 use crate::isa::Isa;
 use crate::layout::{AtomicBlock, Block};
 
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
 pub(crate) mod keys;
 pub(crate) mod lanes;
 pub(crate) mod ops;
@@ -58,6 +60,7 @@ impl Isa {
             Isa::Scalar | Isa::Portable => true,
             Isa::Avx2 => cpu().avx2,
             Isa::Avx512 => cpu().avx512,
+            Isa::Neon => cpu().neon,
         }
     }
 
@@ -95,7 +98,7 @@ impl Isa {
     ///     assert!(isa.is_supported() && isa.require() == Ok(isa));
     ///     assert_eq!(isa.name().parse::<Isa>(), Ok(isa));
     /// }
-    /// assert_eq!(Isa::ALL.len(), 4);
+    /// assert_eq!(Isa::ALL.len(), 5);
     /// assert!(Isa::supported().contains(&Isa::detect()));
     /// // `BLOCKBLOOM_ISA` unset or valid: the tier new filters use.
     /// if let Ok(active) = Isa::active() {
@@ -178,6 +181,7 @@ impl FromStr for Isa {
 struct Cpu {
     avx2: bool,
     avx512: bool,
+    neon: bool,
 }
 
 fn cpu() -> Cpu {
@@ -191,13 +195,23 @@ fn cpu() -> Cpu {
                 avx512: std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512dq")
                     && std::arch::is_x86_feature_detected!("avx2"),
+                neon: false,
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
         {
             Cpu {
                 avx2: false,
                 avx512: false,
+                neon: std::arch::is_aarch64_feature_detected!("neon"),
+            }
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            Cpu {
+                avx2: false,
+                avx512: false,
+                neon: false,
             }
         }
     })
@@ -229,6 +243,7 @@ static SCALAR: Kernel = Kernel { isa: Isa::Scalar };
 static PORTABLE: Kernel = Kernel { isa: Isa::Portable };
 static AVX2: Kernel = Kernel { isa: Isa::Avx2 };
 static AVX512: Kernel = Kernel { isa: Isa::Avx512 };
+static NEON: Kernel = Kernel { isa: Isa::Neon };
 
 impl Kernel {
     /// The kernel of `isa`, if this CPU supports it.
@@ -239,6 +254,7 @@ impl Kernel {
             Isa::Portable => &PORTABLE,
             Isa::Avx2 => &AVX2,
             Isa::Avx512 => &AVX512,
+            Isa::Neon => &NEON,
         })
     }
 
@@ -267,6 +283,11 @@ impl Kernel {
             Isa::Avx512 => unsafe { x86_64::avx512::run(batch) },
             #[cfg(not(target_arch = "x86_64"))]
             Isa::Avx2 | Isa::Avx512 => unreachable!("Kernel::get rejects x86 tiers elsewhere"),
+            // SAFETY: as above.
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => unsafe { aarch64::neon::run(batch) },
+            #[cfg(not(target_arch = "aarch64"))]
+            Isa::Neon => unreachable!("Kernel::get rejects the NEON tier elsewhere"),
         }
     }
 
@@ -401,7 +422,7 @@ mod tests {
 
     #[test]
     fn choose_follows_the_variable() {
-        let all = |_: Isa| true;
+        let all = |i: Isa| i != Isa::Neon;
         let only_scalar = |i: Isa| i == Isa::Scalar;
         assert_eq!(choose(None, all), Ok(Isa::Avx512));
         assert_eq!(choose(Some(" "), only_scalar), Ok(Isa::Scalar));

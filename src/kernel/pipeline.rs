@@ -45,7 +45,13 @@ pub(crate) fn prefetch<T>(line: *const T) {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>(line.cast::<i8>());
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: `prfm` is a hint that never faults, whatever the address; it reads no memory
+    // the program can observe and leaves the flags alone.
+    unsafe {
+        std::arch::asm!("prfm pldl1keep, [{0}]", in(reg) line, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     let _ = line;
 }
 
