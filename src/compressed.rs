@@ -324,7 +324,7 @@ impl BloomFilter {
         Ok(Envelope {
             kind: kind::COMPRESSED,
             param: CODEC_ZSTD,
-            seed: self.meta.seed,
+            seed: self.meta().seed,
             fields: [raw_len, 0, 0],
         }
         .encode(&body))
@@ -414,7 +414,7 @@ impl BloomFilter {
                 "decompressed filter is shorter than the declared length",
             ));
         }
-        if f.meta.seed != env.seed {
+        if f.meta().seed != env.seed {
             return Err(Error::InvalidHeader(
                 "the envelope's seed differs from the filter's",
             ));

@@ -766,13 +766,11 @@ impl CountingBloomFilter {
                 .map(|b| Block(b.0.map(project::<C>)))
                 .collect()
         }
-        BloomFilter {
-            blocks: by_width!(self.bits, go(&self.blocks)),
-            meta: Meta {
-                target_fpr: None,
-                ..self.meta
-            },
-        }
+        let meta = Meta {
+            target_fpr: None,
+            ..self.meta
+        };
+        BloomFilter::from_parts(by_width!(self.bits, go(&self.blocks)), meta)
     }
 
     /// Sets every counter to zero and clears the minimum-increase flag, keeping the shape.

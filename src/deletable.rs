@@ -157,8 +157,8 @@ impl DeletableBloomFilter {
             collided,
             region_shift: shift,
         };
-        for i in 0..f.filter.blocks.len() {
-            let block = f.filter.blocks[i];
+        for i in 0..f.filter.blocks().len() {
+            let block = f.filter.blocks()[i];
             for (w, &word) in block.0.iter().enumerate() {
                 let mut bits = word;
                 while bits != 0 {
@@ -205,11 +205,11 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_hash(&mut self, hash: u64) {
-        let shape = self.filter.meta.shape;
+        let shape = self.filter.meta().shape;
         let i = block_index(hash, shape.num_blocks);
         let pattern = pattern_scalar(shape.layout, hash as u32, shape.probes());
         place(
-            &mut self.filter.blocks[i],
+            &mut self.filter.blocks_mut()[i],
             &mut self.collided,
             i,
             self.region_shift,
@@ -227,9 +227,9 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
-        let meta = self.filter.meta;
+        let meta = *self.filter.meta();
         let op = Place::new(
-            &mut self.filter.blocks,
+            self.filter.blocks_mut(),
             &mut self.collided,
             self.region_shift,
         );
@@ -363,7 +363,7 @@ impl DeletableBloomFilter {
     /// As [`remove`](Self::remove).
     pub fn remove_hash(&mut self, hash: u64) -> Result<(), Error> {
         let (i, pattern) = self.locate(hash);
-        let block = &self.filter.blocks[i];
+        let block = &self.filter.blocks()[i];
         if !block.0.iter().zip(&pattern.0).all(|(&w, &p)| w & p == p) {
             return Err(Error::NotPresent);
         }
@@ -371,7 +371,7 @@ impl DeletableBloomFilter {
         if clear == Block::ZERO {
             return Err(Error::NotDeletable);
         }
-        let block = &mut self.filter.blocks[i];
+        let block = &mut self.filter.blocks_mut()[i];
         for (word, c) in block.0.iter_mut().zip(clear.0) {
             *word &= !c;
         }
@@ -393,7 +393,7 @@ impl DeletableBloomFilter {
         let mut hashes = [0u64; CHUNK];
         for chunk in keys.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
-            let meta = &self.filter.meta;
+            let meta = self.filter.meta();
             meta.kernel
                 .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
             for (j, &x) in h.iter().enumerate() {
@@ -432,7 +432,7 @@ impl DeletableBloomFilter {
     /// ```
     pub fn is_deletable_hash(&self, hash: u64) -> bool {
         let (i, pattern) = self.locate(hash);
-        let block = &self.filter.blocks[i];
+        let block = &self.filter.blocks()[i];
         block.0.iter().zip(&pattern.0).all(|(&w, &p)| w & p == p)
             && self.clearable(i, &pattern) != Block::ZERO
     }
@@ -440,7 +440,7 @@ impl DeletableBloomFilter {
     /// The hash's block and bit pattern.
     #[inline(always)]
     fn locate(&self, hash: u64) -> (usize, Block) {
-        let shape = &self.filter.meta.shape;
+        let shape = &self.filter.meta().shape;
         (
             block_index(hash, shape.num_blocks),
             pattern_scalar(shape.layout, hash as u32, shape.probes()),
@@ -479,7 +479,7 @@ impl DeletableBloomFilter {
     #[inline(always)]
     fn prefetch_ahead(&self, hashes: &[u64], j: usize) {
         const AHEAD: usize = 16;
-        let n = self.filter.meta.shape.num_blocks;
+        let n = self.filter.meta().shape.num_blocks;
         let ahead = if j == 0 {
             0..AHEAD
         } else {
@@ -489,7 +489,7 @@ impl DeletableBloomFilter {
             .get(ahead.start..ahead.end.min(hashes.len()))
             .unwrap_or(&[])
         {
-            crate::kernel::prefetch(&self.filter.blocks[block_index(h, n)] as *const Block);
+            crate::kernel::prefetch(&self.filter.blocks()[block_index(h, n)] as *const Block);
         }
     }
 
@@ -1071,11 +1071,11 @@ mod tests {
                 let mut h = 0x0123_4567_89ab_cdefu64;
                 for _ in 0..600 {
                     h = crate::hashing::hash_u64(h, 1);
-                    let shape = f.filter.meta.shape;
+                    let shape = f.filter.meta().shape;
                     let i = block_index(h, shape.num_blocks);
                     let p = pattern_scalar(shape.layout, h as u32, shape.probes());
                     for w in 0..8 {
-                        let mut overlap = f.filter.blocks[i].0[w] & p.0[w];
+                        let mut overlap = f.filter.blocks()[i].0[w] & p.0[w];
                         while overlap != 0 {
                             let r = region_of(i, w, overlap.trailing_zeros(), shift);
                             reference[(r >> 6) as usize] |= 1 << (r & 63);

@@ -37,15 +37,13 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 
-use std::hash::Hash;
 use std::io::{Read, Write};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::filter::{BatchKey, Meta};
-use crate::hashing::{hash_bytes, hash_key};
-use crate::kernel::{Kernel, Keys, Sink};
-use crate::layout::{Block, Layout, MAX_BLOCKS, block_index, contains_scalar};
+use crate::filter::{FilterRef, Meta};
+use crate::kernel::Kernel;
+use crate::layout::{Block, Layout, MAX_BLOCKS};
 use crate::{BloomFilter, Error, Isa};
 
 /// The magic number every encoded filter starts with.
@@ -126,7 +124,7 @@ struct Header {
 
 impl Header {
     fn of(f: &BloomFilter) -> [u8; HEADER_BYTES] {
-        let m = &f.meta;
+        let m = f.meta();
         let mut h = [0u8; HEADER_BYTES];
         h[0..8].copy_from_slice(&MAGIC);
         h[8..10].copy_from_slice(&VERSION.to_le_bytes());
@@ -287,7 +285,7 @@ fn blocks_from_le(bytes: &[u8], out: &mut Vec<Block>) {
 impl BloomFilter {
     /// Bytes of this filter's encoding: header plus blocks.
     pub fn encoded_len(&self) -> usize {
-        HEADER_BYTES + self.blocks.len() * BLOCK_BYTES
+        HEADER_BYTES + self.blocks().len() * BLOCK_BYTES
     }
 
     /// The filter in the [format](crate::format) (version 1).
@@ -313,8 +311,8 @@ impl BloomFilter {
     pub fn write_to<W: Write>(&self, mut w: W) -> Result<(), Error> {
         let mut header = Header::of(self);
         let mut x = checksum_start(&header);
-        let mut buf = Vec::with_capacity(READ_CHUNK.min(self.blocks.len() * BLOCK_BYTES));
-        for chunk in self.blocks.chunks(READ_CHUNK / BLOCK_BYTES) {
+        let mut buf = Vec::with_capacity(READ_CHUNK.min(self.blocks().len() * BLOCK_BYTES));
+        for chunk in self.blocks().chunks(READ_CHUNK / BLOCK_BYTES) {
             for b in chunk {
                 for word in b.0 {
                     buf.extend_from_slice(&word.to_le_bytes());
@@ -325,7 +323,7 @@ impl BloomFilter {
         }
         header[48..56].copy_from_slice(&x.digest().to_le_bytes());
         w.write_all(&header)?;
-        for chunk in self.blocks.chunks(READ_CHUNK / BLOCK_BYTES) {
+        for chunk in self.blocks().chunks(READ_CHUNK / BLOCK_BYTES) {
             for b in chunk {
                 for word in b.0 {
                     buf.extend_from_slice(&word.to_le_bytes());
@@ -354,10 +352,7 @@ impl BloomFilter {
                 bytes: h.total_bytes(),
             })?;
         blocks_from_le(blocks, &mut v);
-        Ok(BloomFilter {
-            blocks: v,
-            meta: h.meta(kernel),
-        })
+        Ok(BloomFilter::from_parts(v, h.meta(kernel)))
     }
 
     /// Reads exactly one filter from `r` (which may hold more after it). Memory grows with the
@@ -407,10 +402,7 @@ impl BloomFilter {
             left -= n as u128;
         }
         check(&h, x)?;
-        Ok(BloomFilter {
-            blocks,
-            meta: h.meta(kernel),
-        })
+        Ok(BloomFilter::from_parts(blocks, h.meta(kernel)))
     }
 }
 
@@ -426,37 +418,6 @@ pub(crate) fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, Err
         }
     }
     Ok(n)
-}
-
-/// A read-only filter over borrowed bytes in the [format](crate::format), for memory-mapped
-/// files: the header and checksum are validated once, then queries run on the SIMD kernels
-/// directly from the borrowed blocks, with no copy.
-///
-/// The blocks must be 64-byte aligned in memory, which they are whenever the buffer starts
-/// 64-byte aligned (a memory map starts on a page). A misaligned buffer is an
-/// [`Error::Misaligned`], never a silent copy: use [`BloomFilter::from_bytes`] to copy.
-/// Little-endian targets only (elsewhere `from_bytes` is an [`Error::InvalidHeader`]).
-///
-/// ```
-/// use blockbloom::{BloomFilter, FilterRef};
-///
-/// let mut f = BloomFilter::with_capacity(100, 0.01)?;
-/// f.insert(&42u64);
-/// // An aligned buffer, as a memory map would give.
-/// #[repr(C, align(64))]
-/// struct Aligned([u8; 4096]);
-/// let mut buf = Box::new(Aligned([0; 4096]));
-/// let bytes = f.to_bytes();
-/// assert!(bytes.len() <= 4096);
-/// buf.0[..bytes.len()].copy_from_slice(&bytes);
-/// let view = FilterRef::from_bytes(&buf.0[..bytes.len()])?;
-/// assert!(view.contains(&42u64));
-/// # Ok::<(), blockbloom::Error>(())
-/// ```
-#[derive(Clone, Copy)]
-pub struct FilterRef<'a> {
-    blocks: &'a [Block],
-    meta: Meta,
 }
 
 impl<'a> FilterRef<'a> {
@@ -483,127 +444,6 @@ impl<'a> FilterRef<'a> {
         let blocks = unsafe {
             std::slice::from_raw_parts(raw.as_ptr().cast::<Block>(), h.num_blocks as usize)
         };
-        Ok(FilterRef {
-            blocks,
-            meta: h.meta(kernel),
-        })
-    }
-
-    /// Whether the key may have been inserted.
-    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_hash(hash_key(key, self.meta.seed))
-    }
-
-    /// Whether a raw byte string may have been inserted.
-    pub fn contains_bytes(&self, bytes: &[u8]) -> bool {
-        self.contains_hash(hash_bytes(bytes, self.meta.seed))
-    }
-
-    /// Whether a pre-computed hash may have been inserted.
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        let s = &self.meta.shape;
-        contains_scalar(
-            &self.blocks[block_index(hash, s.num_blocks)],
-            s.layout,
-            hash as u32,
-            s.probes(),
-        )
-    }
-
-    /// Answers a batch of integer keys into `out`, on the SIMD kernels.
-    ///
-    /// # Panics
-    /// If `out.len() != keys.len()`.
-    pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
-        self.meta.kernel.query(
-            &self.meta.shape,
-            self.blocks,
-            K::as_keys(keys).0,
-            Sink::Each(out),
-        )
-    }
-
-    /// How many keys of the batch may have been inserted.
-    pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
-        let mut n = 0;
-        self.meta.kernel.query(
-            &self.meta.shape,
-            self.blocks,
-            K::as_keys(keys).0,
-            Sink::Count(&mut n),
-        );
-        n
-    }
-
-    /// Answers a batch of pre-computed hashes into `out`.
-    ///
-    /// # Panics
-    /// If `out.len() != hashes.len()`.
-    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        self.meta.kernel.query(
-            &self.meta.shape,
-            self.blocks,
-            Keys::Hashes(hashes),
-            Sink::Each(out),
-        )
-    }
-
-    /// An owned copy.
-    pub fn to_filter(&self) -> BloomFilter {
-        BloomFilter {
-            blocks: self.blocks.to_vec(),
-            meta: self.meta,
-        }
-    }
-
-    /// The borrowed blocks.
-    pub fn blocks(&self) -> &'a [Block] {
-        self.blocks
-    }
-
-    /// Number of 512-bit blocks.
-    pub fn num_blocks(&self) -> u64 {
-        self.meta.shape.num_blocks
-    }
-
-    /// Bits set per key.
-    pub fn probes(&self) -> u32 {
-        self.meta.probes()
-    }
-
-    /// The block layout.
-    pub fn layout(&self) -> Layout {
-        self.meta.shape.layout
-    }
-
-    /// The hash seed.
-    pub fn seed(&self) -> u64 {
-        self.meta.seed
-    }
-
-    /// The capacity stored in the header.
-    pub fn capacity(&self) -> u64 {
-        self.meta.capacity
-    }
-
-    /// The target false-positive rate stored in the header, if any.
-    pub fn target_fpr(&self) -> Option<f64> {
-        self.meta.target_fpr
-    }
-
-    /// The kernel tier the batch queries run on.
-    pub fn isa(&self) -> Isa {
-        self.meta.kernel.isa()
-    }
-}
-
-impl std::fmt::Debug for FilterRef<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FilterRef")
-            .field("num_blocks", &self.num_blocks())
-            .field("layout", &self.layout())
-            .field("probes", &self.probes())
-            .field("seed", &self.seed())
-            .finish_non_exhaustive()
+        Ok(FilterRef::from_parts(blocks, h.meta(kernel)))
     }
 }

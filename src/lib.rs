@@ -37,8 +37,6 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-mod algebra;
-mod atomic;
 pub mod bloomier;
 pub mod compressed;
 mod counting;
@@ -56,13 +54,12 @@ pub mod parquet;
 pub mod scalable;
 pub mod sizing;
 
-pub use atomic::{AtomicBloomFilter, ParallelBuild};
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use counting::{CounterBits, CountingBloomFilter, CountingBuilder};
 pub use deletable::DeletableBloomFilter;
 pub use error::Error;
-pub use filter::{BatchKey, BloomFilter, Builder};
-pub use format::FilterRef;
+pub use filter::{AtomicBloomFilter, ParallelBuild};
+pub use filter::{BatchKey, BloomFilter, Builder, FilterRef};
 pub use isa::Isa;
 pub use layout::Block;
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};

@@ -408,7 +408,7 @@ impl ScalableBloomFilter {
         let mut new = 0;
         for chunk in keys.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
-            let meta = &self.stages[0].meta;
+            let meta = self.stages[0].meta();
             meta.kernel
                 .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
             let found = &mut found[..chunk.len()];
@@ -498,7 +498,7 @@ impl ScalableBloomFilter {
         let mut hashes = [0u64; CHUNK];
         for (chunk, found) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
             let h = &mut hashes[..chunk.len()];
-            let meta = &self.stages[0].meta;
+            let meta = self.stages[0].meta();
             meta.kernel
                 .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
             found.fill(false);
@@ -520,7 +520,7 @@ impl ScalableBloomFilter {
         let mut n = 0;
         for chunk in keys.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
-            let meta = &self.stages[0].meta;
+            let meta = self.stages[0].meta();
             meta.kernel
                 .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
             let found = &mut found[..chunk.len()];

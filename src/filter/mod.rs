@@ -1,4 +1,12 @@
-//! [`BloomFilter`] and its [`Builder`].
+//! The filter front-end: [`BloomFilter`] (owned), [`FilterRef`] (borrowed) and their
+//! [`Builder`].
+
+mod algebra;
+mod atomic;
+mod view;
+
+pub use atomic::{AtomicBloomFilter, ParallelBuild};
+pub use view::FilterRef;
 
 use std::hash::Hash;
 
@@ -36,8 +44,8 @@ use crate::sizing;
 /// more than it saves); the batch calls make one dispatched call per batch.
 #[derive(Clone)]
 pub struct BloomFilter {
-    pub(crate) blocks: Vec<Block>,
-    pub(crate) meta: Meta,
+    blocks: Vec<Block>,
+    meta: Meta,
 }
 
 /// Everything about a filter but its bits: shared by [`BloomFilter`] and
@@ -141,6 +149,22 @@ impl BatchKey for i32 {
 }
 
 impl BloomFilter {
+    /// A filter of `blocks` with `meta` (which must describe them).
+    pub(crate) fn from_parts(blocks: Vec<Block>, meta: Meta) -> BloomFilter {
+        assert_eq!(blocks.len() as u64, meta.shape.num_blocks, "filter shape");
+        BloomFilter { blocks, meta }
+    }
+
+    /// Everything about the filter but its bits.
+    pub(crate) fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// The blocks, for the kinds built on a plain filter that set bits their own way.
+    pub(crate) fn blocks_mut(&mut self) -> &mut [Block] {
+        &mut self.blocks
+    }
+
     /// The smallest filter that holds `capacity` keys at a false-positive rate at or below
     /// `fpr`, sized by the exact model of this layout ([`crate::sizing`]), seed 0, on the
     /// active kernel ([`Isa::active`]).

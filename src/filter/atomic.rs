@@ -6,7 +6,7 @@ use std::mem::ManuallyDrop;
 
 use rayon::prelude::*;
 
-use crate::filter::{BatchKey, Builder, Meta};
+use super::{BatchKey, Builder, Meta};
 use crate::hashing::{hash_bytes, hash_key};
 use crate::kernel::{Keys, Sink};
 use crate::layout::{AtomicBlock, Block, Layout, block_index, pattern_scalar};
