@@ -4,7 +4,7 @@ use std::hash::Hash;
 use std::io::{Read, Write};
 
 use crate::envelope::Envelope;
-use crate::filter::{BatchKey, Meta, allocate};
+use crate::filter::{BatchKey, Meta, Options, allocate};
 use crate::format::kind;
 use crate::hashing::{hash_bytes, hash_key};
 use crate::kernel::{BlockOp, Kernel, Keys, Probes, Sink};
@@ -1199,13 +1199,8 @@ impl std::fmt::Debug for CountingBloomFilter {
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct CountingBuilder {
-    capacity: Option<u64>,
-    fpr: f64,
+    opts: Options,
     bits: CounterBits,
-    layout: Option<Layout>,
-    probes: Option<u32>,
-    seed: u64,
-    isa: Option<Isa>,
 }
 
 impl Default for CountingBuilder {
@@ -1222,13 +1217,11 @@ impl CountingBuilder {
     /// ```
     pub fn new() -> CountingBuilder {
         CountingBuilder {
-            capacity: None,
-            fpr: 0.01,
+            opts: Options {
+                fpr: Some(0.01),
+                ..Options::default()
+            },
             bits: CounterBits::Four,
-            layout: None,
-            probes: None,
-            seed: 0,
-            isa: None,
         }
     }
 
@@ -1238,7 +1231,7 @@ impl CountingBuilder {
     /// assert!(blockbloom::CountingBloomFilter::builder().build().is_err());
     /// ```
     pub fn capacity(mut self, keys: u64) -> CountingBuilder {
-        self.capacity = Some(keys);
+        self.opts.capacity = Some(keys);
         self
     }
 
@@ -1250,7 +1243,7 @@ impl CountingBuilder {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn fpr(mut self, fpr: f64) -> CountingBuilder {
-        self.fpr = fpr;
+        self.opts.fpr = Some(fpr);
         self
     }
 
@@ -1276,7 +1269,7 @@ impl CountingBuilder {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn layout(mut self, layout: Layout) -> CountingBuilder {
-        self.layout = Some(layout);
+        self.opts.layout = Some(layout);
         self
     }
 
@@ -1289,7 +1282,7 @@ impl CountingBuilder {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn probes(mut self, k: u32) -> CountingBuilder {
-        self.probes = Some(k);
+        self.opts.probes = Some(k);
         self
     }
 
@@ -1301,7 +1294,7 @@ impl CountingBuilder {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn seed(mut self, seed: u64) -> CountingBuilder {
-        self.seed = seed;
+        self.opts.seed = seed;
         self
     }
 
@@ -1314,7 +1307,7 @@ impl CountingBuilder {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn isa(mut self, isa: Isa) -> CountingBuilder {
-        self.isa = Some(isa);
+        self.opts.isa = Some(isa);
         self
     }
 
@@ -1330,29 +1323,19 @@ impl CountingBuilder {
     /// assert!(matches!(err, Err(blockbloom::Error::InvalidFpr(_))));
     /// ```
     pub fn build(self) -> Result<CountingBloomFilter, Error> {
-        let kernel = Kernel::get(match self.isa {
-            Some(isa) => isa,
-            None => Isa::active()?,
-        })?;
-        let capacity = self
-            .capacity
-            .ok_or(Error::InvalidOptions("capacity(n) is required"))?;
-        let plan = sizing::plan_units(
-            capacity.max(1),
-            self.fpr,
-            self.layout,
-            self.probes,
-            self.bits.bits(),
-        )?;
+        let o = &self.opts;
+        let kernel = o.kernel()?;
+        let capacity = o.capacity()?;
+        let fpr = o.fpr.unwrap_or(0.01);
+        let plan = sizing::plan_units(capacity.max(1), fpr, o.layout, o.probes, self.bits.bits())?;
         Ok(CountingBloomFilter {
             blocks: allocate(plan.num_blocks)?,
-            meta: Meta::new(
+            meta: o.meta(
                 plan.num_blocks,
                 plan.layout,
                 plan.probes,
-                self.seed,
                 capacity,
-                Some(self.fpr),
+                Some(fpr),
                 kernel,
             ),
             bits: self.bits,

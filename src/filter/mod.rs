@@ -3,9 +3,12 @@
 
 mod algebra;
 mod atomic;
+mod builder;
 mod view;
 
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
+pub use builder::Builder;
+pub(crate) use builder::Options;
 pub use view::FilterRef;
 
 use std::hash::Hash;
@@ -14,9 +17,7 @@ use crate::Isa;
 use crate::error::Error;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
 use crate::kernel::{Kernel, Keys, Shape, Sink};
-use crate::layout::{
-    BLOCK_BITS, Block, Layout, MAX_BLOCKS, block_index, contains_scalar, insert_scalar,
-};
+use crate::layout::{BLOCK_BITS, Block, Layout, block_index, contains_scalar, insert_scalar};
 use crate::sizing;
 
 /// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
@@ -680,215 +681,6 @@ impl<K: Hash> Extend<K> for BloomFilter {
     }
 }
 
-/// Options for a [`BloomFilter`]: capacity and one way to size it (target false-positive rate,
-/// bits per key, or bytes), plus seed, probe count and kernel.
-///
-/// ```
-/// use blockbloom::BloomFilter;
-///
-/// // An explicit budget: 64 KiB, with the probe count that is best for 40,000 keys.
-/// let f = BloomFilter::builder().capacity(40_000).size_in_bytes(64 << 10).build()?;
-/// assert_eq!(f.size_in_bytes(), 64 << 10);
-/// assert!(f.model_fpr(40_000) < 0.1);
-/// # Ok::<(), blockbloom::Error>(())
-/// ```
-#[derive(Debug, Clone, Default)]
-#[must_use]
-pub struct Builder {
-    capacity: Option<u64>,
-    fpr: Option<f64>,
-    bits_per_key: Option<f64>,
-    size_in_bytes: Option<u64>,
-    probes: Option<u32>,
-    layout: Option<Layout>,
-    seed: u64,
-    isa: Option<Isa>,
-}
-
-impl Builder {
-    /// A builder with no options set (target 1% unless another size option is given).
-    ///
-    /// ```
-    /// use blockbloom::{BloomFilter, Isa};
-    ///
-    /// let f = BloomFilter::builder()
-    ///     .capacity(1_000_000)   // required
-    ///     .fpr(0.001)            // or .bits_per_key(15.0), or .size_in_bytes(2 << 20)
-    ///     .probes(12)            // default: the best for the size
-    ///     .seed(42)              // default 0
-    ///     .isa(Isa::Portable)    // default: Isa::active()
-    ///     .build()?;
-    /// assert_eq!((f.probes(), f.seed(), f.isa()), (12, 42, Isa::Portable));
-    /// assert!(f.model_fpr(1_000_000) <= 0.001);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn new() -> Builder {
-        Builder::default()
-    }
-
-    /// Keys the filter is sized for. Required.
-    ///
-    /// ```
-    /// assert!(blockbloom::BloomFilter::builder().build().is_err());
-    /// assert!(blockbloom::BloomFilter::builder().capacity(10).build().is_ok());
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn capacity(mut self, keys: u64) -> Builder {
-        self.capacity = Some(keys);
-        self
-    }
-
-    /// Target false-positive rate at `capacity` keys (default 0.01).
-    ///
-    /// ```
-    /// let f = blockbloom::BloomFilter::builder().capacity(1000).fpr(0.001).build()?;
-    /// assert!(f.model_fpr(1000) <= 0.001);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn fpr(mut self, fpr: f64) -> Builder {
-        self.fpr = Some(fpr);
-        self
-    }
-
-    /// Explicit budget: this many bits of filter per key of `capacity`, rounded up to whole
-    /// blocks. Exclusive with `fpr` and `size_in_bytes`.
-    ///
-    /// ```
-    /// let f = blockbloom::BloomFilter::builder().capacity(1000).bits_per_key(12.0).build()?;
-    /// assert_eq!(f.num_blocks(), 24); // ceil(1000 * 12 / 512)
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn bits_per_key(mut self, bits: f64) -> Builder {
-        self.bits_per_key = Some(bits);
-        self
-    }
-
-    /// Explicit budget: this many bytes, rounded up to whole 64-byte blocks. Exclusive with
-    /// `fpr` and `bits_per_key`.
-    ///
-    /// ```
-    /// let f = blockbloom::BloomFilter::builder().capacity(1000).size_in_bytes(4096).build()?;
-    /// assert_eq!(f.size_in_bytes(), 4096);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn size_in_bytes(mut self, bytes: u64) -> Builder {
-        self.size_in_bytes = Some(bytes);
-        self
-    }
-
-    /// Bits set per key (a multiple of 4 in `4..=32`); default: the best for the size.
-    ///
-    /// ```
-    /// let f = blockbloom::BloomFilter::builder().capacity(1000).probes(16).build()?;
-    /// assert_eq!(f.probes(), 16);
-    /// assert!(blockbloom::BloomFilter::builder().capacity(1000).probes(6).build().is_err());
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn probes(mut self, k: u32) -> Builder {
-        self.probes = Some(k);
-        self
-    }
-
-    /// Fixes the block layout (default: the sizing model's choice, see [`crate::layout`]).
-    ///
-    /// ```
-    /// use blockbloom::{layout::Layout, BloomFilter};
-    /// let f = BloomFilter::builder().capacity(1000).layout(Layout::Sectors4x128).build()?;
-    /// assert_eq!((f.layout(), f.probes()), (Layout::Sectors4x128, 8));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn layout(mut self, layout: Layout) -> Builder {
-        self.layout = Some(layout);
-        self
-    }
-
-    /// Hash seed (default 0). Filters with different seeds cannot be compared or merged.
-    ///
-    /// ```
-    /// let f = blockbloom::BloomFilter::builder().capacity(10).seed(9).build()?;
-    /// assert_eq!(f.hash(&1u64), blockbloom::hash::hash_u64(1, 9));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn seed(mut self, seed: u64) -> Builder {
-        self.seed = seed;
-        self
-    }
-
-    /// Kernel tier for the batch methods (default: [`Isa::active`]).
-    ///
-    /// ```
-    /// use blockbloom::{BloomFilter, Isa};
-    /// let f = BloomFilter::builder().capacity(10).isa(Isa::detect()).build()?;
-    /// assert_eq!(f.isa(), Isa::detect());
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn isa(mut self, isa: Isa) -> Builder {
-        self.isa = Some(isa);
-        self
-    }
-
-    /// Sizes, allocates (zeroed) and returns the filter.
-    ///
-    /// # Errors
-    /// [`Error::InvalidOptions`] without a capacity or with more than one size option;
-    /// [`Error::InvalidFpr`], [`Error::InvalidBitsPerKey`], [`Error::InvalidProbes`],
-    /// [`Error::TooManyBlocks`], [`Error::AllocationFailed`], [`Error::UnsupportedIsa`],
-    /// [`Error::UnknownIsa`].
-    ///
-    /// ```
-    /// let err = blockbloom::BloomFilter::builder().capacity(10).fpr(0.1).bits_per_key(4.0).build();
-    /// assert!(matches!(err, Err(blockbloom::Error::InvalidOptions(_))));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn build(self) -> Result<BloomFilter, Error> {
-        let kernel = Kernel::get(match self.isa {
-            Some(isa) => isa,
-            None => Isa::active()?,
-        })?;
-        let capacity = self
-            .capacity
-            .ok_or(Error::InvalidOptions("capacity(n) is required"))?;
-        if let Some(k) = self.probes {
-            sizing::check_probes(k, self.layout)?;
-        }
-        let size_options = [
-            self.fpr.is_some(),
-            self.bits_per_key.is_some(),
-            self.size_in_bytes.is_some(),
-        ];
-        if size_options.iter().filter(|&&s| s).count() > 1 {
-            return Err(Error::InvalidOptions(
-                "set at most one of fpr, bits_per_key and size_in_bytes",
-            ));
-        }
-        let keys = capacity.max(1);
-        let (num_blocks, layout, probes, target_fpr) = if let Some(bits) = self.bits_per_key {
-            if !bits.is_finite() || bits <= 0.0 {
-                return Err(Error::InvalidBitsPerKey(bits));
-            }
-            let blocks = (keys as f64 * bits / BLOCK_BITS as f64).ceil().max(1.0);
-            let blocks = checked_blocks(blocks as u128)?;
-            let (layout, probes) = sizing::best_shape(keys, blocks, self.layout, self.probes);
-            (blocks, layout, probes, None)
-        } else if let Some(bytes) = self.size_in_bytes {
-            let blocks = checked_blocks((bytes as u128).div_ceil(64).max(1))?;
-            let (layout, probes) = sizing::best_shape(keys, blocks, self.layout, self.probes);
-            (blocks, layout, probes, None)
-        } else {
-            let fpr = self.fpr.unwrap_or(0.01);
-            let plan = sizing::plan_with(keys, fpr, self.layout, self.probes)?;
-            (plan.num_blocks, plan.layout, plan.probes, Some(fpr))
-        };
-        let blocks = allocate(num_blocks)?;
-        Ok(BloomFilter {
-            blocks,
-            meta: Meta::new(
-                num_blocks, layout, probes, self.seed, capacity, target_fpr, kernel,
-            ),
-        })
-    }
-}
-
 /// Set bits per sector of `block`.
 fn sector_popcounts(block: &Block, layout: Layout) -> impl Iterator<Item = u32> + '_ {
     let words = 8 / layout.sectors() as usize;
@@ -896,17 +688,6 @@ fn sector_popcounts(block: &Block, layout: Layout) -> impl Iterator<Item = u32> 
         .0
         .chunks_exact(words)
         .map(|s| s.iter().map(|w| w.count_ones()).sum())
-}
-
-fn checked_blocks(blocks: u128) -> Result<u64, Error> {
-    if blocks > MAX_BLOCKS as u128 {
-        Err(Error::TooManyBlocks {
-            requested: blocks,
-            max: MAX_BLOCKS,
-        })
-    } else {
-        Ok(blocks as u64)
-    }
 }
 
 /// Zeroed blocks; a size the allocator refuses is an error, never an abort.

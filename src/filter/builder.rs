@@ -1,0 +1,257 @@
+//! [`Builder`], and the [`Options`] core it shares with the other kinds' builders.
+
+use super::{BloomFilter, Meta, allocate};
+use crate::Isa;
+use crate::error::Error;
+use crate::kernel::Kernel;
+use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
+use crate::sizing;
+
+/// Options for a [`BloomFilter`]: capacity and one way to size it (target false-positive rate,
+/// bits per key, or bytes), plus seed, probe count and kernel.
+///
+/// ```
+/// use blockbloom::BloomFilter;
+///
+/// // An explicit budget: 64 KiB, with the probe count that is best for 40,000 keys.
+/// let f = BloomFilter::builder().capacity(40_000).size_in_bytes(64 << 10).build()?;
+/// assert_eq!(f.size_in_bytes(), 64 << 10);
+/// assert!(f.model_fpr(40_000) < 0.1);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct Builder {
+    opts: Options,
+}
+
+impl Builder {
+    /// A builder with no options set (target 1% unless another size option is given).
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Isa};
+    ///
+    /// let f = BloomFilter::builder()
+    ///     .capacity(1_000_000)   // required
+    ///     .fpr(0.001)            // or .bits_per_key(15.0), or .size_in_bytes(2 << 20)
+    ///     .probes(12)            // default: the best for the size
+    ///     .seed(42)              // default 0
+    ///     .isa(Isa::Portable)    // default: Isa::active()
+    ///     .build()?;
+    /// assert_eq!((f.probes(), f.seed(), f.isa()), (12, 42, Isa::Portable));
+    /// assert!(f.model_fpr(1_000_000) <= 0.001);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Keys the filter is sized for. Required.
+    ///
+    /// ```
+    /// assert!(blockbloom::BloomFilter::builder().build().is_err());
+    /// assert!(blockbloom::BloomFilter::builder().capacity(10).build().is_ok());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn capacity(mut self, keys: u64) -> Builder {
+        self.opts.capacity = Some(keys);
+        self
+    }
+
+    /// Target false-positive rate at `capacity` keys (default 0.01).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).fpr(0.001).build()?;
+    /// assert!(f.model_fpr(1000) <= 0.001);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn fpr(mut self, fpr: f64) -> Builder {
+        self.opts.fpr = Some(fpr);
+        self
+    }
+
+    /// Explicit budget: this many bits of filter per key of `capacity`, rounded up to whole
+    /// blocks. Exclusive with `fpr` and `size_in_bytes`.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).bits_per_key(12.0).build()?;
+    /// assert_eq!(f.num_blocks(), 24); // ceil(1000 * 12 / 512)
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn bits_per_key(mut self, bits: f64) -> Builder {
+        self.opts.bits_per_key = Some(bits);
+        self
+    }
+
+    /// Explicit budget: this many bytes, rounded up to whole 64-byte blocks. Exclusive with
+    /// `fpr` and `bits_per_key`.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).size_in_bytes(4096).build()?;
+    /// assert_eq!(f.size_in_bytes(), 4096);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn size_in_bytes(mut self, bytes: u64) -> Builder {
+        self.opts.size_in_bytes = Some(bytes);
+        self
+    }
+
+    /// Bits set per key (a multiple of 4 in `4..=32`); default: the best for the size.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(1000).probes(16).build()?;
+    /// assert_eq!(f.probes(), 16);
+    /// assert!(blockbloom::BloomFilter::builder().capacity(1000).probes(6).build().is_err());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn probes(mut self, k: u32) -> Builder {
+        self.opts.probes = Some(k);
+        self
+    }
+
+    /// Fixes the block layout (default: the sizing model's choice, see [`crate::layout`]).
+    ///
+    /// ```
+    /// use blockbloom::{layout::Layout, BloomFilter};
+    /// let f = BloomFilter::builder().capacity(1000).layout(Layout::Sectors4x128).build()?;
+    /// assert_eq!((f.layout(), f.probes()), (Layout::Sectors4x128, 8));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn layout(mut self, layout: Layout) -> Builder {
+        self.opts.layout = Some(layout);
+        self
+    }
+
+    /// Hash seed (default 0). Filters with different seeds cannot be compared or merged.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder().capacity(10).seed(9).build()?;
+    /// assert_eq!(f.hash(&1u64), blockbloom::hash::hash_u64(1, 9));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn seed(mut self, seed: u64) -> Builder {
+        self.opts.seed = seed;
+        self
+    }
+
+    /// Kernel tier for the batch methods (default: [`Isa::active`]).
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Isa};
+    /// let f = BloomFilter::builder().capacity(10).isa(Isa::detect()).build()?;
+    /// assert_eq!(f.isa(), Isa::detect());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn isa(mut self, isa: Isa) -> Builder {
+        self.opts.isa = Some(isa);
+        self
+    }
+
+    /// Sizes, allocates (zeroed) and returns the filter.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOptions`] without a capacity or with more than one size option;
+    /// [`Error::InvalidFpr`], [`Error::InvalidBitsPerKey`], [`Error::InvalidProbes`],
+    /// [`Error::TooManyBlocks`], [`Error::AllocationFailed`], [`Error::UnsupportedIsa`],
+    /// [`Error::UnknownIsa`].
+    ///
+    /// ```
+    /// let err = blockbloom::BloomFilter::builder().capacity(10).fpr(0.1).bits_per_key(4.0).build();
+    /// assert!(matches!(err, Err(blockbloom::Error::InvalidOptions(_))));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn build(self) -> Result<BloomFilter, Error> {
+        let o = &self.opts;
+        let kernel = o.kernel()?;
+        let capacity = o.capacity()?;
+        if let Some(k) = o.probes {
+            sizing::check_probes(k, o.layout)?;
+        }
+        let size_options = [
+            o.fpr.is_some(),
+            o.bits_per_key.is_some(),
+            o.size_in_bytes.is_some(),
+        ];
+        if size_options.iter().filter(|&&s| s).count() > 1 {
+            return Err(Error::InvalidOptions(
+                "set at most one of fpr, bits_per_key and size_in_bytes",
+            ));
+        }
+        let keys = capacity.max(1);
+        let (num_blocks, layout, probes, target_fpr) = if let Some(bits) = o.bits_per_key {
+            if !bits.is_finite() || bits <= 0.0 {
+                return Err(Error::InvalidBitsPerKey(bits));
+            }
+            let blocks = (keys as f64 * bits / BLOCK_BITS as f64).ceil().max(1.0);
+            let blocks = checked_blocks(blocks as u128)?;
+            let (layout, probes) = sizing::best_shape(keys, blocks, o.layout, o.probes);
+            (blocks, layout, probes, None)
+        } else if let Some(bytes) = o.size_in_bytes {
+            let blocks = checked_blocks((bytes as u128).div_ceil(64).max(1))?;
+            let (layout, probes) = sizing::best_shape(keys, blocks, o.layout, o.probes);
+            (blocks, layout, probes, None)
+        } else {
+            let fpr = o.fpr.unwrap_or(0.01);
+            let plan = sizing::plan_with(keys, fpr, o.layout, o.probes)?;
+            (plan.num_blocks, plan.layout, plan.probes, Some(fpr))
+        };
+        let meta = o.meta(num_blocks, layout, probes, capacity, target_fpr, kernel);
+        Ok(BloomFilter::from_parts(allocate(num_blocks)?, meta))
+    }
+}
+
+/// The options every filter builder shares ([`Builder`], `CountingBuilder`), and the steps
+/// that turn them into a filter's metadata. Each builder adds its own options and sizing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Options {
+    pub capacity: Option<u64>,
+    pub fpr: Option<f64>,
+    pub bits_per_key: Option<f64>,
+    pub size_in_bytes: Option<u64>,
+    pub probes: Option<u32>,
+    pub layout: Option<Layout>,
+    pub seed: u64,
+    pub isa: Option<Isa>,
+}
+
+impl Options {
+    /// The kernel asked for, else the active one.
+    pub fn kernel(&self) -> Result<&'static Kernel, Error> {
+        Kernel::get(match self.isa {
+            Some(isa) => isa,
+            None => Isa::active()?,
+        })
+    }
+
+    /// The capacity, which every builder requires.
+    pub fn capacity(&self) -> Result<u64, Error> {
+        self.capacity
+            .ok_or(Error::InvalidOptions("capacity(n) is required"))
+    }
+
+    /// The metadata of a filter of this shape with these options' seed.
+    pub fn meta(
+        &self,
+        num_blocks: u64,
+        layout: Layout,
+        probes: u32,
+        capacity: u64,
+        target_fpr: Option<f64>,
+        kernel: &'static Kernel,
+    ) -> Meta {
+        Meta::new(
+            num_blocks, layout, probes, self.seed, capacity, target_fpr, kernel,
+        )
+    }
+}
+
+fn checked_blocks(blocks: u128) -> Result<u64, Error> {
+    if blocks > MAX_BLOCKS as u128 {
+        Err(Error::TooManyBlocks {
+            requested: blocks,
+            max: MAX_BLOCKS,
+        })
+    } else {
+        Ok(blocks as u64)
+    }
+}
