@@ -12,10 +12,10 @@ fn main() {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    println!("cargo:rustc-env=BLOCKBLOOM_CLI_RUSTC={version}");
+    println!("cargo:rustc-env=BLOCKBLOOM_MEASURE_RUSTC={version}");
     let profile = std::env::var("PROFILE").unwrap_or_default();
     let opt = std::env::var("OPT_LEVEL").unwrap_or_default();
-    println!("cargo:rustc-env=BLOCKBLOOM_CLI_PROFILE={profile} (opt-level {opt})");
+    println!("cargo:rustc-env=BLOCKBLOOM_MEASURE_PROFILE={profile} (opt-level {opt})");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC");
 }
