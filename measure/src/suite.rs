@@ -330,3 +330,36 @@ impl SizeResult {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_then_the_single_key_api_then_peers() {
+        let peer = Peer {
+            label: "blockbloom again",
+            build: |n, fpr| {
+                let filter = BloomFilter::with_capacity(n as u64, fpr).expect("valid");
+                let subject = Blocked { filter, batch: 1 };
+                ("blockbloom as a peer".into(), Box::new(subject))
+            },
+        };
+        let mut plan = SuitePlan::standard(5000, 1, &[peer]);
+        plan.queries = 10_000;
+        let r = run(&plan, &Progress::quiet()).unwrap();
+        let mut expected: Vec<Kind> = Isa::supported().into_iter().map(Kind::Kernel).collect();
+        expected.extend([Kind::SingleKey, Kind::Peer("blockbloom again")]);
+        let kinds: Vec<Kind> = r.rows.iter().map(|row| row.kind).collect();
+        assert_eq!(kinds, expected);
+        assert!(r.problems().is_empty(), "{:?}", r.problems());
+        let text = r.table().text();
+        assert!(text.contains("blockbloom as a peer"), "{text}");
+        assert!(text.lines().nth(2).unwrap().starts_with("scalar"), "{text}");
+        let described = r.describe(&[]);
+        assert!(
+            described.starts_with("n = 5,000 keys, target FPR 1%: blockbloom filter "),
+            "{described}"
+        );
+    }
+}
