@@ -1,5 +1,6 @@
-//! Records the compiler and profile that built the binary, so a performance report names the
-//! toolchain that produced the code it measured (not whatever `rustc` is on PATH later).
+//! Records the compiler and profile that built this crate (and so the tools that link it), so
+//! a performance report names the toolchain that produced the code it measured (not whatever
+//! `rustc` is on PATH later).
 
 use std::process::Command;
 

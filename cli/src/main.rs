@@ -5,7 +5,7 @@
 //!   with a concurrent insert (1 thread against all logical CPUs) at each size.
 //!
 //! The measurement tools (`bench`, `report`, `sweep`, `sizing`, `family`) are the
-//! `blockbloom-perf` binary (`cargo run -p blockbloom-perf --release -- COMMAND`); `demo`
+//! `blockbloom-perf` binary (`cargo run --release -p blockbloom-perf -- COMMAND`); `demo`
 //! measures through the same core (`blockbloom-measure`), so its numbers are comparable.
 
 mod files;

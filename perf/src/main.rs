@@ -9,7 +9,7 @@
 //! * `sizing`: target vs measured false-positive rate, bits per key vs the bound;
 //! * `family`: the filter kinds built on the engine, as markdown into `perf-reports/`.
 //!
-//! Run it with `cargo run -p blockbloom-perf --release -- COMMAND`. Timing, the per-kernel
+//! Run it with `cargo run --release -p blockbloom-perf -- COMMAND`. Timing, the per-kernel
 //! suite and the concurrent runs are `blockbloom-measure`'s, the same code the user tool's
 //! `demo` prints, so the numbers are comparable; this crate adds the peers (`peers`), the
 //! reports and the plots.
