@@ -2,8 +2,8 @@
 //! peer filters ([`ConcurrentPeer`], e.g. fastbloom's `AtomicBloomFilter` in `blockbloom-perf`).
 //!
 //! Every (method, thread count) builds the filter from empty on the schedule
-//! [`subject::measure`] uses for single-thread inserts: small `n` as repeated whole builds (each from a cleared
-//! filter), large `n` as one build timed in equal segments. Times are wall-clock for all the
+//! [`subject::measure`] uses for single-thread inserts: small `n` as repeated whole builds
+//! (each from a cleared filter), large `n` as one build timed in equal segments. Times are wall-clock for all the
 //! threads, divided by the keys inserted, so ns/key falls as threads help. Clearing is never
 //! timed: blockbloom's `AtomicBloomFilter` skips words that already hold a key's bits, so
 //! re-inserting present keys would time reads only.

@@ -257,7 +257,7 @@ fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
         if args.quick && n > 1_000_000 {
             continue;
         }
-        let mut plan = ConcurrentPlan::new(n, 0.01, active, &[2, 4, 8], &report::METHODS);
+        let mut plan = ConcurrentPlan::new(n, 0.01, active, &[2, 4, 8], &report::methods());
         plan.reps = reps;
         concurrent_results.push(concurrent::run_on_stream(&plan, SEED, &progress)?);
     }

@@ -20,15 +20,10 @@ pub const CONCURRENT_SIZES: [(usize, &str); 2] = [(1_000_000, "L3"), (100_000_00
 
 /// The concurrent-insert methods of the report: blockbloom's builds, then fastbloom's atomic
 /// filter with both hashers.
-pub const METHODS: [Method; 7] = [
-    Method::Plain,
-    Method::AtomicShared,
-    Method::Partitioned,
-    Method::SharedAtomic,
-    Method::PerThread,
-    Method::Peer(FASTBLOOM_SIP),
-    Method::Peer(FASTBLOOM_FOLD),
-];
+pub fn methods() -> Vec<Method> {
+    let peers = [Method::Peer(FASTBLOOM_SIP), Method::Peer(FASTBLOOM_FOLD)];
+    Method::BUILDS.into_iter().chain(peers).collect()
+}
 
 fn size_named(results: &[SizeResult], n: usize) -> Option<&SizeResult> {
     results.iter().find(|r| r.plan.n == n)
@@ -543,7 +538,7 @@ mod tests {
                 .collect(),
         };
         let r = ConcurrentResult {
-            plan: ConcurrentPlan::new(100_000_000, 0.01, Isa::Scalar, &[2, 4, 8], &METHODS),
+            plan: ConcurrentPlan::new(100_000_000, 0.01, Isa::Scalar, &[2, 4, 8], &methods()),
             bytes: 126_000_000,
             peer_bytes: Some(120_000_000),
             rows: vec![

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use blockbloom::compressed::{self, MIN_FILL, entropy};
 use blockbloom::layout::{BLOCK_BITS, Layout};
 use blockbloom::{BloomFilter, sizing};
+use blockbloom_measure::keys;
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
@@ -17,10 +18,7 @@ use super::Scale;
 
 /// SplitMix64 of `x`: a bijection, so distinct inputs give distinct keys.
 fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    keys::mix(x.wrapping_add(keys::GAMMA))
 }
 
 /// Member `i` is `mix(2i)`, non-member `i` is `mix(2i + 1)`: disjoint by construction.
