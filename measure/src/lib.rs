@@ -2,7 +2,7 @@
 //! and the `blockbloom-perf` measurement tool (`bench`, `report`, `sweep`, `sizing`, `family`).
 //!
 //! * [`timing`]: one timer, one median, one ns-per-key conversion;
-//! * [`format`]: thousands separators, byte sizes, percentages;
+//! * [`format`](mod@format): thousands separators, byte sizes, percentages;
 //! * [`progress`]: timestamped progress lines on stderr;
 //! * [`table`]: tables printed as aligned text or as Markdown;
 //! * [`system`]: the machine, build and checkout facts a measurement depends on;
