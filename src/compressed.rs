@@ -14,7 +14,7 @@
 //! expected fill (close to the entropy `H(q)` per bit unless the filter is sparse), plus a
 //! measured overhead. On these arrays the middle zstd levels do worse than level 1 (their
 //! matches on random data cost more than they save), and the top levels gain little at a
-//! small fraction of the speed. `cargo run --release -p blockbloom-cli -- family` measures
+//! small fraction of the speed. `cargo run --release -p blockbloom-perf -- family` measures
 //! the codec against the entropy bound and the model.
 //!
 //! The probe count is at least 4 here (the layouts set 4 or 8 probes per SIMD round), while
@@ -71,7 +71,7 @@ pub const BYTES_PER_CODEC_BLOCK: f64 = 100.0;
 pub const CODEC_SKEW_OVERHEAD: f64 = 0.19;
 
 /// [`plan`] keeps the expected fill at or above this. In sparser arrays zstd's cost rises
-/// above the model (about 8% over it at a fill of 0.064; `blockbloom family` has the table),
+/// above the model (about 8% over it at a fill of 0.064; `blockbloom-perf family` has the table),
 /// so the prediction would not hold there.
 pub const MIN_FILL: f64 = 0.12;
 

@@ -15,7 +15,7 @@ use crate::{BloomFilter, Error, Isa, sizing};
 ///
 /// Four bits is the classic choice (a counter overflows only after 15 increments, which for
 /// a set of distinct keys is vanishingly rare); eight bits hold multisets with repeats at
-/// twice the memory. `family` in the CLI measures both.
+/// twice the memory. `blockbloom-perf family` measures both.
 ///
 /// ```
 /// use blockbloom::CounterBits;

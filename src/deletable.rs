@@ -12,7 +12,7 @@
 //! How often a key can be removed depends on how crowded its regions are. In a blocked filter
 //! a key's `k` bits all lie in one 512-bit block, whose sectors receive the probes of every key
 //! of that block, so the chance is the paper's with the block's load in place of the filter's
-//! (see [`blocked_deletability`] and [`unblocked_deletability`]; `blockbloom family` measures
+//! (see [`blocked_deletability`] and [`unblocked_deletability`]; `blockbloom-perf family` measures
 //! both against the real structure).
 //!
 //! ```
@@ -116,7 +116,7 @@ impl DeletableBloomFilter {
     /// holding one starts out collided: keys inserted before the wrap are never deletable.
     ///
     /// Smaller regions make more keys deletable for a larger bitmap (`1 / region_bits` of the
-    /// filter): `blockbloom family` measures the trade.
+    /// filter): `blockbloom-perf family` measures the trade.
     ///
     /// ```
     /// use blockbloom::{BloomFilter, DeletableBloomFilter};
@@ -475,7 +475,7 @@ impl DeletableBloomFilter {
     /// Asks for the block of the hash a few keys ahead of `j`, so one key's miss overlaps the
     /// next keys' work. Done even for filters the engine takes as cache-resident: the batch
     /// kernels overlap their misses by themselves, a key-at-a-time loop does not (measured with
-    /// `blockbloom family`).
+    /// `blockbloom-perf family`).
     #[inline(always)]
     fn prefetch_ahead(&self, hashes: &[u64], j: usize) {
         const AHEAD: usize = 16;

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use blockbloom::BloomFilter;
 use blockbloom::hash::hash_bytes;
+use blockbloom_measure::format::group;
 use clap::Args;
 
 /// Keys hashed and inserted (or queried) per batch call.
@@ -142,17 +143,17 @@ fn count_lines(mut r: impl Read) -> io::Result<u64> {
     Ok(lines + u64::from(last != b'\n'))
 }
 
-/// Progress on stderr: a line every [`PROGRESS_EVERY`] keys, overwritten in place on a
-/// terminal.
-struct Progress {
+/// Keys read so far, on stderr: a line every [`PROGRESS_EVERY`] keys, overwritten in place on
+/// a terminal.
+struct KeyCounter {
     what: &'static str,
     tty: bool,
     shown: bool,
 }
 
-impl Progress {
-    fn new(what: &'static str) -> Progress {
-        Progress {
+impl KeyCounter {
+    fn new(what: &'static str) -> KeyCounter {
+        KeyCounter {
             what,
             tty: io::stderr().is_terminal(),
             shown: false,
@@ -163,9 +164,9 @@ impl Progress {
         if done > 0 && done.is_multiple_of(PROGRESS_EVERY) {
             self.shown = true;
             if self.tty {
-                eprint!("\r{}: {} keys", self.what, crate::system::group(done));
+                eprint!("\r{}: {} keys", self.what, group(done));
             } else {
-                eprintln!("{}: {} keys", self.what, crate::system::group(done));
+                eprintln!("{}: {} keys", self.what, group(done));
             }
         }
     }
@@ -182,7 +183,7 @@ struct Inserter<'f> {
     filter: &'f mut BloomFilter,
     hashes: Vec<u64>,
     keys: u64,
-    progress: Progress,
+    progress: KeyCounter,
 }
 
 impl Inserter<'_> {
@@ -244,7 +245,7 @@ pub fn build(args: BuildArgs) -> Result<()> {
         filter: &mut filter,
         hashes: Vec::with_capacity(BATCH),
         keys: 0,
-        progress: Progress::new("build"),
+        progress: KeyCounter::new("build"),
     };
     for s in &sources {
         match s {

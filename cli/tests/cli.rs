@@ -1,7 +1,7 @@
-//! The binary end to end: a tiny bench succeeds and names every kernel; bad parameters and a
-//! bad `BLOCKBLOOM_ISA` fail with the library's message instead of a panic; filter files
+//! The `blockbloom` user tool end to end: it offers exactly its own commands; a bad
+//! `BLOCKBLOOM_ISA` fails with the library's message instead of a panic; filter files
 //! round-trip through build, query, info and merge, and bad files fail with the library's
-//! typed decoding errors. No timing checks.
+//! typed decoding errors. The measurement commands are tested in `blockbloom-perf`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,116 +25,34 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
-const TINY: [&str; 7] = [
-    "bench",
-    "--n",
-    "10000",
-    "--reps",
-    "1",
-    "--queries",
-    "100000",
-];
-
 #[test]
-fn tiny_bench_reports_every_supported_kernel() {
-    let out = blockbloom(&TINY, None);
+fn help_lists_the_user_commands_only() {
+    let out = blockbloom(&["--help"], None);
     let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    for isa in Isa::supported() {
-        assert!(
-            stdout.lines().any(|l| l.starts_with(isa.name())),
-            "no row for {isa}:\n{stdout}"
-        );
-    }
-    assert!(stdout.contains("single-key"), "{stdout}");
-    assert!(!stdout.contains("WRONG"), "{stdout}");
-}
-
-#[test]
-fn bench_with_threads_adds_the_concurrent_rows() {
-    let args = [
-        "bench",
-        "--n",
-        "20000",
-        "--threads",
-        "2",
-        "--reps",
-        "1",
-        "--queries",
-        "10000",
-    ];
-    let out = blockbloom(&args, None);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(
-        stdout.contains("Concurrent insert, 1 / 2 threads"),
+    assert!(out.status.success(), "{stderr}");
+    let commands: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        commands,
+        ["demo", "build", "query", "info", "merge", "help"],
         "{stdout}"
     );
-    for row in [
-        "plain BloomFilter::insert_batch",
-        "AtomicBloomFilter::insert_batch, shared",
-        "BloomFilter::par_insert_batch",
-    ] {
-        assert!(
-            stdout.lines().any(|l| l.starts_with(row)),
-            "no row {row:?}:\n{stdout}"
-        );
-    }
-    assert!(stdout.contains("2t vs 1t") && stdout.contains("2t vs plain"));
-    assert!(!stdout.contains("WRONG"), "{stdout}");
-}
-
-#[test]
-fn bench_without_threads_has_no_concurrent_rows() {
-    let out = blockbloom(&TINY, None);
-    let (stdout, _) = text(&out);
-    assert!(out.status.success());
-    assert!(!stdout.contains("Concurrent insert"), "{stdout}");
-}
-
-#[test]
-fn bench_with_one_kernel_and_single_key_batches() {
-    let mut args = TINY.to_vec();
-    args.extend(["--isa", "scalar", "--batch", "1", "--fpr", "0.001"]);
-    let out = blockbloom(&args, None);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.lines().any(|l| l.starts_with("scalar")), "{stdout}");
-    assert!(
-        !stdout.lines().any(|l| l.starts_with("portable")),
-        "{stdout}"
-    );
-}
-
-#[test]
-fn invalid_fpr_prints_the_library_error() {
-    for fpr in ["2", "0", "-0.5"] {
-        let out = blockbloom(&["bench", "--n", "1000", "--fpr", fpr], None);
+    for moved in ["bench", "report", "sweep", "sizing", "family"] {
+        let out = blockbloom(&[moved], None);
         let (_, stderr) = text(&out);
-        assert!(!out.status.success());
-        assert!(stderr.contains("false-positive rate must be"), "{stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
-    }
-}
-
-#[test]
-fn unknown_and_unsupported_kernels_are_rejected() {
-    let out = blockbloom(&["bench", "--n", "1000", "--isa", "sse9"], None);
-    let (_, stderr) = text(&out);
-    assert!(!out.status.success());
-    assert!(stderr.contains("unknown kernel `sse9`"), "{stderr}");
-
-    if let Some(missing) = Isa::ALL.into_iter().find(|i| !i.is_supported()) {
-        let out = blockbloom(&["bench", "--n", "1000", "--isa", missing.name()], None);
-        let (_, stderr) = text(&out);
-        assert!(!out.status.success());
-        assert!(stderr.contains("is not supported by this CPU"), "{stderr}");
+        assert!(!out.status.success(), "{moved} still runs");
+        assert!(stderr.contains("unrecognized subcommand"), "{stderr}");
     }
 }
 
 #[test]
 fn bogus_blockbloom_isa_fails_clearly() {
-    for args in [&["demo"][..], &["bench", "--n", "1000"][..]] {
+    for args in [&["demo"][..], &["info", "missing.bb"][..]] {
         let out = blockbloom(args, Some(("BLOCKBLOOM_ISA", "bogus")));
         let (stdout, stderr) = text(&out);
         assert!(!out.status.success(), "{args:?} succeeded:\n{stdout}");
@@ -142,29 +60,6 @@ fn bogus_blockbloom_isa_fails_clearly() {
         assert!(stderr.contains("unknown kernel `bogus`"), "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
-}
-
-#[test]
-fn sizing_measures_every_target_at_or_below_it() {
-    let out = blockbloom(&["sizing"], None);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let rows: Vec<&str> = stdout
-        .lines()
-        .filter(|l| {
-            let mut cols = l.split_whitespace();
-            cols.next().is_some_and(|t| t.ends_with('%'))
-                && matches!(cols.next(), Some("50000" | "1000000"))
-        })
-        .collect();
-    assert_eq!(rows.len(), 10, "5 targets x 2 sizes:\n{stdout}");
-    for row in rows {
-        // The last column is measured / target; about 1,000 expected false positives put 5
-        // standard deviations near 16%, so anything above 1.16 is a sizing failure.
-        let ratio: f64 = row.split_whitespace().last().unwrap().parse().unwrap();
-        assert!(ratio <= 1.16, "{row}");
-    }
-    assert!(stdout.contains("512-bit best-k bound"));
 }
 
 // ---- Filter files: build, query, info, merge ----
@@ -501,31 +396,4 @@ fn build_errors_are_typed_and_leave_no_file() {
     );
     let stdout = ok(&blockbloom(&["query", &out_path, "key-3"], None));
     assert_eq!(stdout, "key-3\tmaybe\n");
-}
-
-#[test]
-fn sweep_help_names_its_options() {
-    let o = blockbloom(&["sweep", "--help"], None);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{err}");
-    assert!(out.contains("--quick") && out.contains("--out"), "{out}");
-}
-
-#[test]
-fn family_quick_reports_every_kind() {
-    let dir = scratch("family_quick");
-    let out = ok(&blockbloom(
-        &["family", "--quick", "--out", dir.to_str().unwrap()],
-        None,
-    ));
-    let report = std::fs::read_to_string(out.trim()).expect("the printed path is the report");
-    for title in [
-        "## Counting filter",
-        "## Deletable Bloom filter",
-        "## Scalable filter",
-        "## Compressed transfer form",
-        "## Bloomier filter",
-    ] {
-        assert!(report.contains(title), "no {title:?} section in\n{report}");
-    }
 }

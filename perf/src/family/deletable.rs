@@ -4,18 +4,16 @@
 
 use std::error::Error;
 use std::fmt::Write as _;
-use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom::deletable::{blocked_deletability, unblocked_deletability};
 use blockbloom::{BloomFilter, DeletableBloomFilter};
+use blockbloom_measure::format::{bytes, group, percent};
+use blockbloom_measure::keys::key;
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::table::Table;
+use blockbloom_measure::timing::Timing;
 
 use super::Scale;
-use crate::keys::key;
-use crate::measure::per_key;
-use crate::suite::Progress;
-use crate::system;
-use crate::table::Table;
 
 const MEMBER_SEED: u64 = 0xde1e;
 const QUERY_SEED: u64 = 0x7e57;
@@ -32,40 +30,11 @@ fn non_members(n: u64) -> Vec<u64> {
     (0..n).map(|i| key(QUERY_SEED, i) | 1 << 63).collect()
 }
 
-fn pct(p: f64) -> String {
-    if p == 0.0 {
-        "0".into()
-    } else if p < 0.001 {
-        format!("{:.2e}", p)
-    } else {
-        format!("{:.2}%", p * 100.0)
-    }
-}
-
 fn build(capacity: u64, region_bits: u32) -> Result<DeletableBloomFilter, Box<dyn Error>> {
     Ok(DeletableBloomFilter::from_filter(
         BloomFilter::with_capacity(capacity, TARGET)?,
         region_bits,
     )?)
-}
-
-/// Median nanoseconds per key of `reps` runs of `run` over `keys` keys, each after `setup`.
-fn median_ns<S, T>(reps: usize, keys: usize, mut setup: impl FnMut() -> S, mut run: T) -> f64
-where
-    T: FnMut(&mut S),
-{
-    let mut samples: Vec<f64> = (0..reps)
-        .map(|_| {
-            let mut state = setup();
-            let t = Instant::now();
-            run(&mut state);
-            let ns = per_key(t, keys);
-            black_box(&state);
-            ns
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
 }
 
 pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Error>> {
@@ -77,7 +46,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
 
     progress.step(format_args!(
         "deletable: deletability at {} keys of capacity",
-        system::group(capacity)
+        group(capacity)
     ));
     let mut t = Table::new([
         "region bits",
@@ -108,17 +77,19 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
             );
             let paper = unblocked_deletability(bits, plain.probes(), n, region_bits);
             rows += 1;
-            if pct(blocked) != pct(paper) && (blocked - measured).abs() < (paper - measured).abs() {
+            if percent(blocked) != percent(paper)
+                && (blocked - measured).abs() < (paper - measured).abs()
+            {
                 closer += 1;
             }
             t.row(vec![
                 region_bits.to_string(),
-                pct(1.0 / region_bits as f64),
-                format!("{:.0}%", load * 100.0),
-                system::group(n),
-                pct(measured),
-                pct(blocked),
-                pct(paper),
+                percent(1.0 / region_bits as f64),
+                percent(load),
+                group(n),
+                percent(measured),
+                percent(blocked),
+                percent(paper),
             ]);
         }
     }
@@ -183,12 +154,12 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
             let still = f.count_batch(gone);
             t.row(vec![
                 region_bits.to_string(),
-                format!("{:.0}%", load * 100.0),
-                pct(counts.removed as f64 / gone.len() as f64),
-                pct(before),
-                pct(after),
-                pct(ideal),
-                pct(still as f64 / gone.len() as f64),
+                percent(load),
+                percent(counts.removed as f64 / gone.len() as f64),
+                percent(before),
+                percent(after),
+                percent(ideal),
+                percent(still as f64 / gone.len() as f64),
             ]);
         }
     }
@@ -199,7 +170,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          the kept keys* is the rate a filter rebuilt from the kept half would have, the best \
          deleting can reach. Keys that could not be removed stay present (as a false positive \
          would); no kept key was lost (the section fails otherwise).\n",
-        system::group(queries.len() as u64)
+        group(queries.len() as u64)
     );
     let _ = writeln!(out, "{}", t.markdown());
 
@@ -210,45 +181,36 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
     filled.insert_batch(&all);
     let mut plain = BloomFilter::with_capacity(capacity, TARGET)?;
     plain.insert_batch(&all);
-    let d_insert = median_ns(
+    // Every insert run starts from a newly built filter.
+    let d_insert = Timing::repeat_prepared(
         reps,
         n,
-        || build(capacity, 64).expect("built above"),
+        &mut build(capacity, 64)?,
+        |f| *f = build(capacity, 64).expect("built above"),
         |f| f.insert_batch(&all),
-    );
-    let p_insert = median_ns(
+    )
+    .median();
+    let p_insert = Timing::repeat_prepared(
         reps,
         n,
-        || BloomFilter::with_capacity(capacity, TARGET).expect("built above"),
+        &mut BloomFilter::with_capacity(capacity, TARGET)?,
+        |f| *f = BloomFilter::with_capacity(capacity, TARGET).expect("built above"),
         |f| f.insert_batch(&all),
-    );
-    let d_query = median_ns(
-        reps,
-        queries.len(),
-        || (),
-        |_| {
-            black_box(filled.count_batch(&queries));
-        },
-    );
-    let p_query = median_ns(
-        reps,
-        queries.len(),
-        || (),
-        |_| {
-            black_box(plain.count_batch(&queries));
-        },
-    );
+    )
+    .median();
+    let d_query = Timing::repeat(reps, queries.len(), || filled.count_batch(&queries)).median();
+    let p_query = Timing::repeat(reps, queries.len(), || plain.count_batch(&queries)).median();
     // Removing from a sparse filter, where most removals succeed and clear bits.
     let mut sparse = build(capacity, 64)?;
     sparse.insert_batch(&all[..remove_n]);
-    let d_remove = median_ns(
+    let d_remove = Timing::repeat_prepared(
         reps,
         remove_n,
-        || sparse.clone(),
-        |f| {
-            black_box(f.remove_batch(&all[..remove_n]));
-        },
-    );
+        &mut sparse.clone(),
+        |f| f.clone_from(&sparse),
+        |f| f.remove_batch(&all[..remove_n]),
+    )
+    .median();
     let mut t = Table::new(["operation", "deletable ns/key", "plain ns/key", "ratio"]);
     for (op, d, p) in [
         ("insert_batch (full capacity)", d_insert, Some(p_insert)),
@@ -269,9 +231,9 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          and patterns built in SIMD lanes, each pattern compared with its block (to mark the \
          regions where keys meet) before it is set; queries are the plain filter's batch \
          kernel on the same blocks; `remove_batch` places one key at a time.\n",
-        system::group(n as u64),
-        system::bytes(filled.size_in_bytes() as u64),
-        system::bytes(plain.size_in_bytes() as u64),
+        group(n as u64),
+        bytes(filled.size_in_bytes() as u64),
+        bytes(plain.size_in_bytes() as u64),
     );
     let _ = writeln!(out, "{}", t.markdown());
     Ok(out)

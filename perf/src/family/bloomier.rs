@@ -3,15 +3,14 @@
 
 use std::error::Error;
 use std::fmt::Write as _;
-use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom::{BloomFilter, BloomierFilter};
+use blockbloom_measure::keys::key;
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::table::Table;
+use blockbloom_measure::timing::Timing;
 
 use super::Scale;
-use crate::keys::key;
-use crate::suite::Progress;
-use crate::table::Table;
 
 /// Key stream of the members (indices `0..n`) and non-members (indices `n..`).
 const STREAM: u64 = 0xb100_3134;
@@ -25,27 +24,9 @@ fn value_of(k: u64, bits: u32) -> u64 {
     }
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
-/// Median nanoseconds per item of `reps` runs of `f` over `items` items.
-fn time_ns<T>(reps: usize, items: usize, mut f: impl FnMut() -> T) -> f64 {
-    median(
-        (0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                black_box(f());
-                t.elapsed().as_nanos() as f64 / items.max(1) as f64
-            })
-            .collect(),
-    )
-}
-
 /// One size at one width: the filter, its build time, and checks that every member's value
 /// comes back (single and batch); returns the table cells.
-struct Measured {
+struct MapRun {
     map: BloomierFilter,
     build_ns: f64,
     get_batch_ns: f64,
@@ -53,19 +34,19 @@ struct Measured {
     plain_count_ns: f64,
 }
 
-fn measure(
+fn run_map(
     members: &[u64],
     vb: u32,
     fb: u32,
     reps: usize,
     timed: bool,
-) -> Result<Measured, Box<dyn Error>> {
+) -> Result<MapRun, Box<dyn Error>> {
     let values: Vec<u64> = members.iter().map(|&k| value_of(k, vb)).collect();
     let n = members.len();
     let build = || BloomierFilter::builder(vb, fb).build_batch(members, &values);
     let map = build()?;
     let build_ns = if timed {
-        time_ns(reps, n, || build().map(|m| m.len()))
+        Timing::repeat(reps, n, || build().map(|m| m.len())).median()
     } else {
         f64::NAN
     };
@@ -81,15 +62,16 @@ fn measure(
     }
     let (mut get_batch_ns, mut get_ns, mut plain_count_ns) = (f64::NAN, f64::NAN, f64::NAN);
     if timed {
-        get_batch_ns = time_ns(reps, n, || map.get_batch(members, &mut out));
-        get_ns = time_ns(reps, n, || {
+        get_batch_ns = Timing::repeat(reps, n, || map.get_batch(members, &mut out)).median();
+        get_ns = Timing::repeat(reps, n, || {
             members.iter().filter_map(|k| map.get(k)).sum::<u64>()
-        });
+        })
+        .median();
         let mut plain = BloomFilter::with_capacity(n as u64, 0.01)?;
         plain.insert_batch(members);
-        plain_count_ns = time_ns(reps, n, || plain.count_batch(members));
+        plain_count_ns = Timing::repeat(reps, n, || plain.count_batch(members)).median();
     }
-    Ok(Measured {
+    Ok(MapRun {
         map,
         build_ns,
         get_batch_ns,
@@ -150,7 +132,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
     ]);
     for &n in sizes {
         progress.step(format_args!("bloomier: {n} keys"));
-        let m = measure(&all[..n], vb, fb, reps, true)?;
+        let m = run_map(&all[..n], vb, fb, reps, true)?;
         let per_slot = m.map.bits_per_entry() / (vb + fb) as f64;
         t.row(vec![
             n.to_string(),
@@ -187,7 +169,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
     ]);
     for (vb, fb) in [(1u32, 0u32), (1, 8), (4, 4), (8, 16), (16, 0), (32, 32)] {
         progress.step(format_args!("bloomier: widths {vb}+{fb}"));
-        let m = measure(&all[..n], vb, fb, reps, false)?;
+        let m = run_map(&all[..n], vb, fb, reps, false)?;
         w.row(vec![
             vb.to_string(),
             fb.to_string(),

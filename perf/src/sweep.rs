@@ -18,16 +18,18 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, Isa};
+use blockbloom_measure::format::{self, group, percent};
+use blockbloom_measure::keys::{self, Workload};
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::subject::{Blocked, Subject};
+use blockbloom_measure::system::Context;
+use blockbloom_measure::table::Table;
+use blockbloom_measure::timing::{Timing, per_key};
 
-use crate::keys::{self, Workload};
-use crate::measure::{Blocked, FastBloom, Sbbf, Subject, Timing, per_key};
-use crate::report::Context;
-use crate::suite::Progress;
-use crate::system;
-use crate::table::Table;
+use crate::peers::{FastBloom, Sbbf};
 
 /// The sweep sizes, x4 steps from 32 KiB, and 1 GiB.
-pub const SIZES: [usize; 9] = [
+pub const SWEEP_SIZES: [usize; 9] = [
     32 << 10,
     128 << 10,
     512 << 10,
@@ -144,7 +146,7 @@ fn prehashed(best: &str) -> String {
 
 /// Runs the sweep.
 pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
-    let sizes: Vec<usize> = SIZES
+    let sizes: Vec<usize> = SWEEP_SIZES
         .iter()
         .copied()
         .filter(|&s| !quick || s <= QUICK_MAX)
@@ -159,14 +161,14 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
         let n = capacity.min(MAX_INSERT_KEYS);
         sweep.reps[i] = reps;
         sweep.inserted[i] = n;
-        progress.step(format_args!("{}: keys", system::bytes(bytes as u64)));
+        progress.step(format_args!("{}: keys", format::bytes(bytes as u64)));
         let w = Workload::generate(n, QUERIES, SEED)?;
 
         // The memory ceiling first, with and without huge pages.
         for thp in [false, true] {
             progress.step(format_args!(
                 "{}: ceiling{}",
-                system::bytes(bytes as u64),
+                format::bytes(bytes as u64),
                 if thp { " (THP)" } else { "" }
             ));
             let (read, rmw, backed) = ceiling(bytes, thp, reps)?;
@@ -186,7 +188,7 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
         for &isa in &isas {
             progress.step(format_args!(
                 "{}: blockbloom {isa}",
-                system::bytes(bytes as u64)
+                format::bytes(bytes as u64)
             ));
             let before = anon_huge_kib();
             let mut filter = BloomFilter::builder()
@@ -199,8 +201,8 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
                 let huge = anon_huge_kib().saturating_sub(before) * 1024;
                 sweep.filter_thp[i] = format!(
                     "{} of {}",
-                    system::bytes(huge.min(bytes as u64)),
-                    system::bytes(bytes as u64)
+                    format::bytes(huge.min(bytes as u64)),
+                    format::bytes(bytes as u64)
                 );
             }
             sweep.layouts[i] = format!("{}, k={}", filter.layout(), filter.probes());
@@ -216,7 +218,7 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
             if isa == best {
                 progress.step(format_args!(
                     "{}: where the time goes",
-                    system::bytes(bytes as u64)
+                    format::bytes(bytes as u64)
                 ));
                 let (hash, pre_ins, pre_con) = diagnose(&mut b.filter, &w, reps);
                 let s = sweep.series_mut(HASH_ONLY, Group::Diagnostic);
@@ -230,13 +232,13 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
         if counts.iter().any(|c| c.1 != counts[0].1) {
             sweep.problems.push(format!(
                 "{}: kernels disagree on the count: {counts:?}",
-                system::bytes(bytes as u64)
+                format::bytes(bytes as u64)
             ));
         }
 
         progress.step(format_args!(
             "{}: fastbloom (foldhash)",
-            system::bytes(bytes as u64)
+            format::bytes(bytes as u64)
         ));
         let mut fb = FastBloom(
             fastbloom::BloomFilter::with_num_bits(bytes * 8)
@@ -251,7 +253,7 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
 
         progress.step(format_args!(
             "{}: sbbf-rs-safe",
-            system::bytes(bytes as u64)
+            format::bytes(bytes as u64)
         ));
         let mut sb = Sbbf::with_bytes(bytes);
         let (ins, con, _) = time_subject(&mut sb, &w, reps);
@@ -436,8 +438,8 @@ fn ceiling(bytes: usize, thp: bool, reps: usize) -> Result<(f64, f64, String), S
     let huge = anon_huge_kib().saturating_sub(before) * 1024;
     let backed = format!(
         "{} of {}",
-        system::bytes(huge.min(bytes as u64)),
-        system::bytes(bytes as u64)
+        format::bytes(huge.min(bytes as u64)),
+        format::bytes(bytes as u64)
     );
     let mut read = Timing::default();
     let mut rmw = Timing::default();
@@ -450,7 +452,7 @@ fn ceiling(bytes: usize, thp: bool, reps: usize) -> Result<(f64, f64, String), S
 
 /// "32 KiB", "1 GiB".
 fn size_label(b: usize) -> String {
-    system::bytes(b as u64)
+    format::bytes(b as u64)
 }
 
 fn ns(v: f64) -> String {
@@ -460,14 +462,6 @@ fn ns(v: f64) -> String {
         format!("{v:.2}")
     } else {
         format!("{v:.1}")
-    }
-}
-
-fn pct(v: f64) -> String {
-    if v.is_nan() {
-        "-".to_string()
-    } else {
-        format!("{:.0}%", v * 100.0)
     }
 }
 
@@ -506,7 +500,7 @@ pub fn fraction_table(s: &Sweep) -> Table {
             let v = if contains { &se.contains } else { &se.insert };
             let cells = (0..s.sizes.len()).map(|i| {
                 let c = ceil.map(|c| c.contains[i]).unwrap_or(f64::NAN);
-                pct(c / v[i])
+                percent(c / v[i])
             });
             t.row(
                 std::iter::once(format!("{} {metric}", se.name))
@@ -549,13 +543,13 @@ pub fn targets_table(s: &Sweep) -> Table {
                 format!("{}: {} {metric} / read ceiling", size_label(b), s.best),
                 format!(
                     "{} ({} ns vs ceiling {} ns; vs the THP ceiling {} ns: {})",
-                    pct(f),
+                    percent(f),
                     ns(x),
                     ns(read),
                     ns(thp),
-                    pct(thp / x)
+                    percent(thp / x)
                 ),
-                format!(">= {}", pct(goal)),
+                format!(">= {}", percent(goal)),
                 if f.is_nan() {
                     "-"
                 } else if f >= goal {
@@ -573,8 +567,8 @@ pub fn targets_table(s: &Sweep) -> Table {
             "not measured (--quick)".to_string(),
             format!(
                 ">= {} contains, >= {} insert",
-                pct(CONTAINS_TARGET),
-                pct(INSERT_TARGET)
+                percent(CONTAINS_TARGET),
+                percent(INSERT_TARGET)
             ),
             "-".to_string(),
         ]);
@@ -729,7 +723,7 @@ pub fn markdown(ctx: &Context, s: &Sweep, svgs: &[String], quick: bool, load: &s
         f.row(vec![
             size_label(b),
             s.layouts[i].clone(),
-            system::group(s.inserted[i] as u64),
+            group(s.inserted[i] as u64),
             s.reps[i].to_string(),
         ]);
     }
@@ -889,13 +883,7 @@ pub fn plot(s: &Sweep, contains: bool, path: &Path, title: &str) -> Result<(), B
 }
 
 /// `sweep`: runs, writes the markdown and the SVGs, prints the fractions and the paths.
-pub fn command(active: Isa, quick: bool, out: &Path) -> Result<(), Box<dyn Error>> {
-    let mut ctx = Context::gather(active);
-    // The binary's path says nothing; the subcommand and its options do.
-    ctx.command = std::iter::once("blockbloom".to_string())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
+pub fn command(ctx: &Context, quick: bool, out: &Path) -> Result<(), Box<dyn Error>> {
     let loadavg = || {
         std::fs::read_to_string("/proc/loadavg")
             .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -930,7 +918,7 @@ pub fn command(active: Isa, quick: bool, out: &Path) -> Result<(), Box<dyn Error
         })
         .collect();
     let md = out.join(format!("{stem}.md"));
-    std::fs::write(&md, markdown(&ctx, &sweep, &names, quick, &load))
+    std::fs::write(&md, markdown(ctx, &sweep, &names, quick, &load))
         .map_err(|e| format!("cannot write {}: {e}", md.display()))?;
     progress.step("done");
     print!("{}", ns_table(&sweep, true, &[Group::Ceiling]).text());

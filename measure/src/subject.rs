@@ -1,4 +1,4 @@
-//! The one timing path shared by `demo`, `bench` and `report`.
+//! The one single-thread timing path shared by `demo`, `bench` and `report`.
 //!
 //! Everything measured (each blockbloom kernel, the single-key API, the peer crates) is a
 //! [`Subject`], and [`measure`] times every subject with the same code: insert all members,
@@ -9,9 +9,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
-use xxhash_rust::xxh3::xxh3_64;
 
 use crate::keys::Workload;
+use crate::timing::{Timing, per_key};
 
 /// A filter under test, as the timing loop sees it.
 pub trait Subject {
@@ -86,183 +86,6 @@ impl Subject for Blocked {
     }
 }
 
-/// `fastbloom` 0.17 (a classic unblocked filter) with hasher `S`; it has no batch API, so
-/// every call is single-key.
-pub struct FastBloom<S>(pub fastbloom::BloomFilter<S>);
-
-impl FastBloom<fastbloom::DefaultHasher> {
-    /// Sized by fastbloom for `fpr` at `n` keys, default hasher (SipHash-1-3, random seed).
-    pub fn siphash(n: usize, fpr: f64) -> Self {
-        FastBloom(fastbloom::BloomFilter::with_false_pos(fpr).expected_items(n))
-    }
-}
-
-impl FastBloom<foldhash::fast::RandomState> {
-    /// Sized by fastbloom for `fpr` at `n` keys, hashed with foldhash (fast variant).
-    pub fn foldhash(n: usize, fpr: f64) -> Self {
-        FastBloom(
-            fastbloom::BloomFilter::with_false_pos(fpr)
-                .hasher(foldhash::fast::RandomState::default())
-                .expected_items(n),
-        )
-    }
-}
-
-impl<S: std::hash::BuildHasher> Subject for FastBloom<S> {
-    fn clear(&mut self) {
-        self.0.clear()
-    }
-
-    fn insert(&mut self, keys: &[u64]) {
-        for k in keys {
-            self.0.insert(k);
-        }
-    }
-
-    fn count(&self, keys: &[u64]) -> usize {
-        keys.iter().filter(|k| self.0.contains(*k)).count()
-    }
-
-    fn answer(&self, keys: &[u64], out: &mut [bool]) {
-        for (o, k) in out.iter_mut().zip(keys) {
-            *o = self.0.contains(k);
-        }
-    }
-
-    fn size_in_bytes(&self) -> usize {
-        self.0.num_bits() / 8
-    }
-
-    fn probes(&self) -> u32 {
-        self.0.num_hashes()
-    }
-}
-
-/// `sbbf-rs-safe` 0.3.2 (Parquet's split-block filter: 256-bit blocks, 8 probes). It takes
-/// hashes, so each key is hashed with XXH3-64 inside the timed loop, as blockbloom does.
-pub struct Sbbf {
-    filter: sbbf_rs_safe::Filter,
-    /// The integer bits-per-key budget the filter was created with.
-    pub bits_per_key: usize,
-}
-
-impl Sbbf {
-    /// The smallest integer bits-per-key budget whose model FPR meets `fpr` at `n` keys.
-    pub fn new(n: usize, fpr: f64) -> Self {
-        let bits_per_key = sbbf_bits_per_key(n, fpr);
-        Sbbf {
-            filter: sbbf_rs_safe::Filter::new(bits_per_key, n),
-            bits_per_key,
-        }
-    }
-}
-
-impl Sbbf {
-    /// A filter of exactly `bytes` bytes (a multiple of 32): an 8-bit budget for `bytes`
-    /// keys, so `Filter::new` allocates `8 * bytes / 8` bytes.
-    pub fn with_bytes(bytes: usize) -> Self {
-        Sbbf {
-            filter: sbbf_rs_safe::Filter::new(8, bytes),
-            bits_per_key: 8,
-        }
-    }
-}
-
-#[inline(always)]
-fn xxh3_u64(k: u64) -> u64 {
-    xxh3_64(&k.to_le_bytes())
-}
-
-impl Subject for Sbbf {
-    fn clear(&mut self) {
-        self.filter.reset()
-    }
-
-    fn insert(&mut self, keys: &[u64]) {
-        for &k in keys {
-            self.filter.insert_hash(xxh3_u64(k));
-        }
-    }
-
-    fn count(&self, keys: &[u64]) -> usize {
-        keys.iter()
-            .filter(|&&k| self.filter.contains_hash(xxh3_u64(k)))
-            .count()
-    }
-
-    fn answer(&self, keys: &[u64], out: &mut [bool]) {
-        for (o, &k) in out.iter_mut().zip(keys) {
-            *o = self.filter.contains_hash(xxh3_u64(k));
-        }
-    }
-
-    fn size_in_bytes(&self) -> usize {
-        self.filter.as_bytes().len()
-    }
-
-    fn probes(&self) -> u32 {
-        8
-    }
-}
-
-/// The split-block model: a block of 256 bits is 8 words of 32 bits and each key sets one
-/// bit per word, so a block holding `c` keys answers a non-member falsely with probability
-/// `(1 - (31/32)^c)^8` exactly; `c` is Poisson with mean keys-per-block.
-fn sbbf_fpr(n: usize, blocks: usize) -> f64 {
-    let lambda = n as f64 / blocks.max(1) as f64;
-    let mut total = 0.0;
-    let mut pmf = (-lambda).exp();
-    // Summing far past the mean; later terms are negligible.
-    let last = (lambda + 12.0 * lambda.sqrt() + 30.0) as usize;
-    for c in 0..=last {
-        if c > 0 {
-            pmf *= lambda / c as f64;
-        }
-        total += pmf * (1.0 - (31.0f64 / 32.0).powi(c as i32)).powi(8);
-    }
-    total
-}
-
-/// The smallest integer budget `Filter::new` accepts whose model FPR is at most `fpr`.
-pub fn sbbf_bits_per_key(n: usize, fpr: f64) -> usize {
-    // Filter::new rounds bits_per_key * n / 8 bytes up to whole 32-byte blocks.
-    let blocks = |bpk: usize| (bpk * n / 8).div_ceil(32).max(1);
-    (1..=64)
-        .find(|&bpk| sbbf_fpr(n, blocks(bpk)) <= fpr)
-        .unwrap_or(64)
-}
-
-/// Nanoseconds per key of each timed repetition.
-#[derive(Debug, Clone, Default)]
-pub struct Timing {
-    /// One entry per timed sample.
-    pub samples: Vec<f64>,
-}
-
-impl Timing {
-    /// The median sample (the mean of the middle two for an even count).
-    pub fn median(&self) -> f64 {
-        let mut s = self.samples.clone();
-        s.sort_by(f64::total_cmp);
-        match s.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => s[n / 2],
-            n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-        }
-    }
-
-    /// `(max - min) / median`: how noisy the samples were.
-    pub fn spread(&self) -> f64 {
-        let min = self.samples.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = self
-            .samples
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
-        (max - min) / self.median()
-    }
-}
-
 /// What [`measure`] found for one subject.
 #[derive(Debug, Clone)]
 pub struct Measurement {
@@ -308,7 +131,7 @@ const MAX_INSERT_WORK: usize = 1 << 25;
 
 /// Times `subject` on `w`: insert (leaving all members inserted), then `reps` timed passes of
 /// the mixed lookups, then one untimed pass of per-key answers for the FPR and a sanity check.
-pub fn measure<S: Subject>(subject: &mut S, w: &Workload, reps: usize) -> Measurement {
+pub fn measure<S: Subject + ?Sized>(subject: &mut S, w: &Workload, reps: usize) -> Measurement {
     let reps = reps.max(1);
     let insert = time_insert(subject, &w.members, reps);
 
@@ -361,7 +184,7 @@ pub fn describe_insert(n: usize, reps: usize) -> String {
     }
 }
 
-fn time_insert<S: Subject>(subject: &mut S, keys: &[u64], reps: usize) -> Timing {
+fn time_insert<S: Subject + ?Sized>(subject: &mut S, keys: &[u64], reps: usize) -> Timing {
     let mut timing = Timing::default();
     if keys.is_empty() {
         return timing;
@@ -389,55 +212,20 @@ fn time_insert<S: Subject>(subject: &mut S, keys: &[u64], reps: usize) -> Timing
     timing
 }
 
-pub fn per_key(start: Instant, keys: usize) -> f64 {
-    start.elapsed().as_nanos() as f64 / keys.max(1) as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(
-            Timing {
-                samples: vec![3.0, 1.0, 2.0]
-            }
-            .median(),
-            2.0
-        );
-        assert_eq!(
-            Timing {
-                samples: vec![4.0, 1.0, 2.0, 3.0]
-            }
-            .median(),
-            2.5
-        );
-    }
-
-    #[test]
-    fn sbbf_budget_for_one_percent_is_near_the_parquet_table() {
-        // Parquet's table gives about 10.5 bits per key for 1%; integer budgets round up.
-        let b = sbbf_bits_per_key(1_000_000, 0.01);
-        assert!((10..=12).contains(&b), "{b}");
-    }
-
-    #[test]
-    fn every_subject_has_no_false_negatives() {
+    fn every_batch_size_has_no_false_negatives() {
         let w = Workload::generate(2000, 4000, 1).unwrap();
-        let mut subjects: Vec<Measurement> = Vec::new();
         for batch in [1, 7, 1024] {
             let filter = BloomFilter::builder()
                 .capacity(2000)
                 .fpr(0.01)
                 .build()
                 .unwrap();
-            subjects.push(measure(&mut Blocked { filter, batch }, &w, 1));
-        }
-        subjects.push(measure(&mut FastBloom::siphash(2000, 0.01), &w, 1));
-        subjects.push(measure(&mut FastBloom::foldhash(2000, 0.01), &w, 1));
-        subjects.push(measure(&mut Sbbf::new(2000, 0.01), &w, 1));
-        for m in subjects {
+            let m = measure(&mut Blocked { filter, batch }, &w, 1);
             assert_eq!(m.false_negatives, 0);
             assert!(!m.count_mismatch);
             assert!(m.fpr() < 0.05, "{}", m.fpr());

@@ -7,7 +7,7 @@
 //! construction (no set lookups, and a false positive is always a real one).
 
 /// The SplitMix64 increment (odd, so `i * GAMMA` is a bijection).
-const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+pub const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The SplitMix64 output function (a bijection of `u64`).
 pub fn mix(x: u64) -> u64 {

@@ -1,7 +1,12 @@
-//! Facts about the machine, the build and the checkout that a measurement depends on.
+//! Facts about the machine, the build and the checkout that a measurement depends on, and
+//! the [`Context`] header every demo and report starts with.
 
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use blockbloom::Isa;
+
+use crate::format::bytes;
 
 /// The CPU's model name from `/proc/cpuinfo`, or "unknown".
 pub fn cpu_model() -> String {
@@ -93,35 +98,6 @@ pub fn placement(size: u64, caches: &[Cache]) -> String {
     }
 }
 
-/// A byte count in binary units, e.g. "76.3 MiB".
-pub fn bytes(b: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 || v.fract() == 0.0 {
-        format!("{} {}", v as u64, UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// Thousands separators: 64000000 -> "64,000,000".
-pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn command_stdout(program: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(program).args(args).output().ok()?;
     out.status
@@ -158,7 +134,7 @@ fn porcelain_paths(text: &str) -> Vec<String> {
 
 /// The compiler that built this binary (recorded at build time), else `rustc --version`.
 pub fn rustc_version() -> String {
-    let built = env!("BLOCKBLOOM_CLI_RUSTC");
+    let built = env!("BLOCKBLOOM_MEASURE_RUSTC");
     if !built.is_empty() {
         return built.to_string();
     }
@@ -167,7 +143,7 @@ pub fn rustc_version() -> String {
 
 /// The cargo profile this binary was built with.
 pub fn build_profile() -> &'static str {
-    env!("BLOCKBLOOM_CLI_PROFILE")
+    env!("BLOCKBLOOM_MEASURE_PROFILE")
 }
 
 /// Whether this is an optimised build (numbers from a debug build mean nothing).
@@ -202,21 +178,128 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-/// The command line as typed, quoted where a shell would need it.
-pub fn command_line() -> String {
-    std::env::args()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@".contains(c))
-            {
-                a
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
+/// The command that reproduces this run: `cargo run --release -p PACKAGE --` and the
+/// arguments as typed, quoted where a shell would need it. (The binary's own path says
+/// nothing; the package, subcommand and options do.)
+pub fn command_line(package: &str) -> String {
+    let args = std::env::args().skip(1).map(|a| {
+        if !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@".contains(c))
+        {
+            a
+        } else {
+            format!("'{}'", a.replace('\'', r"'\''"))
+        }
+    });
+    ["cargo", "run", "--release", "-p", package, "--"]
+        .map(String::from)
+        .into_iter()
+        .chain(args)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The kernel the dispatcher picks; a bad `BLOCKBLOOM_ISA` is an error naming the variable,
+/// so the user sees it before anything is measured.
+pub fn active_isa() -> Result<Isa, String> {
+    Isa::active().map_err(|e| match std::env::var("BLOCKBLOOM_ISA") {
+        Ok(v) => format!("BLOCKBLOOM_ISA={v:?}: {e}"),
+        Err(_) => e.to_string(),
+    })
+}
+
+/// Warns on stderr that a debug build's timings mean nothing.
+pub fn warn_if_debug() {
+    if !optimised() {
+        eprintln!("warning: this is a debug build; run with --release for meaningful timings");
+    }
+}
+
+/// Facts printed at the top of the demo and of every report.
+pub struct Context {
+    /// The command that reproduces the run ([`command_line`]).
+    pub command: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// `HH:MM` UTC.
+    pub time: String,
+    /// CPU model name.
+    pub cpu: String,
+    /// Cache sizes of CPU 0.
+    pub caches: Vec<Cache>,
+    /// Short commit or "unknown".
+    pub commit: String,
+    /// Tracked files that differ from the commit.
+    pub modified: Vec<String>,
+    /// Compiler version.
+    pub rustc: String,
+    /// The dispatcher's pick and where it came from.
+    pub dispatch: String,
+}
+
+impl Context {
+    /// Gathers the facts (runs `git`); `package` names the tool in the command line.
+    pub fn gather(active: Isa, package: &str) -> Context {
+        let (date, time) = utc_now();
+        let dispatch = match std::env::var("BLOCKBLOOM_ISA") {
+            Ok(v) if !v.trim().is_empty() => format!("{active} (from BLOCKBLOOM_ISA={v})"),
+            _ => format!("{active} (detected)"),
+        };
+        Context {
+            command: command_line(package),
+            date,
+            time,
+            cpu: cpu_model(),
+            caches: caches(),
+            commit: commit(),
+            modified: modified_files().unwrap_or_default(),
+            rustc: rustc_version(),
+            dispatch,
+        }
+    }
+
+    /// `(name, value)` pairs for the header.
+    pub fn facts(&self) -> Vec<(&'static str, String)> {
+        let supported: Vec<String> = Isa::supported().iter().map(|i| i.to_string()).collect();
+        let commit = if self.modified.is_empty() {
+            self.commit.clone()
+        } else {
+            format!(
+                "{} + uncommitted changes in {}",
+                self.commit,
+                self.modified.join(", ")
+            )
+        };
+        let mut build = build_profile().to_string();
+        if !optimised() {
+            build.push_str(" — DEBUG BUILD, timings are meaningless");
+        }
+        vec![
+            ("command", self.command.clone()),
+            ("date", format!("{} {} UTC", self.date, self.time)),
+            (
+                "CPU",
+                format!(
+                    "{}, {} logical CPUs; caches of CPU 0 as the OS reports them: {}",
+                    self.cpu,
+                    logical_cpus(),
+                    caches_summary(&self.caches)
+                ),
+            ),
+            (
+                "kernels",
+                format!(
+                    "supported: {}; dispatcher picks {}",
+                    supported.join(", "),
+                    self.dispatch
+                ),
+            ),
+            ("commit", commit),
+            ("rustc", self.rustc.clone()),
+            ("build", build),
+        ]
+    }
 }
 
 #[cfg(test)]
@@ -231,11 +314,15 @@ mod tests {
     }
 
     #[test]
-    fn formatting() {
-        assert_eq!(group(64_000_000), "64,000,000");
-        assert_eq!(group(999), "999");
-        assert_eq!(bytes(2 << 20), "2 MiB");
+    fn parsing() {
         assert_eq!(parse_size("2048K"), Some(2 << 20));
+        assert_eq!(
+            caches_summary(&[Cache {
+                level: 1,
+                bytes: 48 << 10
+            }]),
+            "L1d 48 KiB"
+        );
         let paths = porcelain_paths(" M Cargo.lock\nM  src/a.rs\n");
         assert_eq!(paths, ["Cargo.lock", "src/a.rs"]);
     }

@@ -1,20 +1,40 @@
-//! One size, measured: every requested kernel, optionally the single-key API and the peer
-//! crates, all through [`measure::measure`] on the same keys. Also renders the result.
+//! One size, measured: every requested kernel, optionally the single-key API and peer
+//! filters, all through [`subject::measure`] on the same keys. Also renders the result.
 
 use std::error::Error;
 use std::fmt::Write as _;
-use std::time::Instant;
 
 use blockbloom::{BloomFilter, Isa};
 
+use crate::format::{bytes, group, percent};
 use crate::keys::Workload;
-use crate::measure::{self, Blocked, FastBloom, Measurement, Sbbf};
+use crate::progress::Progress;
+use crate::subject::{self, Blocked, Measurement, Subject};
 use crate::system;
 use crate::table::Table;
 
+/// The L2-, L3- and DRAM-sized key counts of `demo` and `report`, with their names.
+pub const SIZES: [(usize, &str); 3] = [(50_000, "L2"), (1_000_000, "L3"), (64_000_000, "DRAM")];
+
+/// Lookups per timed pass in `demo` and `report`: about 2 million non-members, enough for
+/// the FPR to about ±1.4% of itself (95%).
+pub const QUERIES: usize = 4_000_000;
+
+/// The key stream of `demo` and `report`.
+pub const SEED: u64 = 0x5EED;
+
+/// A filter from another crate, measured next to the kernels on the same keys.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer {
+    /// What its progress line calls it.
+    pub label: &'static str,
+    /// Builds it for `n` keys at target `fpr`; returns its name in tables and the filter.
+    pub build: fn(n: usize, fpr: f64) -> (String, Box<dyn Subject>),
+}
+
 /// What to measure at one size.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct SuitePlan {
     /// Keys inserted (the filter's capacity).
     pub n: usize,
     /// Target false-positive rate.
@@ -31,8 +51,26 @@ pub struct Plan {
     pub reps: usize,
     /// Also time the single-key `insert`/`contains` (when `batch > 1`).
     pub single_key: bool,
-    /// Also time fastbloom (SipHash, foldhash) and sbbf-rs-safe.
-    pub peers: bool,
+    /// Filters of other crates to time after blockbloom's (their rows are `Kind::Peer`).
+    pub peers: Vec<Peer>,
+}
+
+impl SuitePlan {
+    /// How `demo` and `report` measure each size: 1% target, every supported kernel, batches
+    /// of 1024, the single-key API too.
+    pub fn standard(n: usize, reps: usize, peers: &[Peer]) -> SuitePlan {
+        SuitePlan {
+            n,
+            fpr: 0.01,
+            isas: Isa::supported(),
+            batch: 1024,
+            queries: QUERIES,
+            seed: SEED,
+            reps,
+            single_key: true,
+            peers: peers.to_vec(),
+        }
+    }
 }
 
 /// What a row of the result measured.
@@ -42,17 +80,13 @@ pub enum Kind {
     Kernel(Isa),
     /// blockbloom's single-key API (inline scalar code, any kernel).
     SingleKey,
-    /// `fastbloom` with SipHash-1-3.
-    FastBloomSip,
-    /// `fastbloom` with foldhash.
-    FastBloomFold,
-    /// `sbbf-rs-safe` with XXH3-64.
-    Sbbf,
+    /// A peer filter, by its [`Peer::label`].
+    Peer(&'static str),
 }
 
 /// One measured filter.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub struct SuiteRow {
     /// What it is.
     pub kind: Kind,
     /// Its name in tables.
@@ -67,7 +101,7 @@ pub struct Row {
 #[derive(Debug, Clone)]
 pub struct SizeResult {
     /// The plan it ran.
-    pub plan: Plan,
+    pub plan: SuitePlan,
     /// blockbloom's filter size in bytes.
     pub bytes: usize,
     /// blockbloom's probes per key.
@@ -80,40 +114,7 @@ pub struct SizeResult {
     /// Non-member lookups per pass.
     pub non_members: usize,
     /// Rows in measuring order: kernels, single-key, peers.
-    pub rows: Vec<Row>,
-}
-
-/// Progress lines on stderr with the time since start.
-pub struct Progress {
-    start: Instant,
-    quiet: bool,
-}
-
-impl Progress {
-    /// Starts the clock.
-    pub fn new() -> Progress {
-        Progress {
-            start: Instant::now(),
-            quiet: false,
-        }
-    }
-
-    /// Prints nothing (for tests).
-    #[cfg(test)]
-    pub fn quiet() -> Progress {
-        Progress {
-            start: Instant::now(),
-            quiet: true,
-        }
-    }
-
-    /// Prints one progress line.
-    pub fn step(&self, msg: impl std::fmt::Display) {
-        if self.quiet {
-            return;
-        }
-        eprintln!("[{:>6.1}s] {msg}", self.start.elapsed().as_secs_f64());
-    }
+    pub rows: Vec<SuiteRow>,
 }
 
 /// Runs `plan`.
@@ -121,13 +122,13 @@ impl Progress {
 /// # Errors
 /// The library's error if the filter cannot be sized or built, or a message if the keys do
 /// not fit in memory.
-pub fn run(plan: &Plan, progress: &Progress) -> Result<SizeResult, Box<dyn Error>> {
+pub fn run(plan: &SuitePlan, progress: &Progress) -> Result<SizeResult, Box<dyn Error>> {
     // Checks the parameters before spending time on keys.
     blockbloom::sizing::plan(plan.n as u64, plan.fpr)?;
-    let n = system::group(plan.n as u64);
+    let n = group(plan.n as u64);
     progress.step(format_args!(
         "n={n}: generating {n} keys and {} lookups",
-        system::group(plan.queries as u64)
+        group(plan.queries as u64)
     ));
     let w = Workload::generate(plan.n, plan.queries, plan.seed)?;
     let api = if plan.batch == 1 {
@@ -155,10 +156,10 @@ pub fn run(plan: &Plan, progress: &Progress) -> Result<SizeResult, Box<dyn Error
             filter,
             batch: plan.batch,
         };
-        let m = measure::measure(&mut subject, &w, plan.reps);
+        let m = subject::measure(&mut subject, &w, plan.reps);
         // Every kernel builds the same bits, so this is the same for all of them.
         instance_fpr = subject.filter.expected_fpr();
-        rows.push(Row {
+        rows.push(SuiteRow {
             kind: Kind::Kernel(isa),
             name: isa.to_string(),
             api: api.clone(),
@@ -172,8 +173,8 @@ pub fn run(plan: &Plan, progress: &Progress) -> Result<SizeResult, Box<dyn Error
     {
         progress.step(format_args!("n={n}: measuring the single-key API"));
         let mut subject = Blocked { filter, batch: 1 };
-        let m = measure::measure(&mut subject, &w, plan.reps);
-        rows.push(Row {
+        let m = subject::measure(&mut subject, &w, plan.reps);
+        rows.push(SuiteRow {
             kind: Kind::SingleKey,
             name: "blockbloom insert/contains".into(),
             api: "single-key".into(),
@@ -181,30 +182,13 @@ pub fn run(plan: &Plan, progress: &Progress) -> Result<SizeResult, Box<dyn Error
         });
     }
     drop(last);
-    if plan.peers {
-        progress.step(format_args!("n={n}: measuring fastbloom (SipHash)"));
-        let m = measure::measure(&mut FastBloom::siphash(plan.n, plan.fpr), &w, plan.reps);
-        rows.push(Row {
-            kind: Kind::FastBloomSip,
-            name: "fastbloom 0.17, SipHash-1-3".into(),
-            api: "single-key".into(),
-            m,
-        });
-        progress.step(format_args!("n={n}: measuring fastbloom (foldhash)"));
-        let m = measure::measure(&mut FastBloom::foldhash(plan.n, plan.fpr), &w, plan.reps);
-        rows.push(Row {
-            kind: Kind::FastBloomFold,
-            name: "fastbloom 0.17, foldhash".into(),
-            api: "single-key".into(),
-            m,
-        });
-        progress.step(format_args!("n={n}: measuring sbbf-rs-safe"));
-        let mut sbbf = Sbbf::new(plan.n, plan.fpr);
-        let bpk = sbbf.bits_per_key;
-        let m = measure::measure(&mut sbbf, &w, plan.reps);
-        rows.push(Row {
-            kind: Kind::Sbbf,
-            name: format!("sbbf-rs-safe 0.3.2, XXH3-64, new({bpk}, n)"),
+    for peer in &plan.peers {
+        progress.step(format_args!("n={n}: measuring {}", peer.label));
+        let (name, mut filter) = (peer.build)(plan.n, plan.fpr);
+        let m = subject::measure(filter.as_mut(), &w, plan.reps);
+        rows.push(SuiteRow {
+            kind: Kind::Peer(peer.label),
+            name,
             api: "single-key".into(),
             m,
         });
@@ -222,12 +206,12 @@ pub fn run(plan: &Plan, progress: &Progress) -> Result<SizeResult, Box<dyn Error
 
 impl SizeResult {
     /// The row of `kind`, if measured.
-    pub fn get(&self, kind: Kind) -> Option<&Row> {
+    pub fn get(&self, kind: Kind) -> Option<&SuiteRow> {
         self.rows.iter().find(|r| r.kind == kind)
     }
 
     /// The kernel row with the lowest median of `metric`.
-    pub fn best_kernel(&self, metric: impl Fn(&Measurement) -> f64) -> Option<&Row> {
+    pub fn best_kernel(&self, metric: impl Fn(&Measurement) -> f64) -> Option<&SuiteRow> {
         self.rows
             .iter()
             .filter(|r| matches!(r.kind, Kind::Kernel(_)))
@@ -235,7 +219,7 @@ impl SizeResult {
     }
 
     /// The kernel row with the highest measured FPR.
-    pub fn worst_kernel_fpr(&self) -> Option<&Row> {
+    pub fn worst_kernel_fpr(&self) -> Option<&SuiteRow> {
         self.rows
             .iter()
             .filter(|r| matches!(r.kind, Kind::Kernel(_)))
@@ -250,10 +234,10 @@ impl SizeResult {
         let _ = writeln!(
             s,
             "n = {} keys, target FPR {}: blockbloom filter {} bytes ({}, {}), k = {}, {:.2} bits/key, model FPR {:.4}%, this filter's exact FPR (from its bits) {:.4}%",
-            system::group(p.n as u64),
+            group(p.n as u64),
             percent(p.fpr),
-            system::group(self.bytes as u64),
-            system::bytes(self.bytes as u64),
+            group(self.bytes as u64),
+            bytes(self.bytes as u64),
             system::placement(self.bytes as u64, caches),
             self.probes,
             self.bytes as f64 * 8.0 / p.n as f64,
@@ -263,12 +247,12 @@ impl SizeResult {
         let _ = writeln!(
             s,
             "contains: {} lookups per pass, {} members and {} non-members interleaved at random; median of {} passes",
-            system::group(p.queries as u64),
-            system::group((p.queries - self.non_members) as u64),
-            system::group(self.non_members as u64),
+            group(p.queries as u64),
+            group((p.queries - self.non_members) as u64),
+            group(self.non_members as u64),
             p.reps.max(1),
         );
-        let _ = writeln!(s, "insert: {}", measure::describe_insert(p.n, p.reps));
+        let _ = writeln!(s, "insert: {}", subject::describe_insert(p.n, p.reps));
         if p.batch > 1 && self.get(Kind::SingleKey).is_some() {
             let _ = writeln!(
                 s,
@@ -347,10 +331,35 @@ impl SizeResult {
     }
 }
 
-/// `0.01` -> "1%", `0.001` -> "0.1%".
-pub fn percent(p: f64) -> String {
-    let v = p * 100.0;
-    let s = format!("{v:.6}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}%")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_then_the_single_key_api_then_peers() {
+        let peer = Peer {
+            label: "blockbloom again",
+            build: |n, fpr| {
+                let filter = BloomFilter::with_capacity(n as u64, fpr).expect("valid");
+                let subject = Blocked { filter, batch: 1 };
+                ("blockbloom as a peer".into(), Box::new(subject))
+            },
+        };
+        let mut plan = SuitePlan::standard(5000, 1, &[peer]);
+        plan.queries = 10_000;
+        let r = run(&plan, &Progress::quiet()).unwrap();
+        let mut expected: Vec<Kind> = Isa::supported().into_iter().map(Kind::Kernel).collect();
+        expected.extend([Kind::SingleKey, Kind::Peer("blockbloom again")]);
+        let kinds: Vec<Kind> = r.rows.iter().map(|row| row.kind).collect();
+        assert_eq!(kinds, expected);
+        assert!(r.problems().is_empty(), "{:?}", r.problems());
+        let text = r.table().text();
+        assert!(text.contains("blockbloom as a peer"), "{text}");
+        assert!(text.lines().nth(2).unwrap().starts_with("scalar"), "{text}");
+        let described = r.describe(&[]);
+        assert!(
+            described.starts_with("n = 5,000 keys, target FPR 1%: blockbloom filter "),
+            "{described}"
+        );
+    }
 }

@@ -4,6 +4,8 @@
 //! section that finds a wrong answer (a false negative, a lost value) returns an error.
 
 mod bloomier;
+mod compressed;
+mod counting;
 mod deletable;
 mod scalable;
 
@@ -11,11 +13,8 @@ use std::error::Error;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::report::Context;
-use crate::suite::Progress;
-
-mod compressed;
-mod counting;
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::system::Context;
 
 /// How much work a section does: `quick` for CI and smoke runs (seconds), else the full
 /// measurement quoted in the README (minutes at most).

@@ -5,32 +5,25 @@
 
 use std::error::Error;
 use std::fmt::Write as _;
-use std::time::Instant;
 
 use blockbloom::compressed::{self, MIN_FILL, entropy};
 use blockbloom::layout::{BLOCK_BITS, Layout};
 use blockbloom::{BloomFilter, sizing};
+use blockbloom_measure::keys;
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::table::Table;
+use blockbloom_measure::timing::Timing;
 
 use super::Scale;
-use crate::suite::Progress;
-use crate::table::Table;
 
 /// SplitMix64 of `x`: a bijection, so distinct inputs give distinct keys.
 fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    keys::mix(x.wrapping_add(keys::GAMMA))
 }
 
 /// Member `i` is `mix(2i)`, non-member `i` is `mix(2i + 1)`: disjoint by construction.
 fn members(n: u64) -> Vec<u64> {
     (0..n).map(|i| mix(2 * i)).collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// A design: how to build its filter, and what to call it.
@@ -320,14 +313,13 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
         .build()?;
     f.insert_batch(&keys);
     let raw = f.encoded_len() as f64;
+    // Median ns per key of the filter's `n` keys; a failing run fails the section.
     let time = |g: &mut dyn FnMut() -> Result<(), Box<dyn Error>>| -> Result<f64, Box<dyn Error>> {
-        let mut v = Vec::new();
+        let mut timing = Timing::default();
         for _ in 0..reps {
-            let t0 = Instant::now();
-            g()?;
-            v.push(t0.elapsed().as_secs_f64());
+            timing.record(n as usize, &mut *g)?;
         }
-        Ok(median(v))
+        Ok(timing.median())
     };
     let wire = f.to_compressed_bytes()?;
     let plain = f.to_bytes();
@@ -348,16 +340,17 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
         Ok(())
     })?;
     let mut s = Table::new(["operation", "MB/s of plain encoding", "ns/key", "bytes out"]);
-    for (name, secs, bytes) in [
+    for (name, ns_per_key, bytes) in [
         ("to_compressed_bytes", t_comp, wire.len()),
         ("from_compressed_bytes", t_decomp, plain.len()),
         ("to_bytes (plain form)", t_to, plain.len()),
         ("from_bytes (plain form)", t_from, plain.len()),
     ] {
+        let secs = ns_per_key * n as f64 / 1e9;
         s.row(vec![
             name.into(),
             format!("{:.0}", raw / secs / 1e6),
-            format!("{:.2}", secs * 1e9 / n as f64),
+            format!("{ns_per_key:.2}"),
             bytes.to_string(),
         ]);
     }

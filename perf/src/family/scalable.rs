@@ -4,17 +4,15 @@
 
 use std::error::Error;
 use std::fmt::Write as _;
-use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom::{BloomFilter, ScalableBloomFilter};
+use blockbloom_measure::format::{bytes, group, percent};
+use blockbloom_measure::keys::key;
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::table::Table;
+use blockbloom_measure::timing::Timing;
 
 use super::Scale;
-use crate::keys::key;
-use crate::measure::per_key;
-use crate::suite::Progress;
-use crate::system;
-use crate::table::Table;
 
 const MEMBER_SEED: u64 = 0x5ca1;
 const QUERY_SEED: u64 = 0xab1e;
@@ -26,23 +24,6 @@ fn members(from: u64, to: u64) -> Vec<u64> {
 
 fn non_members(n: u64) -> Vec<u64> {
     (0..n).map(|i| key(QUERY_SEED, i) | 1 << 63).collect()
-}
-
-fn pct(p: f64) -> String {
-    format!("{:.3}%", p * 100.0)
-}
-
-/// Median nanoseconds per key of `reps` runs of `run` over `keys` keys.
-fn median_ns(reps: usize, keys: usize, mut run: impl FnMut()) -> f64 {
-    let mut samples: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            run();
-            per_key(t, keys)
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
 }
 
 pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Error>> {
@@ -91,7 +72,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
             let n = n0 * g;
             progress.step(format_args!(
                 "scalable s={s} r={r}: growing to {}",
-                system::group(n)
+                group(n)
             ));
             f.insert_batch(&members(inserted, n))?;
             inserted = n;
@@ -110,46 +91,39 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
             let plain_fpr = plain.count_batch(&queries) as f64 / queries.len() as f64;
             t.row(vec![
                 format!("{s}, {r}"),
-                system::group(n),
+                group(n),
                 g.to_string(),
                 f.stages().len().to_string(),
-                system::bytes(f.size_in_bytes() as u64),
+                bytes(f.size_in_bytes() as u64),
                 format!("{:.2}", f.size_in_bytes() as f64 * 8.0 / n as f64),
-                pct(measured),
-                pct(f.expected_fpr()),
-                pct(TARGET),
+                percent(measured),
+                percent(f.expected_fpr()),
+                percent(TARGET),
                 format!("{:.2}", plain.bits_per_key()),
-                pct(plain_fpr),
+                percent(plain_fpr),
             ]);
             if g == *growths.last().expect("non-empty") {
                 let sample = &all[..all.len().min(queries.len())];
                 timing.row(vec![
                     format!("{s}, {r}"),
-                    system::group(n),
+                    group(n),
                     f.stages().len().to_string(),
                     format!(
                         "{:.1}",
-                        median_ns(reps, sample.len(), || {
-                            black_box(f.count_batch(sample));
-                        })
+                        Timing::repeat(reps, sample.len(), || f.count_batch(sample)).median()
                     ),
                     format!(
                         "{:.1}",
-                        median_ns(reps, sample.len(), || {
-                            black_box(plain.count_batch(sample));
-                        })
+                        Timing::repeat(reps, sample.len(), || plain.count_batch(sample)).median()
                     ),
                     format!(
                         "{:.1}",
-                        median_ns(reps, queries.len(), || {
-                            black_box(f.count_batch(&queries));
-                        })
+                        Timing::repeat(reps, queries.len(), || f.count_batch(&queries)).median()
                     ),
                     format!(
                         "{:.1}",
-                        median_ns(reps, queries.len(), || {
-                            black_box(plain.count_batch(&queries));
-                        })
+                        Timing::repeat(reps, queries.len(), || plain.count_batch(&queries))
+                            .median()
                     ),
                 ]);
             }
@@ -165,9 +139,9 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          columns are one `BloomFilter::with_capacity(keys, {TARGET})`, sized knowing the final \
          count in advance. Every member was found at every step (the section fails \
          otherwise).\n",
-        system::group(n0),
-        pct(TARGET),
-        system::group(queries.len() as u64),
+        group(n0),
+        percent(TARGET),
+        group(queries.len() as u64),
     );
     let _ = writeln!(out, "{}", t.markdown());
     let _ = writeln!(

@@ -1,20 +1,29 @@
-//! The `report` command's markdown file and its targets table.
+//! The `report` command's markdown file and its targets tables.
 
 use std::fmt::Write as _;
 
 use blockbloom::Isa;
+use blockbloom_measure::concurrent::{ConcurrentResult, Method};
+use blockbloom_measure::format::group;
+use blockbloom_measure::subject::Measurement;
+use blockbloom_measure::suite::{Kind, SIZES, SizeResult};
+use blockbloom_measure::system::{self, Context};
+use blockbloom_measure::table::Table;
 
-use crate::concurrent::{ConcurrentResult, Method};
-use crate::suite::{Kind, SizeResult};
-use crate::system;
-use crate::table::Table;
-
-/// The L2, L3 and DRAM sizes of the demo and the report.
-pub const SIZES: [(usize, &str); 3] = [(50_000, "L2"), (1_000_000, "L3"), (64_000_000, "DRAM")];
+use crate::peers::{
+    FASTBLOOM_FOLD, FASTBLOOM_FOLD_SUITE, FASTBLOOM_SIP, FASTBLOOM_SIP_SUITE, SBBF_SUITE,
+};
 
 /// The sizes of the report's concurrent-insert section (the DRAM one is a filter of about
 /// 120 MiB).
 pub const CONCURRENT_SIZES: [(usize, &str); 2] = [(1_000_000, "L3"), (100_000_000, "DRAM")];
+
+/// The concurrent-insert methods of the report: blockbloom's builds, then fastbloom's atomic
+/// filter with both hashers.
+pub fn methods() -> Vec<Method> {
+    let peers = [Method::Peer(FASTBLOOM_SIP), Method::Peer(FASTBLOOM_FOLD)];
+    Method::BUILDS.into_iter().chain(peers).collect()
+}
 
 fn size_named(results: &[SizeResult], n: usize) -> Option<&SizeResult> {
     results.iter().find(|r| r.plan.n == n)
@@ -27,7 +36,7 @@ fn label(n: usize) -> String {
         .find(|s| s.0 == n)
         .map(|s| s.1)
         .unwrap_or("n");
-    format!("{name} (n={})", system::group(n as u64))
+    format!("{name} (n={})", group(n as u64))
 }
 
 /// One line of the targets table: `(target, measured, goal, reached)`.
@@ -53,11 +62,11 @@ fn ratio_line(what: String, goal: f64, measured: Option<(f64, String)>, missing:
 /// Builds the targets table from whatever sizes were measured.
 pub fn targets(results: &[SizeResult], missing: &str) -> Table {
     let mut lines: Vec<Line> = Vec::new();
-    let contains = |m: &crate::measure::Measurement| m.contains.median();
-    let insert = |m: &crate::measure::Measurement| m.insert.median();
+    let contains = |m: &Measurement| m.contains.median();
+    let insert = |m: &Measurement| m.insert.median();
 
     // best / baseline speed-up of `metric`, with both figures spelled out
-    let vs = |r: &SizeResult, base: Kind, metric: &dyn Fn(&crate::measure::Measurement) -> f64| {
+    let vs = |r: &SizeResult, base: Kind, metric: &dyn Fn(&Measurement) -> f64| {
         let best = r.best_kernel(metric)?;
         let b = r.get(base)?;
         let (x, y) = (metric(&best.m), metric(&b.m));
@@ -75,13 +84,18 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
         missing,
     ));
     let l3 = size_named(results, 1_000_000);
+    let sbbf = Kind::Peer(SBBF_SUITE.label);
+    let fastbloom = [
+        (Kind::Peer(FASTBLOOM_SIP_SUITE.label), "SipHash"),
+        (Kind::Peer(FASTBLOOM_FOLD_SUITE.label), "foldhash"),
+    ];
     lines.push(ratio_line(
         format!(
             "{}: best batch contains vs sbbf-rs-safe contains",
             label(1_000_000)
         ),
         2.0,
-        l3.and_then(|r| vs(r, Kind::Sbbf, &contains)),
+        l3.and_then(|r| vs(r, sbbf, &contains)),
         missing,
     ));
     lines.push(ratio_line(
@@ -90,15 +104,12 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
             label(1_000_000)
         ),
         2.0,
-        l3.and_then(|r| vs(r, Kind::Sbbf, &insert)),
+        l3.and_then(|r| vs(r, sbbf, &insert)),
         missing,
     ));
     for &(n, _) in &SIZES {
         let r = size_named(results, n);
-        for (kind, peer) in [
-            (Kind::FastBloomSip, "SipHash"),
-            (Kind::FastBloomFold, "foldhash"),
-        ] {
+        for (kind, peer) in fastbloom {
             lines.push(ratio_line(
                 format!(
                     "{}: best batch contains vs fastbloom ({peer}) contains",
@@ -109,10 +120,7 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
                 missing,
             ));
         }
-        for (kind, peer) in [
-            (Kind::FastBloomSip, "SipHash"),
-            (Kind::FastBloomFold, "foldhash"),
-        ] {
+        for (kind, peer) in fastbloom {
             let measured = r.and_then(|r| {
                 let (s, p) = (r.get(Kind::SingleKey)?, r.get(kind)?);
                 let (x, y) = (s.m.contains.median(), p.m.contains.median());
@@ -158,7 +166,7 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
                         w.name,
                         fpr * 100.0,
                         ci * 100.0,
-                        system::group(w.m.non_members as u64),
+                        group(w.m.non_members as u64),
                         r.model_fpr * 100.0,
                         exact * 100.0,
                     ),
@@ -209,8 +217,8 @@ pub fn concurrent_targets(results: &[ConcurrentResult], missing: &str) -> Table 
     ));
     for t in [1, 2] {
         for (peer, hasher) in [
-            (Method::FastBloomSip, "SipHash-1-3, its default"),
-            (Method::FastBloomFold, "foldhash"),
+            (Method::Peer(FASTBLOOM_SIP), "SipHash-1-3, its default"),
+            (Method::Peer(FASTBLOOM_FOLD), "foldhash"),
         ] {
             lines.push(ratio_line(
                 format!(
@@ -306,7 +314,7 @@ pub fn concurrent_markdown(ctx: &Context, results: &[ConcurrentResult], quick: b
         let _ = writeln!(
             s,
             "This is a `--quick` report: the DRAM size (n = {}) was skipped.\n",
-            system::group(CONCURRENT_SIZES[1].0 as u64)
+            group(CONCURRENT_SIZES[1].0 as u64)
         );
         "not measured (--quick)"
     } else {
@@ -328,92 +336,6 @@ pub fn concurrent_markdown(ctx: &Context, results: &[ConcurrentResult], quick: b
         s.push('\n');
     }
     s
-}
-
-/// Facts printed at the top of the demo and the report.
-pub struct Context {
-    /// The command line.
-    pub command: String,
-    /// `YYYY-MM-DD`.
-    pub date: String,
-    /// `HH:MM` UTC.
-    pub time: String,
-    /// CPU model name.
-    pub cpu: String,
-    /// Cache sizes of CPU 0.
-    pub caches: Vec<system::Cache>,
-    /// Short commit or "unknown".
-    pub commit: String,
-    /// Tracked files that differ from the commit.
-    pub modified: Vec<String>,
-    /// Compiler version.
-    pub rustc: String,
-    /// The dispatcher's pick and where it came from.
-    pub dispatch: String,
-}
-
-impl Context {
-    /// Gathers the facts (runs `git`).
-    pub fn gather(active: Isa) -> Context {
-        let (date, time) = system::utc_now();
-        let dispatch = match std::env::var("BLOCKBLOOM_ISA") {
-            Ok(v) if !v.trim().is_empty() => format!("{active} (from BLOCKBLOOM_ISA={v})"),
-            _ => format!("{active} (detected)"),
-        };
-        Context {
-            command: system::command_line(),
-            date,
-            time,
-            cpu: system::cpu_model(),
-            caches: system::caches(),
-            commit: system::commit(),
-            modified: system::modified_files().unwrap_or_default(),
-            rustc: system::rustc_version(),
-            dispatch,
-        }
-    }
-
-    /// `(name, value)` pairs for the header.
-    pub fn facts(&self) -> Vec<(&'static str, String)> {
-        let supported: Vec<String> = Isa::supported().iter().map(|i| i.to_string()).collect();
-        let commit = if self.modified.is_empty() {
-            self.commit.clone()
-        } else {
-            format!(
-                "{} + uncommitted changes in {}",
-                self.commit,
-                self.modified.join(", ")
-            )
-        };
-        let mut build = system::build_profile().to_string();
-        if !system::optimised() {
-            build.push_str(" — DEBUG BUILD, timings are meaningless");
-        }
-        vec![
-            ("command", self.command.clone()),
-            ("date", format!("{} {} UTC", self.date, self.time)),
-            (
-                "CPU",
-                format!(
-                    "{}, {} logical CPUs; caches of CPU 0 as the OS reports them: {}",
-                    self.cpu,
-                    system::logical_cpus(),
-                    system::caches_summary(&self.caches)
-                ),
-            ),
-            (
-                "kernels",
-                format!(
-                    "supported: {}; dispatcher picks {}",
-                    supported.join(", "),
-                    self.dispatch
-                ),
-            ),
-            ("commit", commit),
-            ("rustc", self.rustc.clone()),
-            ("build", build),
-        ]
-    }
 }
 
 /// The whole markdown report.
@@ -495,9 +417,12 @@ pub fn markdown(ctx: &Context, results: &[SizeResult], quick: bool) -> String {
 
 #[cfg(test)]
 mod tests {
+    use blockbloom_measure::concurrent::{Cell, ConcurrentPlan, MethodRow};
+    use blockbloom_measure::suite::{SuitePlan, SuiteRow};
+    use blockbloom_measure::timing::Timing;
+
     use super::*;
-    use crate::measure::{Measurement, Timing};
-    use crate::suite::{Plan, Row};
+    use crate::peers::SUITE;
 
     fn m(insert: f64, contains: f64, fp: usize) -> Measurement {
         Measurement {
@@ -516,8 +441,8 @@ mod tests {
         }
     }
 
-    fn row(kind: Kind, name: &str, m: Measurement) -> Row {
-        Row {
+    fn row(kind: Kind, name: &str, m: Measurement) -> SuiteRow {
+        SuiteRow {
             kind,
             name: name.into(),
             api: "batch 1024".into(),
@@ -527,7 +452,7 @@ mod tests {
 
     #[test]
     fn targets_and_markdown_from_made_up_numbers() {
-        let plan = Plan {
+        let plan = SuitePlan {
             n: 50_000,
             fpr: 0.01,
             isas: vec![Isa::Scalar, Isa::Avx512],
@@ -536,7 +461,7 @@ mod tests {
             seed: 1,
             reps: 3,
             single_key: true,
-            peers: true,
+            peers: SUITE.to_vec(),
         };
         let r = SizeResult {
             plan,
@@ -549,9 +474,17 @@ mod tests {
                 row(Kind::Kernel(Isa::Scalar), "scalar", m(10.0, 20.0, 990)),
                 row(Kind::Kernel(Isa::Avx512), "avx512", m(2.0, 4.0, 1005)),
                 row(Kind::SingleKey, "single", m(12.0, 15.0, 990)),
-                row(Kind::FastBloomSip, "fb sip", m(30.0, 30.0, 1000)),
-                row(Kind::FastBloomFold, "fb fold", m(10.0, 10.0, 1000)),
-                row(Kind::Sbbf, "sbbf", m(5.0, 5.0, 800)),
+                row(
+                    Kind::Peer(FASTBLOOM_SIP_SUITE.label),
+                    "fb sip",
+                    m(30.0, 30.0, 1000),
+                ),
+                row(
+                    Kind::Peer(FASTBLOOM_FOLD_SUITE.label),
+                    "fb fold",
+                    m(10.0, 10.0, 1000),
+                ),
+                row(Kind::Peer(SBBF_SUITE.label), "sbbf", m(5.0, 5.0, 800)),
             ],
         };
         let t = targets(std::slice::from_ref(&r), "not measured").markdown();
@@ -576,13 +509,14 @@ mod tests {
             "{t}"
         );
 
-        let ctx = Context::gather(Isa::Scalar);
+        let ctx = Context::gather(Isa::Scalar, "blockbloom-perf");
         let md = markdown(&ctx, &[r], true);
         for needle in [
             "## Targets",
             "## L2 (n=50,000)",
             "| avx512 | batch 1024 |",
             "--quick",
+            "| command | `cargo run --release -p blockbloom-perf --",
         ] {
             assert!(md.contains(needle), "{needle} missing:\n{md}");
         }
@@ -590,13 +524,12 @@ mod tests {
 
     #[test]
     fn concurrent_targets_from_made_up_numbers() {
-        use crate::concurrent::{Cell, Plan as CPlan, Row as CRow};
         let cell = |threads: usize, ns: f64| Cell {
             threads,
             timing: Timing { samples: vec![ns] },
             merge: None,
         };
-        let row = |method: Method, ns: &[f64]| CRow {
+        let row = |method: Method, ns: &[f64]| MethodRow {
             method,
             cells: ns
                 .iter()
@@ -605,7 +538,7 @@ mod tests {
                 .collect(),
         };
         let r = ConcurrentResult {
-            plan: CPlan::new(100_000_000, 0.01, Isa::Scalar, &[2, 4, 8], &Method::ALL),
+            plan: ConcurrentPlan::new(100_000_000, 0.01, Isa::Scalar, &[2, 4, 8], &methods()),
             bytes: 126_000_000,
             peer_bytes: Some(120_000_000),
             rows: vec![
@@ -613,8 +546,8 @@ mod tests {
                 row(Method::AtomicShared, &[20.0, 11.0, 11.0, 12.0]),
                 row(Method::Partitioned, &[11.0, 6.0, 6.5, 7.0]),
                 row(Method::SharedAtomic, &[20.0, 5.0, 11.0, 12.0]),
-                row(Method::FastBloomSip, &[80.0, 30.0, 30.0, 30.0]),
-                row(Method::FastBloomFold, &[30.0, 20.0, 20.0, 20.0]),
+                row(Method::Peer(FASTBLOOM_SIP), &[80.0, 30.0, 30.0, 30.0]),
+                row(Method::Peer(FASTBLOOM_FOLD), &[30.0, 20.0, 20.0, 20.0]),
             ],
             problems: Vec::new(),
         };
@@ -635,7 +568,7 @@ mod tests {
             "{t}"
         );
         assert!(line("L3 (n=1,000,000): par_insert_batch_with").contains("not measured"));
-        let ctx = Context::gather(Isa::Scalar);
+        let ctx = Context::gather(Isa::Scalar, "blockbloom-perf");
         let md = concurrent_markdown(&ctx, &[r], false);
         for needle in [
             "## Concurrent insert",

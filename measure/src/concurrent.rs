@@ -1,9 +1,9 @@
 //! Concurrent insert: several threads filling one filter, against one thread and against
-//! fastbloom's `AtomicBloomFilter`.
+//! peer filters ([`ConcurrentPeer`], e.g. fastbloom's `AtomicBloomFilter` in `blockbloom-perf`).
 //!
-//! Every (method, thread count) builds the filter from empty on the schedule `measure` uses
-//! for single-thread inserts: small `n` as repeated whole builds (each from a cleared
-//! filter), large `n` as one build timed in equal segments. Times are wall-clock for all the
+//! Every (method, thread count) builds the filter from empty on the schedule
+//! [`subject::measure`] uses for single-thread inserts: small `n` as repeated whole builds
+//! (each from a cleared filter), large `n` as one build timed in equal segments. Times are wall-clock for all the
 //! threads, divided by the keys inserted, so ns/key falls as threads help. Clearing is never
 //! timed: blockbloom's `AtomicBloomFilter` skips words that already hold a key's bits, so
 //! re-inserting present keys would time reads only.
@@ -16,16 +16,53 @@ use std::time::Instant;
 use blockbloom::{AtomicBloomFilter, Block, BloomFilter, Isa, ParallelBuild};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
-use crate::measure::{self, Timing};
-use crate::suite::{Progress, percent};
+use crate::format::{bytes, group, percent};
+use crate::keys;
+use crate::progress::Progress;
+use crate::subject;
 use crate::system;
 use crate::table::Table;
+use crate::timing::{Timing, per_key};
 
-/// fastbloom's atomic insert `fetch_or`s every bit whatever the filter holds, so its cost per
-/// key does not depend on how full the filter is: above this many keys it is timed on the
+/// A peer's atomic insert (fastbloom's `fetch_or`s every bit whatever the filter holds) costs
+/// the same per key however full the filter is, so above this many keys it is timed on the
 /// first `PEER_MAX_KEYS` only (its filter is still sized for `n`). At about 50 ns per key a
 /// whole 100M-key build would take longer than the rest of the report.
 pub const PEER_MAX_KEYS: usize = 1 << 23;
+
+/// A peer filter that several threads insert into at once. Its insert must cost the same
+/// however full the filter is: large builds time it on the first [`PEER_MAX_KEYS`] keys.
+pub trait SharedFilter {
+    /// Forgets every key (outside the timing).
+    fn clear(&mut self);
+    /// Inserts `keys` with `threads` threads, the way its API is meant to be used.
+    fn pass(&self, keys: &[u64], threads: usize);
+    /// Whether it reports `key` present.
+    fn contains(&self, key: u64) -> bool;
+    /// Bytes of filter.
+    fn size_in_bytes(&self) -> usize;
+}
+
+/// A peer's concurrent insert, as a [`Method`].
+#[derive(Debug, Clone, Copy)]
+pub struct ConcurrentPeer {
+    /// Its name in tables (and its identity: two peers are equal when their names are).
+    pub name: &'static str,
+    /// How its threads run.
+    pub api: &'static str,
+    /// The crate, for the notes under the table.
+    pub crate_name: &'static str,
+    /// Builds it for `n` keys at target `fpr`.
+    pub build: fn(n: usize, fpr: f64) -> Box<dyn SharedFilter>,
+}
+
+impl PartialEq for ConcurrentPeer {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for ConcurrentPeer {}
 
 /// A way of inserting with several threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,22 +79,19 @@ pub enum Method {
     SharedAtomic,
     /// One plain filter per scoped thread, then an OR of their blocks.
     PerThread,
-    /// `fastbloom::AtomicBloomFilter` (SipHash-1-3) shared by scoped threads.
-    FastBloomSip,
-    /// `fastbloom::AtomicBloomFilter` (foldhash) shared by scoped threads.
-    FastBloomFold,
+    /// A peer filter shared by its threads.
+    Peer(ConcurrentPeer),
 }
 
 impl Method {
-    /// What `report` measures.
-    pub const ALL: [Method; 7] = [
+    /// blockbloom's multi-threaded builds other than the default `par_insert_batch`, with the
+    /// plain baseline first (what `report` measures next to the peers).
+    pub const BUILDS: [Method; 5] = [
         Method::Plain,
         Method::AtomicShared,
         Method::Partitioned,
         Method::SharedAtomic,
         Method::PerThread,
-        Method::FastBloomSip,
-        Method::FastBloomFold,
     ];
     /// What `bench --threads` and `demo` measure.
     pub const SHORT: [Method; 3] = [Method::Plain, Method::AtomicShared, Method::ParDefault];
@@ -71,8 +105,7 @@ impl Method {
             Method::Partitioned => "par_insert_batch_with(Partitioned)",
             Method::SharedAtomic => "par_insert_batch_with(SharedAtomic)",
             Method::PerThread => "per-thread BloomFilter + OR merge",
-            Method::FastBloomSip => "fastbloom 0.17 AtomicBloomFilter, SipHash-1-3",
-            Method::FastBloomFold => "fastbloom 0.17 AtomicBloomFilter, foldhash",
+            Method::Peer(p) => p.name,
         }
     }
 
@@ -82,7 +115,7 @@ impl Method {
             Method::Plain => "1 thread, batches",
             Method::AtomicShared | Method::PerThread => "scoped threads, batches",
             Method::ParDefault | Method::Partitioned | Method::SharedAtomic => "rayon pool",
-            Method::FastBloomSip | Method::FastBloomFold => "scoped threads, single-key",
+            Method::Peer(p) => p.api,
         }
     }
 
@@ -91,13 +124,13 @@ impl Method {
     }
 
     fn is_peer(self) -> bool {
-        matches!(self, Method::FastBloomSip | Method::FastBloomFold)
+        matches!(self, Method::Peer(_))
     }
 }
 
 /// What to measure at one size.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct ConcurrentPlan {
     /// Keys inserted (the filter's capacity).
     pub n: usize,
     /// Target false-positive rate.
@@ -114,13 +147,19 @@ pub struct Plan {
     pub reps: usize,
 }
 
-impl Plan {
+impl ConcurrentPlan {
     /// `threads` sorted, deduplicated and with 1 added.
-    pub fn new(n: usize, fpr: f64, isa: Isa, threads: &[usize], methods: &[Method]) -> Plan {
+    pub fn new(
+        n: usize,
+        fpr: f64,
+        isa: Isa,
+        threads: &[usize],
+        methods: &[Method],
+    ) -> ConcurrentPlan {
         let mut t: Vec<usize> = threads.iter().copied().chain([1]).collect();
         t.sort_unstable();
         t.dedup();
-        Plan {
+        ConcurrentPlan {
             n,
             fpr,
             isa,
@@ -145,7 +184,7 @@ pub struct Cell {
 
 /// One method at every thread count.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub struct MethodRow {
     /// The method.
     pub method: Method,
     /// One per thread count measured.
@@ -156,60 +195,55 @@ pub struct Row {
 #[derive(Debug, Clone)]
 pub struct ConcurrentResult {
     /// The plan it ran.
-    pub plan: Plan,
+    pub plan: ConcurrentPlan,
     /// blockbloom's filter bytes.
     pub bytes: usize,
-    /// fastbloom's filter bytes (if measured).
+    /// The first peer's filter bytes (if one was measured).
     pub peer_bytes: Option<usize>,
     /// The rows, in measuring order.
-    pub rows: Vec<Row>,
+    pub rows: Vec<MethodRow>,
     /// Builds that disagreed with the plain single-thread build.
     pub problems: Vec<String>,
 }
 
 /// A filter being built by one method at one thread count.
-enum Subject<'p> {
+enum Build<'p> {
     Plain(BloomFilter, usize),
     Atomic(Option<AtomicBloomFilter>, usize, usize),
     Par(BloomFilter, &'p ThreadPool, Option<ParallelBuild>),
     PerThread(Vec<BloomFilter>, Vec<Block>, usize),
-    Sip(fastbloom::AtomicBloomFilter, usize),
-    Fold(
-        fastbloom::AtomicBloomFilter<foldhash::fast::RandomState>,
-        usize,
-    ),
+    Peer(Box<dyn SharedFilter>, usize),
 }
 
-/// `keys` cut into `t` contiguous shares.
-fn shares(keys: &[u64], t: usize) -> std::slice::Chunks<'_, u64> {
+/// `keys` cut into `t` contiguous shares, one per thread.
+pub fn shares(keys: &[u64], t: usize) -> std::slice::Chunks<'_, u64> {
     keys.chunks(keys.len().div_ceil(t.max(1)).max(1))
 }
 
-impl Subject<'_> {
+impl Build<'_> {
     /// Forgets every key and writes every page, outside the timing.
     fn clear(&mut self) {
         match self {
-            Subject::Plain(f, _) | Subject::Par(f, _, _) => f.clear(),
-            Subject::Atomic(f, _, _) => {
+            Build::Plain(f, _) | Build::Par(f, _, _) => f.clear(),
+            Build::Atomic(f, _, _) => {
                 let mut plain = f.take().expect("filter").into_filter();
                 plain.clear();
                 *f = Some(plain.into_atomic());
             }
-            Subject::PerThread(filters, _, _) => filters.iter_mut().for_each(BloomFilter::clear),
-            Subject::Sip(f, _) => f.clear(),
-            Subject::Fold(f, _) => f.clear(),
+            Build::PerThread(filters, _, _) => filters.iter_mut().for_each(BloomFilter::clear),
+            Build::Peer(f, _) => f.clear(),
         }
     }
 
     /// Inserts `keys`, with all the method's threads.
     fn pass(&mut self, keys: &[u64]) {
         match self {
-            Subject::Plain(f, batch) => {
+            Build::Plain(f, batch) => {
                 for chunk in keys.chunks(*batch) {
                     f.insert_batch(chunk);
                 }
             }
-            Subject::Atomic(f, t, batch) => {
+            Build::Atomic(f, t, batch) => {
                 let (f, batch) = (f.as_ref().expect("filter"), *batch);
                 std::thread::scope(|s| {
                     for share in shares(keys, *t) {
@@ -221,11 +255,11 @@ impl Subject<'_> {
                     }
                 });
             }
-            Subject::Par(f, pool, how) => pool.install(|| match how {
+            Build::Par(f, pool, how) => pool.install(|| match how {
                 None => f.par_insert_batch(keys),
                 Some(how) => f.par_insert_batch_with(keys, *how),
             }),
-            Subject::PerThread(filters, _, batch) => {
+            Build::PerThread(filters, _, batch) => {
                 let (t, batch) = (filters.len(), *batch);
                 std::thread::scope(|s| {
                     for (f, share) in filters.iter_mut().zip(shares(keys, t)) {
@@ -237,14 +271,13 @@ impl Subject<'_> {
                     }
                 });
             }
-            Subject::Sip(f, t) => fastbloom_pass(f, keys, *t),
-            Subject::Fold(f, t) => fastbloom_pass(f, keys, *t),
+            Build::Peer(f, t) => f.pass(keys, *t),
         }
     }
 
     /// Completes a build (the per-thread merge); whether there was anything to do.
     fn finish(&mut self) -> bool {
-        let Subject::PerThread(filters, out, _) = self else {
+        let Build::PerThread(filters, out, _) = self else {
             return false;
         };
         if filters.len() < 2 {
@@ -260,37 +293,19 @@ impl Subject<'_> {
             (blocks != reference.blocks())
                 .then(|| "its bits differ from the plain single-thread build".to_string())
         };
-        let missing = |contains: &dyn Fn(&u64) -> bool| {
+        let missing = |f: &dyn SharedFilter| {
             let sample = &keys[..keys.len().min(100_000)];
-            let m = sample.iter().filter(|k| !contains(k)).count();
+            let m = sample.iter().filter(|&&k| !f.contains(k)).count();
             (m > 0).then(|| format!("{m} false negatives"))
         };
         match self {
-            Subject::Plain(f, _) | Subject::Par(f, _, _) => same(f.blocks()),
-            Subject::Atomic(f, _, _) => same(f.expect("filter").into_filter().blocks()),
-            Subject::PerThread(filters, _, _) if filters.len() < 2 => same(filters[0].blocks()),
-            Subject::PerThread(_, out, _) => same(&out),
-            Subject::Sip(f, _) => missing(&|k| f.contains(k)),
-            Subject::Fold(f, _) => missing(&|k| f.contains(k)),
+            Build::Plain(f, _) | Build::Par(f, _, _) => same(f.blocks()),
+            Build::Atomic(f, _, _) => same(f.expect("filter").into_filter().blocks()),
+            Build::PerThread(filters, _, _) if filters.len() < 2 => same(filters[0].blocks()),
+            Build::PerThread(_, out, _) => same(&out),
+            Build::Peer(f, _) => missing(f.as_ref()),
         }
     }
-}
-
-/// `t` scoped threads sharing one fastbloom atomic filter, one key per call.
-fn fastbloom_pass<S: std::hash::BuildHasher + Sync>(
-    f: &fastbloom::AtomicBloomFilter<S>,
-    keys: &[u64],
-    t: usize,
-) {
-    std::thread::scope(|s| {
-        for share in shares(keys, t) {
-            s.spawn(move || {
-                for k in share {
-                    f.insert(k);
-                }
-            });
-        }
-    });
 }
 
 /// ORs the blocks of every filter into `out` with one scoped thread per filter, each over a
@@ -319,10 +334,10 @@ fn or_merge(filters: &[BloomFilter], out: &mut [Block]) {
 /// How [`time_builds`] times `n` keys, in words.
 fn describe_schedule(n: usize, reps: usize) -> String {
     let reps = reps.max(1);
-    if measure::segmented(n, reps) {
+    if subject::segmented(n, reps) {
         format!("one build timed in {reps} equal segments")
     } else {
-        match measure::MIN_SAMPLE_KEYS.div_ceil(n.max(1)).max(1) {
+        match subject::MIN_SAMPLE_KEYS.div_ceil(n.max(1)).max(1) {
             1 => format!("{reps} repetitions of one build"),
             inner => format!("{reps} repetitions of {inner} builds"),
         }
@@ -331,28 +346,28 @@ fn describe_schedule(n: usize, reps: usize) -> String {
 
 /// Times whole builds of `keys` on `measure`'s schedule; the merge time (ns per key of the
 /// build) is returned apart too, and is included in every sample.
-fn time_builds(s: &mut Subject<'_>, keys: &[u64], reps: usize) -> (Timing, Option<f64>) {
+fn time_builds(s: &mut Build<'_>, keys: &[u64], reps: usize) -> (Timing, Option<f64>) {
     let reps = reps.max(1);
     let mut timing = Timing::default();
     if keys.is_empty() {
         return (timing, None);
     }
-    let merge = if measure::segmented(keys.len(), reps) {
+    let merge = if subject::segmented(keys.len(), reps) {
         s.clear();
         for segment in keys.chunks(keys.len().div_ceil(reps)) {
             let t = Instant::now();
             s.pass(black_box(segment));
-            timing.samples.push(measure::per_key(t, segment.len()));
+            timing.samples.push(per_key(t, segment.len()));
         }
         let t = Instant::now();
         let merged = s.finish();
-        let merge = measure::per_key(t, keys.len());
+        let merge = per_key(t, keys.len());
         merged.then(|| {
             timing.samples.iter_mut().for_each(|x| *x += merge);
             merge
         })
     } else {
-        let inner = measure::MIN_SAMPLE_KEYS.div_ceil(keys.len()).max(1);
+        let inner = subject::MIN_SAMPLE_KEYS.div_ceil(keys.len()).max(1);
         let (mut merged, mut merge_ns) = (false, 0.0);
         for _ in 0..reps {
             let mut ns = 0.0;
@@ -377,7 +392,7 @@ fn time_builds(s: &mut Subject<'_>, keys: &[u64], reps: usize) -> (Timing, Optio
 /// # Errors
 /// The library's error if the filter cannot be built, or rayon's if a pool cannot start.
 pub fn run(
-    plan: &Plan,
+    plan: &ConcurrentPlan,
     all_keys: &[u64],
     progress: &Progress,
 ) -> Result<ConcurrentResult, Box<dyn Error>> {
@@ -393,7 +408,7 @@ pub fn run(
         .iter()
         .map(|&t| ThreadPoolBuilder::new().num_threads(t).build())
         .collect::<Result<Vec<ThreadPool>, _>>()?;
-    let n = system::group(plan.n as u64);
+    let n = group(plan.n as u64);
     let bytes = build()?.size_in_bytes();
     let (mut rows, mut problems, mut peer_bytes) = (Vec::new(), Vec::new(), None);
     let mut reference: Option<BloomFilter> = None;
@@ -415,14 +430,12 @@ pub fn run(
             ));
             let batch = plan.batch;
             let mut subject = match method {
-                Method::Plain => Subject::Plain(build()?, batch),
-                Method::AtomicShared => Subject::Atomic(Some(build()?.into_atomic()), t, batch),
-                Method::ParDefault => Subject::Par(build()?, pool, None),
-                Method::Partitioned => {
-                    Subject::Par(build()?, pool, Some(ParallelBuild::Partitioned))
-                }
+                Method::Plain => Build::Plain(build()?, batch),
+                Method::AtomicShared => Build::Atomic(Some(build()?.into_atomic()), t, batch),
+                Method::ParDefault => Build::Par(build()?, pool, None),
+                Method::Partitioned => Build::Par(build()?, pool, Some(ParallelBuild::Partitioned)),
                 Method::SharedAtomic => {
-                    Subject::Par(build()?, pool, Some(ParallelBuild::SharedAtomic))
+                    Build::Par(build()?, pool, Some(ParallelBuild::SharedAtomic))
                 }
                 Method::PerThread => {
                     let filters = (0..t).map(|_| build()).collect::<Result<Vec<_>, _>>()?;
@@ -431,20 +444,13 @@ pub fn run(
                     } else {
                         Vec::new()
                     };
-                    Subject::PerThread(filters, out, batch)
+                    Build::PerThread(filters, out, batch)
                 }
-                Method::FastBloomSip => {
-                    let f = fastbloom::AtomicBloomFilter::with_false_pos(plan.fpr)
-                        .expected_items(plan.n);
-                    peer_bytes = Some(f.num_bits() / 8);
-                    Subject::Sip(f, t)
+                Method::Peer(peer) => {
+                    let f = (peer.build)(plan.n, plan.fpr);
+                    peer_bytes.get_or_insert(f.size_in_bytes());
+                    Build::Peer(f, t)
                 }
-                Method::FastBloomFold => Subject::Fold(
-                    fastbloom::AtomicBloomFilter::with_false_pos(plan.fpr)
-                        .hasher(foldhash::fast::RandomState::default())
-                        .expected_items(plan.n),
-                    t,
-                ),
             };
             let (timing, merge) = time_builds(&mut subject, keys, plan.reps);
             cells.push(Cell {
@@ -453,7 +459,7 @@ pub fn run(
                 merge,
             });
             let problem = if method == Method::Plain && reference.is_none() {
-                let Subject::Plain(f, _) = subject else {
+                let Build::Plain(f, _) = subject else {
                     unreachable!("the plain method builds a plain subject")
                 };
                 reference = Some(f);
@@ -473,7 +479,7 @@ pub fn run(
                 problems.push(format!("{} ({t} threads): {p}", method.name()));
             }
         }
-        rows.push(Row { method, cells });
+        rows.push(MethodRow { method, cells });
     }
     Ok(ConcurrentResult {
         plan: plan.clone(),
@@ -484,9 +490,26 @@ pub fn run(
     })
 }
 
+/// Runs `plan` on the `plan.n` member keys of stream `seed`, generated here.
+///
+/// # Errors
+/// As [`run`], or a message if the keys do not fit in memory.
+pub fn run_on_stream(
+    plan: &ConcurrentPlan,
+    seed: u64,
+    progress: &Progress,
+) -> Result<ConcurrentResult, Box<dyn Error>> {
+    progress.step(format_args!(
+        "n={}: generating keys for the concurrent insert",
+        group(plan.n as u64)
+    ));
+    let keys = keys::members(plan.n, seed)?;
+    run(plan, &keys, progress)
+}
+
 impl ConcurrentResult {
     /// The row of `method`, if measured.
-    pub fn row(&self, method: Method) -> Option<&Row> {
+    pub fn row(&self, method: Method) -> Option<&MethodRow> {
         self.rows.iter().find(|r| r.method == method)
     }
 
@@ -502,18 +525,27 @@ impl ConcurrentResult {
     /// A few lines describing the filter and the method.
     pub fn describe(&self, caches: &[system::Cache]) -> String {
         let p = &self.plan;
+        let mut peers: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if let Method::Peer(peer) = r.method
+                && !peers.contains(&peer.crate_name)
+            {
+                peers.push(peer.crate_name);
+            }
+        }
+        let peers = peers.join(", ");
         let mut s = String::new();
         let _ = writeln!(
             s,
             "n = {} keys, target FPR {}, kernel {}: blockbloom filter {} bytes ({}, {}){}",
-            system::group(p.n as u64),
+            group(p.n as u64),
             percent(p.fpr),
             p.isa,
-            system::group(self.bytes as u64),
-            system::bytes(self.bytes as u64),
+            group(self.bytes as u64),
+            bytes(self.bytes as u64),
             system::placement(self.bytes as u64, caches),
             match self.peer_bytes {
-                Some(b) => format!(", fastbloom filter {} bytes", system::group(b as u64)),
+                Some(b) => format!(", {peers} filter {} bytes", group(b as u64)),
                 None => String::new(),
             }
         );
@@ -523,15 +555,15 @@ impl ConcurrentResult {
             describe_schedule(p.n, p.reps),
             p.batch
         );
-        if p.n > PEER_MAX_KEYS && self.rows.iter().any(|r| r.method.is_peer()) {
+        if p.n > PEER_MAX_KEYS && !peers.is_empty() {
             let _ = writeln!(
                 s,
-                "fastbloom rows: timed on the first {} keys only ({}), the filter still sized for n: its insert fetch_or's every bit whatever the filter holds, so the fill does not change its cost",
-                system::group(PEER_MAX_KEYS as u64),
+                "{peers} rows: timed on the first {} keys only ({}), the filter still sized for n: its insert fetch_or's every bit whatever the filter holds, so the fill does not change its cost",
+                group(PEER_MAX_KEYS as u64),
                 describe_schedule(PEER_MAX_KEYS, p.reps)
             );
         }
-        if measure::segmented(p.n, p.reps)
+        if subject::segmented(p.n, p.reps)
             && self
                 .rows
                 .iter()
@@ -565,10 +597,10 @@ impl ConcurrentResult {
         let _ = writeln!(
             s,
             "checked: every blockbloom build is bit-identical to the plain single-thread build{}",
-            if self.peer_bytes.is_some() {
-                "; fastbloom has no false negatives on the first 100,000 keys"
+            if peers.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("; {peers} has no false negatives on the first 100,000 keys")
             }
         );
         s
@@ -616,8 +648,8 @@ mod tests {
 
     #[test]
     fn every_method_builds_the_plain_filter() {
-        let keys = crate::keys::members(30_000, 3).unwrap();
-        let mut plan = Plan::new(30_000, 0.01, Isa::detect(), &[3, 2], &Method::ALL);
+        let keys = keys::members(30_000, 3).unwrap();
+        let mut plan = ConcurrentPlan::new(30_000, 0.01, Isa::detect(), &[3, 2], &Method::BUILDS);
         plan.methods.push(Method::ParDefault);
         plan.reps = 1;
         assert_eq!(plan.threads, [1, 2, 3]);
@@ -633,5 +665,81 @@ mod tests {
             text.contains("par_insert_batch_with(SharedAtomic)"),
             "{text}"
         );
+    }
+
+    /// A peer that shares an `AtomicBloomFilter`; with `lossy` it drops every other key.
+    struct TestPeer(Option<AtomicBloomFilter>, bool);
+
+    impl TestPeer {
+        fn filter(&self) -> &AtomicBloomFilter {
+            self.0.as_ref().expect("filter")
+        }
+    }
+
+    impl SharedFilter for TestPeer {
+        fn clear(&mut self) {
+            let mut plain = self.0.take().expect("filter").into_filter();
+            plain.clear();
+            self.0 = Some(plain.into_atomic());
+        }
+
+        fn pass(&self, keys: &[u64], threads: usize) {
+            std::thread::scope(|s| {
+                for share in shares(keys, threads) {
+                    s.spawn(move || {
+                        for k in share.iter().step_by(if self.1 { 2 } else { 1 }) {
+                            self.filter().insert(k);
+                        }
+                    });
+                }
+            });
+        }
+
+        fn contains(&self, key: u64) -> bool {
+            self.filter().contains(&key)
+        }
+
+        fn size_in_bytes(&self) -> usize {
+            self.filter().size_in_bytes()
+        }
+    }
+
+    fn peer(name: &'static str, lossy: bool) -> Method {
+        let build: fn(usize, f64) -> Box<dyn SharedFilter> = if lossy {
+            |n, fpr| Box::new(TestPeer(atomic(n, fpr), true))
+        } else {
+            |n, fpr| Box::new(TestPeer(atomic(n, fpr), false))
+        };
+        Method::Peer(ConcurrentPeer {
+            name,
+            api: "scoped threads, single-key",
+            crate_name: "testpeer",
+            build,
+        })
+    }
+
+    fn atomic(n: usize, fpr: f64) -> Option<AtomicBloomFilter> {
+        Some(AtomicBloomFilter::with_capacity(n as u64, fpr).unwrap())
+    }
+
+    #[test]
+    fn peers_are_timed_and_checked_for_false_negatives() {
+        let (good, bad) = (peer("good peer", false), peer("bad peer", true));
+        let mut plan = ConcurrentPlan::new(20_000, 0.01, Isa::detect(), &[2], &[]);
+        plan.methods = vec![Method::Plain, good, bad];
+        plan.reps = 1;
+        let r = run_on_stream(&plan, 5, &Progress::quiet()).unwrap();
+        assert_eq!(r.row(good).unwrap().cells.len(), 2);
+        assert_eq!(r.problems.len(), 2, "{:?}", r.problems);
+        assert!(
+            r.problems.iter().all(|p| p.starts_with("bad peer")),
+            "{:?}",
+            r.problems
+        );
+        assert!(r.peer_bytes.is_some());
+        let text = r.describe(&[]);
+        assert!(text.contains(", testpeer filter "), "{text}");
+        assert!(text.contains("testpeer has no false negatives"), "{text}");
+        assert!(r.table().text().contains("good peer"));
     }
 }

@@ -4,16 +4,15 @@
 
 use std::error::Error;
 use std::fmt::Write as _;
-use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom::{BloomFilter, CounterBits, CountingBloomFilter};
+use blockbloom_measure::format::percent;
+use blockbloom_measure::keys::{key, members};
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::table::Table;
+use blockbloom_measure::timing::Timing;
 
 use super::Scale;
-use crate::keys::{key, members};
-use crate::measure::{Timing, per_key};
-use crate::suite::{Progress, percent};
-use crate::table::Table;
 
 /// Runs the section.
 ///
@@ -77,25 +76,6 @@ fn sizes(scale: Scale, out: &mut String) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Median ns/key of `reps` runs of `run` over `keys` keys, after `prepare` (untimed).
-fn time<S>(
-    reps: usize,
-    keys: usize,
-    state: &mut S,
-    mut prepare: impl FnMut(&mut S),
-    mut run: impl FnMut(&mut S),
-) -> f64 {
-    let mut timing = Timing::default();
-    for _ in 0..reps {
-        prepare(state);
-        let t = Instant::now();
-        run(state);
-        timing.samples.push(per_key(t, keys));
-        black_box(&*state);
-    }
-    timing.median()
-}
-
 /// Batch insert, query and remove at 1% for plain, 4-bit and 8-bit.
 fn timings(scale: Scale, out: &mut String) -> Result<(), Box<dyn Error>> {
     let (sizes, reps): (&[usize], usize) = if scale.quick {
@@ -127,19 +107,12 @@ fn timings_at(n: usize, reps: usize, out: &mut String) -> Result<(), Box<dyn Err
     ]);
 
     let mut plain = BloomFilter::with_capacity(n as u64, fpr)?;
-    let ins = time(reps, n, &mut plain, |f| f.clear(), |f| f.insert_batch(&m));
+    let ins = Timing::repeat_prepared(reps, n, &mut plain, |f| f.clear(), |f| f.insert_batch(&m))
+        .median();
     if plain.count_batch(&m) != n {
         return Err("plain filter: false negative".into());
     }
-    let q = time(
-        reps,
-        n,
-        &mut plain,
-        |_| {},
-        |f| {
-            black_box(f.count_batch(&queries));
-        },
-    );
+    let q = Timing::repeat(reps, n, || plain.count_batch(&queries)).median();
     t.row(vec![
         "plain".into(),
         (plain.size_in_bytes() >> 10).to_string(),
@@ -155,30 +128,24 @@ fn timings_at(n: usize, reps: usize, out: &mut String) -> Result<(), Box<dyn Err
 
     for bits in CounterBits::ALL {
         let mut f = counting(n as u64, fpr, bits)?;
-        let ins = time(reps, n, &mut f, |f| f.clear(), |f| f.insert_batch(&m));
+        let ins = Timing::repeat_prepared(reps, n, &mut f, |f| f.clear(), |f| f.insert_batch(&m))
+            .median();
         if f.count_batch(&m) != n {
             return Err(format!("counting {bits}: false negative after insert").into());
         }
-        let q = time(
-            reps,
-            n,
-            &mut f,
-            |_| {},
-            |f| {
-                black_box(f.count_batch(&queries));
-            },
-        );
+        let q = Timing::repeat(reps, n, || f.count_batch(&queries)).median();
         let fp = f.count_batch(&queries);
         let filled = f.clone();
         let mut g = f.clone();
         let mut removed = 0;
-        let rem = time(
+        let rem = Timing::repeat_prepared(
             reps,
             n,
             &mut g,
             |g| g.clone_from(&filled),
             |g| removed = g.remove_batch(&m).unwrap_or(0),
-        );
+        )
+        .median();
         if removed != n || g.total_count() != 0 {
             return Err(format!(
                 "counting {bits}: removed {removed} of {n} members, {} counts left",

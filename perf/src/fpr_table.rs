@@ -4,15 +4,15 @@
 use blockbloom::BloomFilter;
 use blockbloom::layout::Layout;
 use blockbloom::sizing;
-
-use crate::keys::key;
-use crate::table::Table;
+use blockbloom_measure::format::percent;
+use blockbloom_measure::keys::key;
+use blockbloom_measure::table::Table;
 
 /// Targets the tables cover.
 pub const TARGETS: [f64; 5] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5];
 /// Filter sizes the measured table covers: a small filter (where one filter's rate scatters
 /// most around the model) and a large one.
-pub const SIZES: [u64; 2] = [50_000, 1_000_000];
+pub const MEASURED_SIZES: [u64; 2] = [50_000, 1_000_000];
 /// Expected false positives per measurement: sets the query count (and so the noise).
 const EXPECTED_FALSE_POSITIVES: f64 = 1_000.0;
 /// Stream seeds: members, then non-members (disjoint streams of different seeds are disjoint
@@ -23,12 +23,6 @@ const QUERY_SEED: u64 = 0xa7a7;
 /// The unsectorized 512-bit best-k bound, bits per key, from DESIGN.md (after Putze, Sanders
 /// and Singler 2007), for the targets it quotes.
 const BOUND: [(f64, f64); 3] = [(1e-2, 9.90), (1e-3, 15.49), (1e-4, 21.9)];
-
-fn pct(p: f64) -> String {
-    let s = format!("{:.6}", p * 100.0);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}%")
-}
 
 /// Builds a filter per target and size with `with_capacity`, inserts `n` keys, and measures
 /// the false-positive rate on enough non-members for about 1,000 expected false positives.
@@ -44,7 +38,7 @@ pub fn measured() -> Result<Table, blockbloom::Error> {
         "measured FPR (95% interval)",
         "measured / target",
     ]);
-    for n in SIZES {
+    for n in MEASURED_SIZES {
         let members: Vec<u64> = (0..n).map(|i| key(MEMBER_SEED, i) >> 1).collect();
         for target in TARGETS {
             let mut f = BloomFilter::with_capacity(n, target)?;
@@ -62,14 +56,14 @@ pub fn measured() -> Result<Table, blockbloom::Error> {
             let rate = fp as f64 / q as f64;
             let half = 1.96 * (rate * (1.0 - rate) / q as f64).sqrt();
             t.row(vec![
-                pct(target),
+                percent(target),
                 format!("{n}"),
                 f.layout().to_string(),
                 f.probes().to_string(),
                 format!("{:.2}", f.bits_per_key()),
-                pct(f.model_fpr(n)),
-                pct(f.expected_fpr()),
-                format!("{} ± {} of {q}", pct(rate), pct(half)),
+                percent(f.model_fpr(n)),
+                percent(f.expected_fpr()),
+                format!("{} ± {} of {q}", percent(rate), percent(half)),
                 format!("{:.3}", rate / target),
             ]);
         }
@@ -96,7 +90,7 @@ pub fn bits_per_key() -> Result<Table, blockbloom::Error> {
         let p = sizing::plan(1_000_000, target)?;
         let bound = BOUND.iter().find(|(f, _)| *f == target).map(|b| b.1);
         t.row(vec![
-            pct(target),
+            percent(target),
             format!("{:.2}", -target.ln() / ln2sq),
             bound.map_or("-".into(), |b| format!("{b:.2}")),
             format!("{a:.2} ({ka})"),

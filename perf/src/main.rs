@@ -1,0 +1,296 @@
+//! `blockbloom-perf`: measures the blockbloom kernels on this CPU, against peer crates.
+//!
+//! * `bench`: the `demo` table for chosen parameters (optionally with the peer crates, and
+//!   with `--threads N` a concurrent insert with 1 and N threads);
+//! * `report`: kernels and peers at the three sizes plus a targets table, a concurrent insert
+//!   section (1-8 threads, blockbloom's parallel builds and fastbloom's atomic filter) and
+//!   the sizing tables, written as markdown into `perf-reports/`;
+//! * `sweep`: batch ns/key from 32 KiB to 1 GiB against the memory ceiling, with SVG plots;
+//! * `sizing`: target vs measured false-positive rate, bits per key vs the bound;
+//! * `family`: the filter kinds built on the engine, as markdown into `perf-reports/`.
+//!
+//! Run it with `cargo run --release -p blockbloom-perf -- COMMAND`. Timing, the per-kernel
+//! suite and the concurrent runs are `blockbloom-measure`'s, the same code the user tool's
+//! `demo` prints, so the numbers are comparable; this crate adds the peers (`peers`), the
+//! reports and the plots.
+
+mod family;
+mod fpr_table;
+mod peers;
+mod report;
+mod sweep;
+
+use std::error::Error;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use blockbloom::Isa;
+use blockbloom_measure::concurrent::{self, ConcurrentPlan, Method};
+use blockbloom_measure::console::{
+    print_concurrent, print_header, print_size, wrong_answers, wrong_builds,
+};
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::suite::{self, SEED, SIZES, SuitePlan};
+use blockbloom_measure::system::{self, Context};
+use clap::builder::RangedU64ValueParser;
+use clap::{Args, Parser, Subcommand};
+
+use crate::report::CONCURRENT_SIZES;
+
+/// The package name, for the command line written into reports.
+const PACKAGE: &str = env!("CARGO_PKG_NAME");
+
+#[derive(Parser)]
+#[command(
+    name = "blockbloom-perf",
+    version,
+    about = "Measure blockbloom's SIMD kernels (and peer Bloom filters) on this CPU; write reports into perf-reports/"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The demo's table for chosen parameters.
+    Bench(BenchArgs),
+    /// Write a markdown performance report (kernels, peers, concurrent insert, targets) and
+    /// print its path.
+    Report(ReportArgs),
+    /// Batch contains/insert ns/key of every kernel tier and the peers from 32 KiB to 1 GiB
+    /// against the memory ceiling (one random 64-byte line per key); writes markdown and SVG
+    /// plots into `perf-reports/` (a few minutes).
+    Sweep(SweepArgs),
+    /// Target vs measured false-positive rate on real filters, and bits per key vs the
+    /// best-k bound (a few seconds).
+    Sizing,
+    /// Measure the filter kinds built on the engine (counting, deletable, scalable,
+    /// compressed transfer, Bloomier) and write a markdown report into `perf-reports/`.
+    Family(FamilyArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Keys to insert (the filter's capacity).
+    #[arg(long, default_value_t = 1_000_000, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    n: usize,
+    /// Target false-positive rate.
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
+    fpr: f64,
+    /// Kernels, comma-separated (scalar, portable, avx2, avx512); default: all this CPU supports.
+    #[arg(long, value_delimiter = ',', value_parser = parse_isa)]
+    isa: Vec<Isa>,
+    /// Keys per insert_batch/count_batch call; 1 uses the single-key insert/contains.
+    #[arg(long, default_value_t = 1024, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    batch: usize,
+    /// Lookups per timed pass (about half members, half non-members).
+    #[arg(long, default_value_t = 4_000_000, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    queries: usize,
+    /// Seed of the key stream.
+    #[arg(long, default_value_t = SEED)]
+    seed: u64,
+    /// Timed repetitions; medians are reported.
+    #[arg(long, default_value_t = 5, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    reps: usize,
+    /// Also measure fastbloom (SipHash, foldhash) and sbbf-rs-safe at the same n and FPR.
+    #[arg(long)]
+    peers: bool,
+    /// Above 1, also time concurrent insert with 1 and this many threads: a shared
+    /// AtomicBloomFilter and par_insert_batch (highest kernel of --isa, else the dispatcher's).
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1024))]
+    threads: usize,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Directory the report is written into.
+    #[arg(long, default_value = "perf-reports")]
+    out: PathBuf,
+    /// Skip the 64,000,000-key size (and the 100,000,000-key concurrent size) and use 3
+    /// repetitions instead of 5.
+    #[arg(long)]
+    quick: bool,
+}
+
+#[derive(Args)]
+struct FamilyArgs {
+    /// Directory the report is written into.
+    #[arg(long, default_value = "perf-reports")]
+    out: PathBuf,
+    /// Smaller sizes and fewer repetitions (seconds; for CI and smoke runs).
+    #[arg(long)]
+    quick: bool,
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    /// Directory the report and plots are written into.
+    #[arg(long, default_value = "perf-reports")]
+    out: PathBuf,
+    /// Stop at 32 MiB.
+    #[arg(long)]
+    quick: bool,
+}
+
+/// Parses a kernel name and insists the CPU has it, with the library's error messages.
+fn parse_isa(s: &str) -> Result<Isa, String> {
+    s.parse::<Isa>()
+        .and_then(Isa::require)
+        .map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
+    // The dispatcher's choice is part of every report, and a bad BLOCKBLOOM_ISA is an error
+    // the user should see before anything is measured.
+    let active = system::active_isa()?;
+    system::warn_if_debug();
+    match cli.command {
+        Command::Bench(args) => bench(active, args),
+        Command::Report(args) => write_report(active, args),
+        Command::Sweep(args) => {
+            sweep::command(&Context::gather(active, PACKAGE), args.quick, &args.out)
+        }
+        Command::Sizing => {
+            println!(
+                "False-positive rate: target vs measured (with_capacity(n, target), u64 keys)\n"
+            );
+            print!("{}", fpr_table::measured()?.text());
+            println!("\nBits per key: layouts vs the 512-bit best-k bound\n");
+            print!("{}", fpr_table::bits_per_key()?.text());
+            Ok(())
+        }
+        Command::Family(args) => {
+            let ctx = Context::gather(active, PACKAGE);
+            let scale = family::Scale { quick: args.quick };
+            let path = family::command(&ctx, scale, &args.out)?;
+            println!("{}", path.display());
+            Ok(())
+        }
+    }
+}
+
+fn bench(active: Isa, args: BenchArgs) -> Result<(), Box<dyn Error>> {
+    let mut isas = if args.isa.is_empty() {
+        Isa::supported()
+    } else {
+        args.isa.clone()
+    };
+    isas.sort();
+    isas.dedup();
+    // The concurrent rows use one kernel: the dispatcher's, or the highest one asked for.
+    let concurrent_isa = if args.isa.is_empty() {
+        active
+    } else {
+        *isas.last().expect("clap requires a value")
+    };
+    // Bad sizes fail before the header is printed, with the library's message.
+    blockbloom::sizing::plan(args.n as u64, args.fpr)?;
+    let ctx = Context::gather(active, PACKAGE);
+    print_header(&ctx);
+    if args.batch == 1 {
+        println!(
+            "batch 1: every kernel row runs the single-key insert/contains (inline scalar code)"
+        );
+    }
+    let plan = SuitePlan {
+        n: args.n,
+        fpr: args.fpr,
+        isas,
+        batch: args.batch,
+        queries: args.queries,
+        seed: args.seed,
+        reps: args.reps,
+        single_key: true,
+        peers: if args.peers {
+            peers::SUITE.to_vec()
+        } else {
+            Vec::new()
+        },
+    };
+    let progress = Progress::new();
+    let r = suite::run(&plan, &progress)?;
+    print_size(&r, &ctx)?;
+    if args.threads > 1 {
+        let mut plan = ConcurrentPlan::new(
+            args.n,
+            args.fpr,
+            concurrent_isa,
+            &[args.threads],
+            &Method::SHORT,
+        );
+        plan.batch = args.batch;
+        plan.reps = args.reps;
+        print_concurrent(
+            &concurrent::run_on_stream(&plan, args.seed, &progress)?,
+            &ctx,
+        )?;
+    }
+    Ok(())
+}
+
+fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
+    let ctx = Context::gather(active, PACKAGE);
+    let progress = Progress::new();
+    let reps = if args.quick { 3 } else { 5 };
+    let mut results = Vec::new();
+    for (n, _) in SIZES {
+        if args.quick && n > 1_000_000 {
+            continue;
+        }
+        let plan = SuitePlan::standard(n, reps, &peers::SUITE);
+        results.push(suite::run(&plan, &progress)?);
+    }
+    let mut concurrent_results = Vec::new();
+    for (n, _) in CONCURRENT_SIZES {
+        if args.quick && n > 1_000_000 {
+            continue;
+        }
+        let mut plan = ConcurrentPlan::new(n, 0.01, active, &[2, 4, 8], &report::methods());
+        plan.reps = reps;
+        concurrent_results.push(concurrent::run_on_stream(&plan, SEED, &progress)?);
+    }
+    progress.step("sizing tables");
+    let mut text = report::markdown(&ctx, &results, args.quick);
+    text.push('\n');
+    text.push_str(&report::concurrent_markdown(
+        &ctx,
+        &concurrent_results,
+        args.quick,
+    ));
+    text.push('\n');
+    text.push_str(&fpr_table::markdown()?);
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    let path = args.out.join(format!("{}-{}.md", ctx.date, ctx.commit));
+    if path.exists() {
+        eprintln!("note: replacing {}", path.display());
+    }
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    progress.step("done");
+    let missing = if args.quick {
+        "not measured (--quick)"
+    } else {
+        "not measured"
+    };
+    print!("{}", report::targets(&results, missing).text());
+    println!();
+    print!(
+        "{}",
+        report::concurrent_targets(&concurrent_results, missing).text()
+    );
+    println!("{}", path.display());
+    wrong_answers(&results)?;
+    wrong_builds(&concurrent_results)
+}

@@ -1,0 +1,324 @@
+//! The peer crates blockbloom is measured against, plugged into `blockbloom-measure`'s
+//! single-thread path ([`Subject`], [`SUITE`]) and its concurrent insert ([`SharedFilter`],
+//! [`FASTBLOOM_SIP`], [`FASTBLOOM_FOLD`]).
+
+use std::hash::BuildHasher;
+
+use blockbloom_measure::concurrent::{ConcurrentPeer, SharedFilter, shares};
+use blockbloom_measure::subject::Subject;
+use blockbloom_measure::suite::Peer;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// fastbloom with its default hasher (SipHash-1-3), in the per-size suite.
+pub const FASTBLOOM_SIP_SUITE: Peer = Peer {
+    label: "fastbloom (SipHash)",
+    build: |n, fpr| {
+        (
+            "fastbloom 0.17, SipHash-1-3".into(),
+            Box::new(FastBloom::siphash(n, fpr)),
+        )
+    },
+};
+
+/// fastbloom hashing with foldhash, in the per-size suite.
+pub const FASTBLOOM_FOLD_SUITE: Peer = Peer {
+    label: "fastbloom (foldhash)",
+    build: |n, fpr| {
+        (
+            "fastbloom 0.17, foldhash".into(),
+            Box::new(FastBloom::foldhash(n, fpr)),
+        )
+    },
+};
+
+/// sbbf-rs-safe with the smallest integer budget that meets the target, in the suite.
+pub const SBBF_SUITE: Peer = Peer {
+    label: "sbbf-rs-safe",
+    build: |n, fpr| {
+        let sbbf = Sbbf::new(n, fpr);
+        (
+            format!("sbbf-rs-safe 0.3.2, XXH3-64, new({}, n)", sbbf.bits_per_key),
+            Box::new(sbbf),
+        )
+    },
+};
+
+/// Every peer of the per-size suite (`bench --peers`, `report`), in measuring order.
+pub const SUITE: [Peer; 3] = [FASTBLOOM_SIP_SUITE, FASTBLOOM_FOLD_SUITE, SBBF_SUITE];
+
+/// `fastbloom::AtomicBloomFilter` (SipHash-1-3) shared by scoped threads.
+pub const FASTBLOOM_SIP: ConcurrentPeer = ConcurrentPeer {
+    name: "fastbloom 0.17 AtomicBloomFilter, SipHash-1-3",
+    api: "scoped threads, single-key",
+    crate_name: "fastbloom",
+    build: |n, fpr| {
+        Box::new(SharedFastBloom(
+            fastbloom::AtomicBloomFilter::with_false_pos(fpr).expected_items(n),
+        ))
+    },
+};
+
+/// `fastbloom::AtomicBloomFilter` (foldhash) shared by scoped threads.
+pub const FASTBLOOM_FOLD: ConcurrentPeer = ConcurrentPeer {
+    name: "fastbloom 0.17 AtomicBloomFilter, foldhash",
+    api: "scoped threads, single-key",
+    crate_name: "fastbloom",
+    build: |n, fpr| {
+        Box::new(SharedFastBloom(
+            fastbloom::AtomicBloomFilter::with_false_pos(fpr)
+                .hasher(foldhash::fast::RandomState::default())
+                .expected_items(n),
+        ))
+    },
+};
+
+/// `fastbloom` 0.17 (a classic unblocked filter) with hasher `S`; it has no batch API, so
+/// every call is single-key.
+pub struct FastBloom<S>(pub fastbloom::BloomFilter<S>);
+
+impl FastBloom<fastbloom::DefaultHasher> {
+    /// Sized by fastbloom for `fpr` at `n` keys, default hasher (SipHash-1-3, random seed).
+    pub fn siphash(n: usize, fpr: f64) -> Self {
+        FastBloom(fastbloom::BloomFilter::with_false_pos(fpr).expected_items(n))
+    }
+}
+
+impl FastBloom<foldhash::fast::RandomState> {
+    /// Sized by fastbloom for `fpr` at `n` keys, hashed with foldhash (fast variant).
+    pub fn foldhash(n: usize, fpr: f64) -> Self {
+        FastBloom(
+            fastbloom::BloomFilter::with_false_pos(fpr)
+                .hasher(foldhash::fast::RandomState::default())
+                .expected_items(n),
+        )
+    }
+}
+
+impl<S: BuildHasher> Subject for FastBloom<S> {
+    fn clear(&mut self) {
+        self.0.clear()
+    }
+
+    fn insert(&mut self, keys: &[u64]) {
+        for k in keys {
+            self.0.insert(k);
+        }
+    }
+
+    fn count(&self, keys: &[u64]) -> usize {
+        keys.iter().filter(|k| self.0.contains(*k)).count()
+    }
+
+    fn answer(&self, keys: &[u64], out: &mut [bool]) {
+        for (o, k) in out.iter_mut().zip(keys) {
+            *o = self.0.contains(k);
+        }
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.0.num_bits() / 8
+    }
+
+    fn probes(&self) -> u32 {
+        self.0.num_hashes()
+    }
+}
+
+/// `fastbloom::AtomicBloomFilter` with hasher `S`: scoped threads, one key per call.
+struct SharedFastBloom<S>(fastbloom::AtomicBloomFilter<S>);
+
+impl<S: BuildHasher + Sync> SharedFilter for SharedFastBloom<S> {
+    fn clear(&mut self) {
+        self.0.clear()
+    }
+
+    fn pass(&self, keys: &[u64], threads: usize) {
+        let f = &self.0;
+        std::thread::scope(|s| {
+            for share in shares(keys, threads) {
+                s.spawn(move || {
+                    for k in share {
+                        f.insert(k);
+                    }
+                });
+            }
+        });
+    }
+
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(&key)
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.0.num_bits() / 8
+    }
+}
+
+/// `sbbf-rs-safe` 0.3.2 (Parquet's split-block filter: 256-bit blocks, 8 probes). It takes
+/// hashes, so each key is hashed with XXH3-64 inside the timed loop, as blockbloom does.
+pub struct Sbbf {
+    filter: sbbf_rs_safe::Filter,
+    /// The integer bits-per-key budget the filter was created with.
+    pub bits_per_key: usize,
+}
+
+impl Sbbf {
+    /// The smallest integer bits-per-key budget whose model FPR meets `fpr` at `n` keys.
+    pub fn new(n: usize, fpr: f64) -> Self {
+        let bits_per_key = sbbf_bits_per_key(n, fpr);
+        Sbbf {
+            filter: sbbf_rs_safe::Filter::new(bits_per_key, n),
+            bits_per_key,
+        }
+    }
+
+    /// A filter of exactly `bytes` bytes (a multiple of 32): an 8-bit budget for `bytes`
+    /// keys, so `Filter::new` allocates `8 * bytes / 8` bytes.
+    pub fn with_bytes(bytes: usize) -> Self {
+        Sbbf {
+            filter: sbbf_rs_safe::Filter::new(8, bytes),
+            bits_per_key: 8,
+        }
+    }
+}
+
+#[inline(always)]
+fn xxh3_u64(k: u64) -> u64 {
+    xxh3_64(&k.to_le_bytes())
+}
+
+impl Subject for Sbbf {
+    fn clear(&mut self) {
+        self.filter.reset()
+    }
+
+    fn insert(&mut self, keys: &[u64]) {
+        for &k in keys {
+            self.filter.insert_hash(xxh3_u64(k));
+        }
+    }
+
+    fn count(&self, keys: &[u64]) -> usize {
+        keys.iter()
+            .filter(|&&k| self.filter.contains_hash(xxh3_u64(k)))
+            .count()
+    }
+
+    fn answer(&self, keys: &[u64], out: &mut [bool]) {
+        for (o, &k) in out.iter_mut().zip(keys) {
+            *o = self.filter.contains_hash(xxh3_u64(k));
+        }
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.filter.as_bytes().len()
+    }
+
+    fn probes(&self) -> u32 {
+        8
+    }
+}
+
+/// The split-block model: a block of 256 bits is 8 words of 32 bits and each key sets one
+/// bit per word, so a block holding `c` keys answers a non-member falsely with probability
+/// `(1 - (31/32)^c)^8` exactly; `c` is Poisson with mean keys-per-block.
+fn sbbf_fpr(n: usize, blocks: usize) -> f64 {
+    let lambda = n as f64 / blocks.max(1) as f64;
+    let mut total = 0.0;
+    let mut pmf = (-lambda).exp();
+    // Summing far past the mean; later terms are negligible.
+    let last = (lambda + 12.0 * lambda.sqrt() + 30.0) as usize;
+    for c in 0..=last {
+        if c > 0 {
+            pmf *= lambda / c as f64;
+        }
+        total += pmf * (1.0 - (31.0f64 / 32.0).powi(c as i32)).powi(8);
+    }
+    total
+}
+
+/// The smallest integer budget `Filter::new` accepts whose model FPR is at most `fpr`.
+pub fn sbbf_bits_per_key(n: usize, fpr: f64) -> usize {
+    // Filter::new rounds bits_per_key * n / 8 bytes up to whole 32-byte blocks.
+    let blocks = |bpk: usize| (bpk * n / 8).div_ceil(32).max(1);
+    (1..=64)
+        .find(|&bpk| sbbf_fpr(n, blocks(bpk)) <= fpr)
+        .unwrap_or(64)
+}
+
+#[cfg(test)]
+mod tests {
+    use blockbloom::Isa;
+    use blockbloom_measure::concurrent::{self, ConcurrentPlan, Method};
+    use blockbloom_measure::keys::{self, Workload};
+    use blockbloom_measure::progress::Progress;
+    use blockbloom_measure::subject::measure;
+    use blockbloom_measure::suite::{self, Kind, SuitePlan};
+
+    use super::*;
+
+    #[test]
+    fn sbbf_budget_for_one_percent_is_near_the_parquet_table() {
+        // Parquet's table gives about 10.5 bits per key for 1%; integer budgets round up.
+        let b = sbbf_bits_per_key(1_000_000, 0.01);
+        assert!((10..=12).contains(&b), "{b}");
+    }
+
+    #[test]
+    fn every_peer_has_no_false_negatives() {
+        let w = Workload::generate(2000, 4000, 1).unwrap();
+        for peer in SUITE {
+            let (name, mut filter) = (peer.build)(2000, 0.01);
+            let m = measure(filter.as_mut(), &w, 1);
+            assert_eq!(m.false_negatives, 0, "{name}");
+            assert!(!m.count_mismatch, "{name}");
+            assert!(m.fpr() < 0.05, "{name}: {}", m.fpr());
+        }
+        let mut sbbf = Sbbf::with_bytes(4096);
+        assert_eq!(sbbf.size_in_bytes(), 4096);
+        assert_eq!(measure(&mut sbbf, &w, 1).false_negatives, 0);
+    }
+
+    #[test]
+    fn the_suite_measures_peers_after_the_kernels() {
+        let mut plan = SuitePlan::standard(5000, 1, &SUITE);
+        plan.queries = 10_000;
+        plan.isas = vec![Isa::Scalar];
+        let r = suite::run(&plan, &Progress::quiet()).unwrap();
+        let kinds: Vec<Kind> = r.rows.iter().map(|row| row.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Kind::Kernel(Isa::Scalar),
+                Kind::SingleKey,
+                Kind::Peer("fastbloom (SipHash)"),
+                Kind::Peer("fastbloom (foldhash)"),
+                Kind::Peer("sbbf-rs-safe"),
+            ]
+        );
+        let sbbf = r.get(Kind::Peer(SBBF_SUITE.label)).unwrap();
+        assert!(sbbf.name.starts_with("sbbf-rs-safe 0.3.2, XXH3-64, new("));
+        assert!(r.problems().is_empty(), "{:?}", r.problems());
+    }
+
+    #[test]
+    fn fastbloom_atomic_builds_have_no_false_negatives() {
+        let keys = keys::members(30_000, 3).unwrap();
+        let methods = [
+            Method::Plain,
+            Method::Peer(FASTBLOOM_SIP),
+            Method::Peer(FASTBLOOM_FOLD),
+        ];
+        let mut plan = ConcurrentPlan::new(30_000, 0.01, Isa::detect(), &[2], &methods);
+        plan.reps = 1;
+        let r = concurrent::run(&plan, &keys, &Progress::quiet()).unwrap();
+        assert!(r.problems.is_empty(), "{:?}", r.problems);
+        assert_eq!(r.row(Method::Peer(FASTBLOOM_FOLD)).unwrap().cells.len(), 2);
+        assert!(r.peer_bytes.is_some());
+        let text = r.describe(&[]);
+        assert!(
+            text.contains("fastbloom has no false negatives on the first 100,000 keys"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,215 @@
+//! The `blockbloom-perf` binary end to end: a tiny bench succeeds and names every kernel;
+//! bad parameters and a bad `BLOCKBLOOM_ISA` fail with the library's message instead of a
+//! panic; `sizing` meets its targets; a quick `family` report has every section. No timing
+//! checks.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use blockbloom::Isa;
+
+fn perf(args: &[&str], env: Option<(&str, &str)>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_blockbloom-perf"));
+    cmd.args(args).env_remove("BLOCKBLOOM_ISA");
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const TINY: [&str; 7] = [
+    "bench",
+    "--n",
+    "10000",
+    "--reps",
+    "1",
+    "--queries",
+    "100000",
+];
+
+#[test]
+fn tiny_bench_reports_every_supported_kernel() {
+    let out = perf(&TINY, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for isa in Isa::supported() {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(isa.name())),
+            "no row for {isa}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("single-key"), "{stdout}");
+    assert!(!stdout.contains("WRONG"), "{stdout}");
+}
+
+#[test]
+fn bench_with_threads_adds_the_concurrent_rows() {
+    let args = [
+        "bench",
+        "--n",
+        "20000",
+        "--threads",
+        "2",
+        "--reps",
+        "1",
+        "--queries",
+        "10000",
+    ];
+    let out = perf(&args, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("Concurrent insert, 1 / 2 threads"),
+        "{stdout}"
+    );
+    for row in [
+        "plain BloomFilter::insert_batch",
+        "AtomicBloomFilter::insert_batch, shared",
+        "BloomFilter::par_insert_batch",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(row)),
+            "no row {row:?}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("2t vs 1t") && stdout.contains("2t vs plain"));
+    assert!(!stdout.contains("WRONG"), "{stdout}");
+}
+
+#[test]
+fn bench_without_threads_has_no_concurrent_rows() {
+    let out = perf(&TINY, None);
+    let (stdout, _) = text(&out);
+    assert!(out.status.success());
+    assert!(!stdout.contains("Concurrent insert"), "{stdout}");
+}
+
+#[test]
+fn bench_with_one_kernel_and_single_key_batches() {
+    let mut args = TINY.to_vec();
+    args.extend(["--isa", "scalar", "--batch", "1", "--fpr", "0.001"]);
+    let out = perf(&args, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.lines().any(|l| l.starts_with("scalar")), "{stdout}");
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("portable")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn invalid_fpr_prints_the_library_error() {
+    for fpr in ["2", "0", "-0.5"] {
+        let out = perf(&["bench", "--n", "1000", "--fpr", fpr], None);
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success());
+        assert!(stderr.contains("false-positive rate must be"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn unknown_and_unsupported_kernels_are_rejected() {
+    let out = perf(&["bench", "--n", "1000", "--isa", "sse9"], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("unknown kernel `sse9`"), "{stderr}");
+
+    if let Some(missing) = Isa::ALL.into_iter().find(|i| !i.is_supported()) {
+        let out = perf(&["bench", "--n", "1000", "--isa", missing.name()], None);
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success());
+        assert!(stderr.contains("is not supported by this CPU"), "{stderr}");
+    }
+}
+
+#[test]
+fn bogus_blockbloom_isa_fails_clearly() {
+    for args in [&["bench", "--n", "1000"][..], &["sizing"][..]] {
+        let out = perf(args, Some(("BLOCKBLOOM_ISA", "bogus")));
+        let (stdout, stderr) = text(&out);
+        assert!(!out.status.success(), "{args:?} succeeded:\n{stdout}");
+        assert!(stderr.contains("BLOCKBLOOM_ISA"), "{stderr}");
+        assert!(stderr.contains("unknown kernel `bogus`"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn sizing_measures_every_target_at_or_below_it() {
+    let out = perf(&["sizing"], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            let mut cols = l.split_whitespace();
+            cols.next().is_some_and(|t| t.ends_with('%'))
+                && matches!(cols.next(), Some("50000" | "1000000"))
+        })
+        .collect();
+    assert_eq!(rows.len(), 10, "5 targets x 2 sizes:\n{stdout}");
+    for row in rows {
+        // The last column is measured / target; about 1,000 expected false positives put 5
+        // standard deviations near 16%, so anything above 1.16 is a sizing failure.
+        let ratio: f64 = row.split_whitespace().last().unwrap().parse().unwrap();
+        assert!(ratio <= 1.16, "{row}");
+    }
+    assert!(stdout.contains("512-bit best-k bound"));
+}
+
+/// A fresh directory for one test's files.
+fn scratch(test: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("perf-{test}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ok(o: &Output) -> String {
+    let (stdout, stderr) = text(o);
+    assert!(o.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stdout
+}
+
+#[test]
+fn sweep_help_names_its_options() {
+    let o = perf(&["sweep", "--help"], None);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("--quick") && out.contains("--out"), "{out}");
+}
+
+#[test]
+fn family_quick_reports_every_kind() {
+    let dir = scratch("family_quick");
+    let out = ok(&perf(
+        &["family", "--quick", "--out", dir.to_str().unwrap()],
+        None,
+    ));
+    let report = std::fs::read_to_string(out.trim()).expect("the printed path is the report");
+    // The report names the command that reproduces it.
+    assert!(
+        report
+            .contains("- command: cargo run --release -p blockbloom-perf -- family --quick --out "),
+        "{report}"
+    );
+    for title in [
+        "## Counting filter",
+        "## Deletable Bloom filter",
+        "## Scalable filter",
+        "## Compressed transfer form",
+        "## Bloomier filter",
+    ] {
+        assert!(report.contains(title), "no {title:?} section in\n{report}");
+    }
+}
