@@ -59,7 +59,7 @@ pub use counting::{CounterBits, CountingBloomFilter, CountingBuilder};
 pub use deletable::DeletableBloomFilter;
 pub use error::Error;
 pub use filter::{AtomicBloomFilter, ParallelBuild};
-pub use filter::{BatchKey, BloomFilter, Builder, FilterRef};
+pub use filter::{BatchKey, Bits, BloomFilter, Builder, Filter, FilterRef, Storage};
 pub use isa::Isa;
 pub use layout::Block;
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};

@@ -48,7 +48,7 @@ impl BloomFilter {
     /// block count.
     pub fn union(&mut self, other: &BloomFilter) -> Result<(), Error> {
         self.check_compatible(other)?;
-        zip_words(&mut self.blocks, &other.blocks, |a, b| a | b);
+        zip_words(&mut self.store, &other.store, |a, b| a | b);
         Ok(())
     }
 
@@ -71,7 +71,7 @@ impl BloomFilter {
     /// As [`union`](Self::union).
     pub fn intersect(&mut self, other: &BloomFilter) -> Result<(), Error> {
         self.check_compatible(other)?;
-        zip_words(&mut self.blocks, &other.blocks, |a, b| a & b);
+        zip_words(&mut self.store, &other.store, |a, b| a & b);
         Ok(())
     }
 
@@ -101,7 +101,7 @@ impl BloomFilter {
             ));
         }
         let mut blocks = crate::filter::allocate(n / 2)?;
-        for (out, pair) in blocks.iter_mut().zip(self.blocks.chunks_exact(2)) {
+        for (out, pair) in blocks.iter_mut().zip(self.store.chunks_exact(2)) {
             *out = Block(std::array::from_fn(|w| pair[0].0[w] | pair[1].0[w]));
         }
         let m = &self.meta;
@@ -114,7 +114,7 @@ impl BloomFilter {
             None,
             m.kernel,
         );
-        Ok(BloomFilter { blocks, meta })
+        Ok(BloomFilter::from_parts(blocks, meta))
     }
 }
 

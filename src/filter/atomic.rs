@@ -6,11 +6,11 @@ use std::mem::ManuallyDrop;
 
 use rayon::prelude::*;
 
-use super::{BatchKey, Builder, Meta};
+use super::{BatchKey, Builder, Filter};
 use crate::hashing::{hash_bytes, hash_key};
-use crate::kernel::{Keys, Sink};
-use crate::layout::{AtomicBlock, Block, Layout, block_index, pattern_scalar};
-use crate::{BloomFilter, Error, Isa};
+use crate::kernel::Keys;
+use crate::layout::{AtomicBlock, Block, block_index, pattern_scalar};
+use crate::{BloomFilter, Error};
 
 /// A [`BloomFilter`] that many threads can insert into at once, through `&self`, with no lock.
 ///
@@ -51,10 +51,10 @@ use crate::{BloomFilter, Error, Isa};
 /// assert!(plain.contains(&99_999u64));
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
-pub struct AtomicBloomFilter {
-    blocks: Vec<AtomicBlock>,
-    meta: Meta,
-}
+///
+/// The queries and accessors are [`Filter`]'s, shared with [`BloomFilter`] and
+/// [`FilterRef`](crate::FilterRef).
+pub type AtomicBloomFilter = Filter<Vec<AtomicBlock>>;
 
 impl BloomFilter {
     /// Turns the filter into an [`AtomicBloomFilter`] with the same bits, without copying.
@@ -68,7 +68,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn into_atomic(self) -> AtomicBloomFilter {
-        let mut v = ManuallyDrop::new(self.blocks);
+        let mut v = ManuallyDrop::new(self.store);
         let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
         // SAFETY: `AtomicBlock` has the size and alignment of `Block` (asserted at compile time
         // in `layout`) and `AtomicU64` the in-memory representation of `u64`, so the
@@ -76,8 +76,8 @@ impl BloomFilter {
         // `u64` is a valid `AtomicU64`, and it is freed with the same layout. The old vector is
         // never used or dropped again.
         let blocks = unsafe { Vec::from_raw_parts(ptr.cast::<AtomicBlock>(), len, cap) };
-        AtomicBloomFilter {
-            blocks,
+        Filter {
+            store: blocks,
             meta: self.meta,
         }
     }
@@ -126,7 +126,7 @@ impl BloomFilter {
 
     fn par_insert_shared(&mut self, keys: &[u64]) {
         let meta = self.meta;
-        let blocks = as_atomic(&mut self.blocks);
+        let blocks = as_atomic(&mut self.store);
         keys.par_chunks(PAR_CHUNK)
             .for_each(|c| meta.kernel.atomic_insert(&meta.shape, blocks, Keys::U64(c)));
     }
@@ -141,7 +141,7 @@ impl BloomFilter {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let parts = (rayon::current_num_threads().min(cores) as u64).clamp(1, num_blocks);
         let mut windows = Vec::with_capacity(parts as usize);
-        let mut rest: &mut [Block] = &mut self.blocks;
+        let mut rest: &mut [Block] = &mut self.store;
         let mut first = 0usize;
         for p in 1..=parts {
             let end = (p as u128 * num_blocks as u128).div_ceil(parts as u128) as usize;
@@ -231,13 +231,13 @@ impl AtomicBloomFilter {
     /// Turns the filter back into a plain [`BloomFilter`] without copying (the writers are
     /// done: `self` is owned). Its queries then run on the SIMD kernels directly.
     pub fn into_filter(self) -> BloomFilter {
-        let mut v = ManuallyDrop::new(self.blocks);
+        let mut v = ManuallyDrop::new(self.store);
         let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
         // SAFETY: the reverse of `BloomFilter::into_atomic`: same size, alignment and
         // representation; owning `self` means no thread can still reach the atomics.
         let blocks = unsafe { Vec::from_raw_parts(ptr.cast::<Block>(), len, cap) };
-        BloomFilter {
-            blocks,
+        Filter {
+            store: blocks,
             meta: self.meta,
         }
     }
@@ -253,8 +253,8 @@ impl AtomicBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn snapshot(&self) -> BloomFilter {
-        BloomFilter {
-            blocks: self.blocks.iter().map(AtomicBlock::load).collect(),
+        Filter {
+            store: self.store.iter().map(AtomicBlock::load).collect(),
             meta: self.meta,
         }
     }
@@ -276,27 +276,7 @@ impl AtomicBloomFilter {
     pub fn insert_hash(&self, hash: u64) {
         let shape = &self.meta.shape;
         let p = pattern_scalar(shape.layout, hash as u32, shape.probes());
-        self.blocks[block_index(hash, shape.num_blocks)].or(&p)
-    }
-
-    /// Whether the key may have been inserted.
-    #[inline]
-    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_hash(hash_key(key, self.meta.seed))
-    }
-
-    /// Whether a raw byte string may have been inserted.
-    #[inline]
-    pub fn contains_bytes(&self, bytes: &[u8]) -> bool {
-        self.contains_hash(hash_bytes(bytes, self.meta.seed))
-    }
-
-    /// Whether a pre-computed hash may have been inserted.
-    #[inline]
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        let shape = &self.meta.shape;
-        let p = pattern_scalar(shape.layout, hash as u32, shape.probes());
-        self.blocks[block_index(hash, shape.num_blocks)].has(&p)
+        self.store[block_index(hash, shape.num_blocks)].or(&p)
     }
 
     /// Inserts a batch of integer keys: hashed in SIMD lanes, blocks prefetched, one relaxed
@@ -304,75 +284,14 @@ impl AtomicBloomFilter {
     pub fn insert_batch<K: BatchKey>(&self, keys: &[K]) {
         self.meta
             .kernel
-            .atomic_insert(&self.meta.shape, &self.blocks, K::as_keys(keys).0)
+            .atomic_insert(&self.meta.shape, &self.store, K::as_keys(keys).0)
     }
 
     /// Inserts a batch of pre-computed hashes.
     pub fn insert_hash_batch(&self, hashes: &[u64]) {
         self.meta
             .kernel
-            .atomic_insert(&self.meta.shape, &self.blocks, Keys::Hashes(hashes))
-    }
-
-    /// Answers a batch of integer keys into `out`.
-    ///
-    /// # Panics
-    /// If `out.len() != keys.len()`.
-    pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
-        let keys = K::as_keys(keys).0;
-        self.meta
-            .kernel
-            .atomic_query(&self.meta.shape, &self.blocks, keys, Sink::Each(out))
-    }
-
-    /// How many keys of the batch may have been inserted.
-    pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
-        let mut n = 0;
-        let keys = K::as_keys(keys).0;
-        self.meta
-            .kernel
-            .atomic_query(&self.meta.shape, &self.blocks, keys, Sink::Count(&mut n));
-        n
-    }
-
-    /// The 64-bit hash this filter uses for `key`.
-    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
-        hash_key(key, self.meta.seed)
-    }
-
-    /// Number of 512-bit blocks.
-    pub fn num_blocks(&self) -> u64 {
-        self.meta.shape.num_blocks
-    }
-
-    /// Bytes of filter.
-    pub fn size_in_bytes(&self) -> usize {
-        self.blocks.len() * std::mem::size_of::<AtomicBlock>()
-    }
-
-    /// Bits set per key.
-    pub fn probes(&self) -> u32 {
-        self.meta.probes()
-    }
-
-    /// How the probes spread over a block.
-    pub fn layout(&self) -> Layout {
-        self.meta.shape.layout
-    }
-
-    /// The hash seed.
-    pub fn seed(&self) -> u64 {
-        self.meta.seed
-    }
-
-    /// The key count the filter was sized for.
-    pub fn capacity(&self) -> u64 {
-        self.meta.capacity
-    }
-
-    /// The kernel tier the batch methods run on.
-    pub fn isa(&self) -> Isa {
-        self.meta.kernel.isa()
+            .atomic_insert(&self.meta.shape, &self.store, Keys::Hashes(hashes))
     }
 }
 

@@ -4,11 +4,15 @@
 mod algebra;
 mod atomic;
 mod builder;
+mod owned;
+mod storage;
 mod view;
 
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
 pub use builder::Builder;
 pub(crate) use builder::Options;
+pub use owned::BloomFilter;
+pub use storage::{Bits, Storage};
 pub use view::FilterRef;
 
 use std::hash::Hash;
@@ -17,52 +21,44 @@ use crate::Isa;
 use crate::error::Error;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
 use crate::kernel::{Kernel, Keys, Shape, Sink};
-use crate::layout::{BLOCK_BITS, Block, Layout, block_index, contains_scalar, insert_scalar};
+use crate::layout::{BLOCK_BITS, Block, Layout};
 use crate::sizing;
 
-/// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
-/// costs at most one cache miss, and batches run on the fastest SIMD tier of the CPU.
+/// The filter front-end, generic over how its blocks are held ([`Storage`]): the queries,
+/// batch queries and accessors are written once here. Use it through its aliases:
+/// [`BloomFilter`] (owned), [`FilterRef`] (borrowed, zero-copy) and [`AtomicBloomFilter`]
+/// (atomic words, many writers).
 ///
 /// ```
-/// use blockbloom::BloomFilter;
+/// use blockbloom::{BloomFilter, FilterRef};
 ///
-/// let mut f = BloomFilter::with_capacity(1_000_000, 0.01)?;
-/// f.insert(&42u64);
-/// f.insert("a string key");
-/// assert!(f.contains(&42u64));
-/// assert!(f.contains("a string key"));
-///
-/// let keys: Vec<u64> = (0..1000).collect();
-/// f.insert_batch(&keys);
-/// let mut found = vec![false; keys.len()];
-/// f.contains_batch(&keys, &mut found);
-/// assert!(found.iter().all(|&x| x));
-/// assert_eq!(f.count_batch(&keys), 1000);
+/// let mut f = BloomFilter::with_capacity(1000, 0.01)?;
+/// f.insert(&7u64);
+/// let a = f.clone().into_atomic();
+/// assert!(f.contains(&7u64) && a.contains(&7u64));
+/// assert_eq!(f.num_blocks(), a.num_blocks());
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
-///
-/// Single-key calls run the scalar reference inline (a dispatched call per key would cost
-/// more than it saves); the batch calls make one dispatched call per batch.
-#[derive(Clone)]
-pub struct BloomFilter {
-    blocks: Vec<Block>,
+#[derive(Clone, Copy)]
+pub struct Filter<S> {
+    store: S,
     meta: Meta,
 }
 
 /// Everything about a filter but its bits: shared by [`BloomFilter`] and
 /// [`AtomicBloomFilter`](crate::AtomicBloomFilter), which convert into each other.
 #[derive(Clone, Copy)]
-pub(crate) struct Meta {
-    pub shape: Shape,
-    pub seed: u64,
-    pub capacity: u64,
-    pub target_fpr: Option<f64>,
-    pub kernel: &'static Kernel,
+pub struct Meta {
+    pub(crate) shape: Shape,
+    pub(crate) seed: u64,
+    pub(crate) capacity: u64,
+    pub(crate) target_fpr: Option<f64>,
+    pub(crate) kernel: &'static Kernel,
 }
 
 impl Meta {
     /// The metadata of a filter of this shape.
-    pub fn new(
+    pub(crate) fn new(
         num_blocks: u64,
         layout: Layout,
         probes: u32,
@@ -87,7 +83,7 @@ impl Meta {
         }
     }
 
-    pub fn probes(&self) -> u32 {
+    pub(crate) fn probes(&self) -> u32 {
         self.shape.probes() as u32
     }
 }
@@ -149,71 +145,10 @@ impl BatchKey for i32 {
     }
 }
 
-impl BloomFilter {
-    /// A filter of `blocks` with `meta` (which must describe them).
-    pub(crate) fn from_parts(blocks: Vec<Block>, meta: Meta) -> BloomFilter {
-        assert_eq!(blocks.len() as u64, meta.shape.num_blocks, "filter shape");
-        BloomFilter { blocks, meta }
-    }
-
+impl<S: Storage> Filter<S> {
     /// Everything about the filter but its bits.
     pub(crate) fn meta(&self) -> &Meta {
         &self.meta
-    }
-
-    /// The blocks, for the kinds built on a plain filter that set bits their own way.
-    pub(crate) fn blocks_mut(&mut self) -> &mut [Block] {
-        &mut self.blocks
-    }
-
-    /// The smallest filter that holds `capacity` keys at a false-positive rate at or below
-    /// `fpr`, sized by the exact model of this layout ([`crate::sizing`]), seed 0, on the
-    /// active kernel ([`Isa::active`]).
-    ///
-    /// ```
-    /// let f = blockbloom::BloomFilter::with_capacity(1_000_000, 0.01)?;
-    /// assert!(f.size_in_bytes() < 1_300_000); // about 10.06 bits per key
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidFpr`], [`Error::TooManyBlocks`], [`Error::AllocationFailed`], or a
-    /// kernel error if `BLOCKBLOOM_ISA` is invalid.
-    pub fn with_capacity(capacity: u64, fpr: f64) -> Result<BloomFilter, Error> {
-        Builder::new().capacity(capacity).fpr(fpr).build()
-    }
-
-    /// A [`Builder`] for seed, explicit bit budget, probe count and kernel.
-    ///
-    /// ```
-    /// use blockbloom::{BloomFilter, Isa};
-    ///
-    /// let f = BloomFilter::builder().capacity(10_000).fpr(0.001).seed(7).build()?;
-    /// assert_eq!(f.seed(), 7);
-    /// let g = BloomFilter::builder().capacity(10_000).bits_per_key(12.0).isa(Isa::Scalar).build()?;
-    /// assert_eq!(g.isa(), Isa::Scalar);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn builder() -> Builder {
-        Builder::new()
-    }
-
-    /// Inserts any hashable key. `u64`/`u32` keys land exactly where [`insert_batch`]
-    /// puts them.
-    ///
-    /// [`insert_batch`]: BloomFilter::insert_batch
-    ///
-    /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
-    /// f.insert(&7u64);
-    /// f.insert("text");
-    /// f.insert(&(1u8, 'x'));
-    /// assert!(f.contains(&7u64) && f.contains("text") && f.contains(&(1u8, 'x')));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
-        self.insert_hash(hash_key(key, self.meta.seed))
     }
 
     /// Whether the key may have been inserted (no false negatives; false positives at about
@@ -228,20 +163,6 @@ impl BloomFilter {
     #[inline]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(hash_key(key, self.meta.seed))
-    }
-
-    /// Inserts a raw byte string, hashed exactly (no length prefix): the form for keys read
-    /// from files or the network.
-    ///
-    /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
-    /// f.insert_bytes(b"10.0.0.1");
-    /// assert!(f.contains_bytes(b"10.0.0.1"));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn insert_bytes(&mut self, bytes: &[u8]) {
-        self.insert_hash(hash_bytes(bytes, self.meta.seed))
     }
 
     /// Whether a raw byte string may have been inserted with [`insert_bytes`](Self::insert_bytes).
@@ -270,24 +191,6 @@ impl BloomFilter {
         hash_key(key, self.meta.seed)
     }
 
-    /// Inserts a pre-computed 64-bit hash. The hash must be well mixed in all 64 bits.
-    ///
-    /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
-    /// let h = f.hash(&"key");
-    /// f.insert_hash(h);
-    /// assert!(f.contains_hash(h) && f.contains(&"key"));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn insert_hash(&mut self, hash: u64) {
-        let (i, k) = (
-            block_index(hash, self.meta.shape.num_blocks),
-            self.meta.shape.probes(),
-        );
-        insert_scalar(&mut self.blocks[i], self.meta.shape.layout, hash as u32, k)
-    }
-
     /// Whether a pre-computed hash may have been inserted.
     ///
     /// ```
@@ -298,28 +201,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let i = block_index(hash, self.meta.shape.num_blocks);
-        contains_scalar(
-            &self.blocks[i],
-            self.meta.shape.layout,
-            hash as u32,
-            self.meta.shape.probes(),
-        )
-    }
-
-    /// Inserts a batch of integer keys, hashed in SIMD lanes.
-    ///
-    /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(1000, 0.01)?;
-    /// f.insert_batch(&[1u64, 2, 3]);
-    /// f.insert_batch(&[7u32, 8]);
-    /// assert!(f.contains(&2u64) && f.contains(&8u32));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
-        self.meta
-            .kernel
-            .insert(&self.meta.shape, &mut self.blocks, K::as_keys(keys).0)
+        self.store.contains_hash(&self.meta, hash)
     }
 
     /// Answers a batch of integer keys into `out` (`out[i]` for `keys[i]`).
@@ -336,12 +218,8 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
-        self.meta.kernel.query(
-            &self.meta.shape,
-            &self.blocks,
-            K::as_keys(keys).0,
-            Sink::Each(out),
-        )
+        self.store
+            .query(&self.meta, K::as_keys(keys).0, Sink::Each(out))
     }
 
     /// How many keys of the batch may have been inserted.
@@ -354,28 +232,9 @@ impl BloomFilter {
     /// ```
     pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
         let mut n = 0;
-        self.meta.kernel.query(
-            &self.meta.shape,
-            &self.blocks,
-            K::as_keys(keys).0,
-            Sink::Count(&mut n),
-        );
+        self.store
+            .query(&self.meta, K::as_keys(keys).0, Sink::Count(&mut n));
         n
-    }
-
-    /// Inserts a batch of pre-computed hashes.
-    ///
-    /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
-    /// let hashes = [f.hash(&"a"), f.hash(&"b")];
-    /// f.insert_hash_batch(&hashes);
-    /// assert!(f.contains(&"a") && f.contains(&"b"));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
-        self.meta
-            .kernel
-            .insert(&self.meta.shape, &mut self.blocks, Keys::Hashes(hashes))
     }
 
     /// Answers a batch of pre-computed hashes into `out`.
@@ -393,12 +252,8 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        self.meta.kernel.query(
-            &self.meta.shape,
-            &self.blocks,
-            Keys::Hashes(hashes),
-            Sink::Each(out),
-        )
+        self.store
+            .query(&self.meta, Keys::Hashes(hashes), Sink::Each(out))
     }
 
     /// How many of the pre-computed hashes may have been inserted.
@@ -412,26 +267,9 @@ impl BloomFilter {
     /// ```
     pub fn count_hash_batch(&self, hashes: &[u64]) -> usize {
         let mut n = 0;
-        self.meta.kernel.query(
-            &self.meta.shape,
-            &self.blocks,
-            Keys::Hashes(hashes),
-            Sink::Count(&mut n),
-        );
+        self.store
+            .query(&self.meta, Keys::Hashes(hashes), Sink::Count(&mut n));
         n
-    }
-
-    /// Removes every key, keeping the shape, seed and kernel.
-    ///
-    /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
-    /// f.insert(&1u64);
-    /// f.clear();
-    /// assert_eq!(f.fill_ratio(), 0.0);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn clear(&mut self) {
-        self.blocks.fill(Block::ZERO)
     }
 
     /// Bytes of filter (blocks only).
@@ -442,7 +280,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn size_in_bytes(&self) -> usize {
-        self.blocks.len() * std::mem::size_of::<Block>()
+        self.meta.shape.num_blocks as usize * std::mem::size_of::<Block>()
     }
 
     /// Number of 512-bit blocks.
@@ -536,19 +374,25 @@ impl BloomFilter {
         self.meta.kernel.isa()
     }
 
-    /// The filter's blocks, in order.
+    /// The model's false-positive rate once `keys` distinct keys are in the filter.
     ///
     /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(10, 0.01)?;
-    /// f.insert(&1u64);
-    /// let ones: u32 = f.blocks().iter().flat_map(|b| b.0).map(u64::count_ones).sum();
-    /// assert!(ones > 0 && ones <= f.probes());
+    /// let f = blockbloom::BloomFilter::with_capacity(10_000, 0.01)?;
+    /// assert!(f.model_fpr(10_000) <= 0.01);
+    /// assert!(f.model_fpr(20_000) > 0.01);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn blocks(&self) -> &[Block] {
-        &self.blocks
+    pub fn model_fpr(&self, keys: u64) -> f64 {
+        sizing::false_positive_rate(
+            keys,
+            self.meta.shape.num_blocks,
+            self.meta.shape.layout,
+            self.probes(),
+        )
     }
+}
 
+impl<S: Bits> Filter<S> {
     /// Fraction of bits set, in `[0, 1]`.
     ///
     /// ```
@@ -559,12 +403,13 @@ impl BloomFilter {
     /// ```
     pub fn fill_ratio(&self) -> f64 {
         let ones: u64 = self
-            .blocks
+            .store
+            .bits()
             .iter()
             .flat_map(|b| b.0)
             .map(|w| w.count_ones() as u64)
             .sum();
-        ones as f64 / (self.blocks.len() as f64 * BLOCK_BITS as f64)
+        ones as f64 / (self.store.bits().len() as f64 * BLOCK_BITS as f64)
     }
 
     /// An estimate of the number of distinct keys inserted, from each sector's fill
@@ -584,7 +429,7 @@ impl BloomFilter {
         let per_probe = (1.0 - 1.0 / w).ln();
         let sectors = self.meta.shape.layout.sectors() as f64;
         let mut total = 0.0;
-        for block in &self.blocks {
+        for block in self.store.bits() {
             let mut keys = 0.0;
             for x in sector_popcounts(block, self.meta.shape.layout) {
                 // A full sector says "at least this many": cap at half a bit short of full.
@@ -610,7 +455,8 @@ impl BloomFilter {
         let b = self.meta.shape.rounds as i32;
         let w = self.meta.shape.layout.sector_bits() as f64;
         let total: f64 = self
-            .blocks
+            .store
+            .bits()
             .iter()
             .map(|block| {
                 sector_popcounts(block, self.meta.shape.layout)
@@ -618,66 +464,7 @@ impl BloomFilter {
                     .product::<f64>()
             })
             .sum();
-        total / self.blocks.len() as f64
-    }
-
-    /// The model's false-positive rate once `keys` distinct keys are in the filter.
-    ///
-    /// ```
-    /// let f = blockbloom::BloomFilter::with_capacity(10_000, 0.01)?;
-    /// assert!(f.model_fpr(10_000) <= 0.01);
-    /// assert!(f.model_fpr(20_000) > 0.01);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn model_fpr(&self, keys: u64) -> f64 {
-        sizing::false_positive_rate(
-            keys,
-            self.meta.shape.num_blocks,
-            self.meta.shape.layout,
-            self.probes(),
-        )
-    }
-}
-
-impl PartialEq for BloomFilter {
-    /// Same shape, seed and bits; the kernel does not matter (every tier builds the same bits).
-    fn eq(&self, other: &BloomFilter) -> bool {
-        self.meta.shape == other.meta.shape
-            && self.meta.seed == other.meta.seed
-            && self.blocks == other.blocks
-    }
-}
-
-impl Eq for BloomFilter {}
-
-impl std::fmt::Debug for BloomFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BloomFilter")
-            .field("num_blocks", &self.meta.shape.num_blocks)
-            .field("layout", &self.meta.shape.layout)
-            .field("probes", &self.probes())
-            .field("seed", &self.meta.seed)
-            .field("capacity", &self.meta.capacity)
-            .field("target_fpr", &self.meta.target_fpr)
-            .field("isa", &self.isa())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<K: Hash> Extend<K> for BloomFilter {
-    /// Inserts every key, hashing in chunks and inserting each chunk as one batch.
-    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        let mut hashes = [0u64; 256];
-        let mut n = 0;
-        for key in iter {
-            hashes[n] = hash_key(&key, self.meta.seed);
-            n += 1;
-            if n == hashes.len() {
-                self.insert_hash_batch(&hashes);
-                n = 0;
-            }
-        }
-        self.insert_hash_batch(&hashes[..n]);
+        total / self.store.bits().len() as f64
     }
 }
 

@@ -1,13 +1,8 @@
 //! [`FilterRef`]: a read-only filter over borrowed blocks (its constructor, which validates
 //! the encoded bytes, is in [`crate::format`]).
 
-use std::hash::Hash;
-
-use super::{BatchKey, BloomFilter, Meta};
-use crate::Isa;
-use crate::hashing::{hash_bytes, hash_key};
-use crate::kernel::{Keys, Sink};
-use crate::layout::{Block, Layout, block_index, contains_scalar};
+use super::{BloomFilter, Filter, Meta};
+use crate::layout::Block;
 
 /// A read-only filter over borrowed bytes in the [format](crate::format), for memory-mapped
 /// files: the header and checksum are validated once, then queries run on the SIMD kernels
@@ -34,121 +29,29 @@ use crate::layout::{Block, Layout, block_index, contains_scalar};
 /// assert!(view.contains(&42u64));
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
-#[derive(Clone, Copy)]
-pub struct FilterRef<'a> {
-    blocks: &'a [Block],
-    meta: Meta,
-}
+///
+/// The queries and accessors are [`Filter`]'s, shared with [`BloomFilter`] and
+/// [`AtomicBloomFilter`](crate::AtomicBloomFilter).
+pub type FilterRef<'a> = Filter<&'a [Block]>;
 
 impl<'a> FilterRef<'a> {
     /// A view of `blocks` with `meta` (which must describe them).
     pub(crate) fn from_parts(blocks: &'a [Block], meta: Meta) -> FilterRef<'a> {
         assert_eq!(blocks.len() as u64, meta.shape.num_blocks, "view shape");
-        FilterRef { blocks, meta }
-    }
-
-    /// Whether the key may have been inserted.
-    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
-        self.contains_hash(hash_key(key, self.meta.seed))
-    }
-
-    /// Whether a raw byte string may have been inserted.
-    pub fn contains_bytes(&self, bytes: &[u8]) -> bool {
-        self.contains_hash(hash_bytes(bytes, self.meta.seed))
-    }
-
-    /// Whether a pre-computed hash may have been inserted.
-    pub fn contains_hash(&self, hash: u64) -> bool {
-        let s = &self.meta.shape;
-        contains_scalar(
-            &self.blocks[block_index(hash, s.num_blocks)],
-            s.layout,
-            hash as u32,
-            s.probes(),
-        )
-    }
-
-    /// Answers a batch of integer keys into `out`, on the SIMD kernels.
-    ///
-    /// # Panics
-    /// If `out.len() != keys.len()`.
-    pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
-        self.meta.kernel.query(
-            &self.meta.shape,
-            self.blocks,
-            K::as_keys(keys).0,
-            Sink::Each(out),
-        )
-    }
-
-    /// How many keys of the batch may have been inserted.
-    pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
-        let mut n = 0;
-        self.meta.kernel.query(
-            &self.meta.shape,
-            self.blocks,
-            K::as_keys(keys).0,
-            Sink::Count(&mut n),
-        );
-        n
-    }
-
-    /// Answers a batch of pre-computed hashes into `out`.
-    ///
-    /// # Panics
-    /// If `out.len() != hashes.len()`.
-    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        self.meta.kernel.query(
-            &self.meta.shape,
-            self.blocks,
-            Keys::Hashes(hashes),
-            Sink::Each(out),
-        )
+        Filter {
+            store: blocks,
+            meta,
+        }
     }
 
     /// An owned copy.
     pub fn to_filter(&self) -> BloomFilter {
-        BloomFilter::from_parts(self.blocks.to_vec(), self.meta)
+        BloomFilter::from_parts(self.store.to_vec(), self.meta)
     }
 
     /// The borrowed blocks.
     pub fn blocks(&self) -> &'a [Block] {
-        self.blocks
-    }
-
-    /// Number of 512-bit blocks.
-    pub fn num_blocks(&self) -> u64 {
-        self.meta.shape.num_blocks
-    }
-
-    /// Bits set per key.
-    pub fn probes(&self) -> u32 {
-        self.meta.probes()
-    }
-
-    /// The block layout.
-    pub fn layout(&self) -> Layout {
-        self.meta.shape.layout
-    }
-
-    /// The hash seed.
-    pub fn seed(&self) -> u64 {
-        self.meta.seed
-    }
-
-    /// The capacity stored in the header.
-    pub fn capacity(&self) -> u64 {
-        self.meta.capacity
-    }
-
-    /// The target false-positive rate stored in the header, if any.
-    pub fn target_fpr(&self) -> Option<f64> {
-        self.meta.target_fpr
-    }
-
-    /// The kernel tier the batch queries run on.
-    pub fn isa(&self) -> Isa {
-        self.meta.kernel.isa()
+        self.store
     }
 }
 

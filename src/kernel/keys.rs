@@ -7,14 +7,14 @@ use crate::hashing::{u32_with_flip, u64_with_flip};
 
 /// Keys of a batch: raw `u64`/`u32` keys (hashed in lanes) or hashes.
 #[derive(Clone, Copy)]
-pub(crate) enum Keys<'a> {
+pub enum Keys<'a> {
     U64(&'a [u64]),
     U32(&'a [u32]),
     Hashes(&'a [u64]),
 }
 
 impl<'a> Keys<'a> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Keys::U64(k) | Keys::Hashes(k) => k.len(),
             Keys::U32(k) => k.len(),
@@ -23,7 +23,7 @@ impl<'a> Keys<'a> {
 
     /// Keys `start..end`.
     #[inline(always)]
-    pub fn slice(self, start: usize, end: usize) -> Keys<'a> {
+    pub(crate) fn slice(self, start: usize, end: usize) -> Keys<'a> {
         match self {
             Keys::U64(k) => Keys::U64(&k[start..end]),
             Keys::U32(k) => Keys::U32(&k[start..end]),
@@ -32,7 +32,7 @@ impl<'a> Keys<'a> {
     }
 
     /// Hashes every key into `out` (same length), the reference way.
-    pub fn hash_scalar(&self, flip: u64, out: &mut [u64]) {
+    pub(crate) fn hash_scalar(&self, flip: u64, out: &mut [u64]) {
         assert_eq!(
             out.len(),
             self.len(),
@@ -55,7 +55,7 @@ impl<'a> Keys<'a> {
 
     /// Hashes every key into `out` (same length) in `l`'s lanes.
     #[inline(always)]
-    pub fn hash_lanes<L: Lanes>(&self, l: L, flip: u64, out: &mut [u64]) {
+    pub(crate) fn hash_lanes<L: Lanes>(&self, l: L, flip: u64, out: &mut [u64]) {
         assert_eq!(
             out.len(),
             self.len(),

@@ -72,7 +72,7 @@ pub(crate) struct Walk {
 }
 
 /// Where a batch's answers go.
-pub(crate) enum Sink<'a> {
+pub enum Sink<'a> {
     /// Nowhere (inserts).
     Discard,
     /// One answer per key.

@@ -1,0 +1,232 @@
+//! The owned filter, [`BloomFilter`]: construction, inserts, and what only owned bits can do.
+
+use std::hash::Hash;
+
+use super::{BatchKey, Builder, Filter, Meta};
+use crate::error::Error;
+use crate::hashing::{hash_bytes, hash_key};
+use crate::kernel::Keys;
+use crate::layout::{Block, block_index, insert_scalar};
+
+/// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
+/// costs at most one cache miss, and batches run on the fastest SIMD tier of the CPU.
+///
+/// ```
+/// use blockbloom::BloomFilter;
+///
+/// let mut f = BloomFilter::with_capacity(1_000_000, 0.01)?;
+/// f.insert(&42u64);
+/// f.insert("a string key");
+/// assert!(f.contains(&42u64));
+/// assert!(f.contains("a string key"));
+///
+/// let keys: Vec<u64> = (0..1000).collect();
+/// f.insert_batch(&keys);
+/// let mut found = vec![false; keys.len()];
+/// f.contains_batch(&keys, &mut found);
+/// assert!(found.iter().all(|&x| x));
+/// assert_eq!(f.count_batch(&keys), 1000);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// Single-key calls run the scalar reference inline (a dispatched call per key would cost
+/// more than it saves); the batch calls make one dispatched call per batch. The queries and
+/// accessors are [`Filter`]'s, shared with [`FilterRef`](crate::FilterRef) and
+/// [`AtomicBloomFilter`](crate::AtomicBloomFilter).
+pub type BloomFilter = Filter<Vec<Block>>;
+
+impl BloomFilter {
+    /// A filter of `blocks` with `meta` (which must describe them).
+    pub(crate) fn from_parts(blocks: Vec<Block>, meta: Meta) -> BloomFilter {
+        assert_eq!(blocks.len() as u64, meta.shape.num_blocks, "filter shape");
+        Filter {
+            store: blocks,
+            meta,
+        }
+    }
+
+    /// The blocks, for the kinds built on a plain filter that set bits their own way.
+    pub(crate) fn blocks_mut(&mut self) -> &mut [Block] {
+        &mut self.store
+    }
+
+    /// The smallest filter that holds `capacity` keys at a false-positive rate at or below
+    /// `fpr`, sized by the exact model of this layout ([`crate::sizing`]), seed 0, on the
+    /// active kernel ([`Isa::active`]).
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::with_capacity(1_000_000, 0.01)?;
+    /// assert!(f.size_in_bytes() < 1_300_000); // about 10.06 bits per key
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidFpr`], [`Error::TooManyBlocks`], [`Error::AllocationFailed`], or a
+    /// kernel error if `BLOCKBLOOM_ISA` is invalid.
+    pub fn with_capacity(capacity: u64, fpr: f64) -> Result<BloomFilter, Error> {
+        Builder::new().capacity(capacity).fpr(fpr).build()
+    }
+
+    /// A [`Builder`] for seed, explicit bit budget, probe count and kernel.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Isa};
+    ///
+    /// let f = BloomFilter::builder().capacity(10_000).fpr(0.001).seed(7).build()?;
+    /// assert_eq!(f.seed(), 7);
+    /// let g = BloomFilter::builder().capacity(10_000).bits_per_key(12.0).isa(Isa::Scalar).build()?;
+    /// assert_eq!(g.isa(), Isa::Scalar);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    /// Inserts any hashable key. `u64`/`u32` keys land exactly where [`insert_batch`]
+    /// puts them.
+    ///
+    /// [`insert_batch`]: BloomFilter::insert_batch
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert(&7u64);
+    /// f.insert("text");
+    /// f.insert(&(1u8, 'x'));
+    /// assert!(f.contains(&7u64) && f.contains("text") && f.contains(&(1u8, 'x')));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+        self.insert_hash(hash_key(key, self.meta.seed))
+    }
+
+    /// Inserts a raw byte string, hashed exactly (no length prefix): the form for keys read
+    /// from files or the network.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert_bytes(b"10.0.0.1");
+    /// assert!(f.contains_bytes(b"10.0.0.1"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_bytes(&mut self, bytes: &[u8]) {
+        self.insert_hash(hash_bytes(bytes, self.meta.seed))
+    }
+
+    /// Inserts a pre-computed 64-bit hash. The hash must be well mixed in all 64 bits.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// let h = f.hash(&"key");
+    /// f.insert_hash(h);
+    /// assert!(f.contains_hash(h) && f.contains(&"key"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) {
+        let (i, k) = (
+            block_index(hash, self.meta.shape.num_blocks),
+            self.meta.shape.probes(),
+        );
+        insert_scalar(&mut self.store[i], self.meta.shape.layout, hash as u32, k)
+    }
+
+    /// Inserts a batch of integer keys, hashed in SIMD lanes.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(1000, 0.01)?;
+    /// f.insert_batch(&[1u64, 2, 3]);
+    /// f.insert_batch(&[7u32, 8]);
+    /// assert!(f.contains(&2u64) && f.contains(&8u32));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
+        self.meta
+            .kernel
+            .insert(&self.meta.shape, &mut self.store, K::as_keys(keys).0)
+    }
+
+    /// Inserts a batch of pre-computed hashes.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// let hashes = [f.hash(&"a"), f.hash(&"b")];
+    /// f.insert_hash_batch(&hashes);
+    /// assert!(f.contains(&"a") && f.contains(&"b"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn insert_hash_batch(&mut self, hashes: &[u64]) {
+        self.meta
+            .kernel
+            .insert(&self.meta.shape, &mut self.store, Keys::Hashes(hashes))
+    }
+
+    /// Removes every key, keeping the shape, seed and kernel.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert(&1u64);
+    /// f.clear();
+    /// assert_eq!(f.fill_ratio(), 0.0);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.store.fill(Block::ZERO)
+    }
+
+    /// The filter's blocks, in order.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(10, 0.01)?;
+    /// f.insert(&1u64);
+    /// let ones: u32 = f.blocks().iter().flat_map(|b| b.0).map(u64::count_ones).sum();
+    /// assert!(ones > 0 && ones <= f.probes());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn blocks(&self) -> &[Block] {
+        &self.store
+    }
+}
+
+impl PartialEq for BloomFilter {
+    /// Same shape, seed and bits; the kernel does not matter (every tier builds the same bits).
+    fn eq(&self, other: &BloomFilter) -> bool {
+        self.meta.shape == other.meta.shape
+            && self.meta.seed == other.meta.seed
+            && self.store == other.store
+    }
+}
+
+impl Eq for BloomFilter {}
+
+impl std::fmt::Debug for BloomFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BloomFilter")
+            .field("num_blocks", &self.meta.shape.num_blocks)
+            .field("layout", &self.meta.shape.layout)
+            .field("probes", &self.probes())
+            .field("seed", &self.meta.seed)
+            .field("capacity", &self.meta.capacity)
+            .field("target_fpr", &self.meta.target_fpr)
+            .field("isa", &self.isa())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Hash> Extend<K> for BloomFilter {
+    /// Inserts every key, hashing in chunks and inserting each chunk as one batch.
+    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
+        let mut hashes = [0u64; 256];
+        let mut n = 0;
+        for key in iter {
+            hashes[n] = hash_key(&key, self.meta.seed);
+            n += 1;
+            if n == hashes.len() {
+                self.insert_hash_batch(&hashes);
+                n = 0;
+            }
+        }
+        self.insert_hash_batch(&hashes[..n]);
+    }
+}

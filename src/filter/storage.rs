@@ -1,0 +1,103 @@
+//! How a filter's blocks are held, and how each way is read: the one thing the front-end's
+//! shared queries ([`Filter`](super::Filter)) need from its storage.
+
+use super::Meta;
+use crate::kernel::{Keys, Sink};
+use crate::layout::{AtomicBlock, Block, block_index, contains_scalar, pattern_scalar};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for Vec<crate::layout::Block> {}
+    impl Sealed for &[crate::layout::Block] {}
+    impl Sealed for Vec<crate::layout::AtomicBlock> {}
+}
+
+/// The storage of a [`Filter`](super::Filter): owned blocks (`Vec<Block>`), borrowed blocks
+/// (`&[Block]`) or atomic words (`Vec<AtomicBlock>`). Sealed: the crate's front-ends are its
+/// only implementors, and its methods are the crate's own.
+pub trait Storage: sealed::Sealed {
+    /// Answers a batch on the filter's kernel.
+    #[doc(hidden)]
+    fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>);
+    /// Whether every probe of `hash` is set (the scalar reference).
+    #[doc(hidden)]
+    fn contains_hash(&self, meta: &Meta, hash: u64) -> bool;
+}
+
+/// Storage that is plain bits in memory, readable without atomics: the owned and borrowed
+/// filters (for the statistics that read every block).
+pub trait Bits: Storage {
+    /// The blocks.
+    #[doc(hidden)]
+    fn bits(&self) -> &[Block];
+}
+
+/// Plain blocks, however they are held.
+fn query_blocks(blocks: &[Block], meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
+    meta.kernel.query(&meta.shape, blocks, keys, sink)
+}
+
+fn contains_in(blocks: &[Block], meta: &Meta, hash: u64) -> bool {
+    let s = &meta.shape;
+    contains_scalar(
+        &blocks[block_index(hash, s.num_blocks)],
+        s.layout,
+        hash as u32,
+        s.probes(),
+    )
+}
+
+impl Storage for Vec<Block> {
+    #[inline]
+    fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
+        query_blocks(self, meta, keys, sink)
+    }
+
+    #[inline]
+    fn contains_hash(&self, meta: &Meta, hash: u64) -> bool {
+        contains_in(self, meta, hash)
+    }
+}
+
+impl Bits for Vec<Block> {
+    fn bits(&self) -> &[Block] {
+        self
+    }
+}
+
+impl Storage for &[Block] {
+    #[inline]
+    fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
+        query_blocks(self, meta, keys, sink)
+    }
+
+    #[inline]
+    fn contains_hash(&self, meta: &Meta, hash: u64) -> bool {
+        contains_in(self, meta, hash)
+    }
+}
+
+impl Bits for &[Block] {
+    fn bits(&self) -> &[Block] {
+        self
+    }
+}
+
+/// Atomic words are read with relaxed atomic loads only, never plain or vector loads (which
+/// would race with writers).
+impl Storage for Vec<AtomicBlock> {
+    #[inline]
+    fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
+        meta.kernel.atomic_query(&meta.shape, self, keys, sink)
+    }
+
+    #[inline]
+    fn contains_hash(&self, meta: &Meta, hash: u64) -> bool {
+        let s = &meta.shape;
+        self[block_index(hash, s.num_blocks)].has(&pattern_scalar(
+            s.layout,
+            hash as u32,
+            s.probes(),
+        ))
+    }
+}
