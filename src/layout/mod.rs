@@ -78,6 +78,7 @@ pub const MAX_BLOCKS: u64 = 1 << 32;
 /// assert!(Layout::Sectors4x128.supports_probes(12));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Layout {
     /// Eight 64-bit sectors, one per word; `k` in 8, 16, 24, 32.
     Sectors8x64,
