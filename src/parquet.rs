@@ -21,7 +21,7 @@
 //! [`SplitBlockFilter::as_bitset`] is exactly the bytes a Parquet file stores after the
 //! filter's Thrift header, and [`SplitBlockFilter::from_bitset`] takes them back; the
 //! crate's tests check both against the reference implementation, the `parquet` crate's
-//! `bloom_filter::Sbbf`. With the `parquet` cargo feature, [`read_column_filter`] reads a
+//! `bloom_filter::Sbbf`. With the `parquet` cargo feature, `read_column_filter` reads a
 //! column's filter out of a Parquet file.
 //!
 //! Batches run on the active kernel tier ([`Isa::active`]): a block is one eight-lane vector,

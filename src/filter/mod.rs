@@ -46,7 +46,7 @@ pub struct Filter<S> {
 }
 
 /// Everything about a filter but its bits: shared by [`BloomFilter`] and
-/// [`AtomicBloomFilter`](crate::AtomicBloomFilter), which convert into each other.
+/// [`AtomicBloomFilter`], which convert into each other.
 #[derive(Clone, Copy)]
 pub struct Meta {
     pub(crate) shape: Shape,

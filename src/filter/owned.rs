@@ -52,7 +52,7 @@ impl BloomFilter {
 
     /// The smallest filter that holds `capacity` keys at a false-positive rate at or below
     /// `fpr`, sized by the exact model of this layout ([`crate::sizing`]), seed 0, on the
-    /// active kernel ([`Isa::active`]).
+    /// active kernel ([`Isa::active`](crate::Isa::active)).
     ///
     /// ```
     /// let f = blockbloom::BloomFilter::with_capacity(1_000_000, 0.01)?;

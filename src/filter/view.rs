@@ -10,8 +10,8 @@ use crate::layout::Block;
 ///
 /// The blocks must be 64-byte aligned in memory, which they are whenever the buffer starts
 /// 64-byte aligned (a memory map starts on a page). A misaligned buffer is an
-/// [`Error::Misaligned`], never a silent copy: use [`BloomFilter::from_bytes`] to copy.
-/// Little-endian targets only (elsewhere `from_bytes` is an [`Error::InvalidHeader`]).
+/// [`Error::Misaligned`](crate::Error::Misaligned), never a silent copy: use [`BloomFilter::from_bytes`] to copy.
+/// Little-endian targets only (elsewhere `from_bytes` is an [`Error::InvalidHeader`](crate::Error::InvalidHeader)).
 ///
 /// ```
 /// use blockbloom::{BloomFilter, FilterRef};

@@ -1,6 +1,6 @@
 //! NEON tier (aarch64): a block is four 128-bit registers, a split block two.
 //!
-//! NEON has no 64-bit lane multiply; [`Lanes::mul64`] builds it from 32x32->64 products.
+//! NEON has no 64-bit lane multiply; [`Lanes::mul64`] builds it from 32-bit products.
 //! `USHL` shifts left by the count's signed low byte and gives zero from 64 up, which is
 //! exactly what [`Lanes::shl_var`] promises for counts `0..128`.
 
@@ -49,16 +49,17 @@ macro_rules! quads {
     };
 }
 
-/// Low 64 bits of `a * b` per lane: `lo*lo + ((hi*lo + lo*hi) << 32)`. A function, not a
-/// closure, so it inlines with the caller's target features.
+/// Low 64 bits of `a * b` per lane: `lo*lo + ((lo*hi + hi*lo) << 32)`, the cross products
+/// from one 32-bit multiply against `b` with its halves swapped, summed pairwise. A
+/// function, not a closure, so it inlines with the caller's target features.
 #[inline(always)]
 fn mul64(_: Neon, a: uint64x2_t, b: uint64x2_t) -> uint64x2_t {
     // SAFETY: NEON is present (token); register-only operations.
     unsafe {
-        let (a_lo, a_hi) = (vmovn_u64(a), vshrn_n_u64::<32>(a));
-        let (b_lo, b_hi) = (vmovn_u64(b), vshrn_n_u64::<32>(b));
-        let cross = vmla_u32(vmul_u32(a_hi, b_lo), a_lo, b_hi);
-        vaddq_u64(vmull_u32(a_lo, b_lo), vshll_n_u32::<32>(cross))
+        let a32 = vreinterpretq_u32_u64(a);
+        let cross = vmulq_u32(a32, vrev64q_u32(vreinterpretq_u32_u64(b)));
+        let high = vshlq_n_u64::<32>(vpaddlq_u32(cross));
+        vmlal_u32(high, vmovn_u64(a), vmovn_u64(b))
     }
 }
 
