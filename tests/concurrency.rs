@@ -42,6 +42,7 @@ fn probe_counts(layout: Layout) -> [u32; 3] {
     match layout {
         Layout::Sectors8x64 => [8, 16, 32],
         Layout::Sectors4x128 => [4, 12, 32],
+        other => unreachable!("no probe counts chosen for layout {other}"),
     }
 }
 
