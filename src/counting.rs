@@ -973,9 +973,7 @@ impl CountingBloomFilter {
             self.bits.bits(),
         )
     }
-}
 
-impl CountingBloomFilter {
     /// Bytes of this filter's encoding: the 64-byte header plus the counters.
     ///
     /// ```
