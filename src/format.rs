@@ -1,4 +1,4 @@
-//! The persisted format (version 1) and the zero-copy [`FilterRef`] view.
+//! The persisted format (version 1) and the zero-copy [`FilterRef`](crate::FilterRef) view.
 //!
 //! A filter is a 64-byte little-endian header followed by its blocks, so that in a buffer
 //! that starts 64-byte aligned (a memory-mapped file, say) the blocks are aligned too and can

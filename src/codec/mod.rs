@@ -40,7 +40,7 @@ pub const NO_TARGET_FPR: u64 = 0x7ff8_0000_0000_0000;
 /// Ids 1 and 2 are the plain [`BloomFilter`](crate::BloomFilter)'s layouts. The other kinds
 /// share the header's magic, version, hash id, seed and checksum, and state their body's
 /// length in bytes 56..64 (`docs/FORMAT.md`, "The format family"). Decoding one kind from
-/// another's bytes is an [`Error::WrongKind`](crate::Error::WrongKind).
+/// another's bytes is an [`Error::WrongKind`].
 pub mod kind {
     /// A plain filter, layout 8x64.
     pub const PLAIN_8X64: u8 = 1;
