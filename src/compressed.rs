@@ -36,8 +36,7 @@
 
 use std::io::Read;
 
-use crate::envelope::Envelope;
-use crate::format::{HEADER_BYTES, kind};
+use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind};
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
 use crate::sizing::{self, Plan};
 use crate::{BloomFilter, Error};
@@ -320,14 +319,13 @@ impl BloomFilter {
         enc.include_checksum(false).map_err(codec)?; // the envelope and inner checksums cover it
         enc.include_dictid(false).map_err(codec)?;
         self.write_to(&mut enc)?;
-        let body = enc.finish().map_err(codec)?;
-        Ok(Envelope {
-            kind: kind::COMPRESSED,
-            param: CODEC_ZSTD,
+        let frame = enc.finish().map_err(codec)?;
+        Ok(Compressed {
             seed: self.meta().seed,
-            fields: [raw_len, 0, 0],
+            raw_len,
+            frame,
         }
-        .encode(&body))
+        .to_bytes())
     }
 
     /// Decodes the compressed transfer form. Memory grows only as decompressed data arrives,
@@ -364,35 +362,15 @@ impl BloomFilter {
         bytes: &[u8],
         max_decompressed: u64,
     ) -> Result<BloomFilter, Error> {
-        let (env, body) = Envelope::decode(bytes, kind::COMPRESSED)?;
-        if env.param != CODEC_ZSTD {
-            return Err(Error::InvalidHeader(
-                "unknown codec id of a compressed filter",
-            ));
-        }
-        if env.fields[1..] != [0, 0] {
-            return Err(Error::InvalidHeader(
-                "reserved fields of a compressed filter are not zero",
-            ));
-        }
-        let declared = env.fields[0];
-        let block_bytes = (BLOCK_BITS / 8) as u64;
-        let most = HEADER_BYTES as u64 + MAX_BLOCKS * block_bytes;
-        if declared < HEADER_BYTES as u64 + block_bytes
-            || declared > most
-            || !declared.is_multiple_of(block_bytes)
-        {
-            return Err(Error::InvalidHeader(
-                "decompressed length is not the size of a plain filter",
-            ));
-        }
+        let c = Compressed::from_bytes(bytes)?;
+        let declared = c.raw_len;
         if declared > max_decompressed {
             return Err(Error::DecompressedTooLarge {
                 declared,
                 limit: max_decompressed,
             });
         }
-        let decoder = zstd::stream::read::Decoder::with_buffer(body)
+        let decoder = zstd::stream::read::Decoder::with_buffer(&c.frame[..])
             .map_err(|e| Error::Codec(e.to_string()))?;
         let mut stream = Tracked {
             inner: decoder.single_frame(),
@@ -414,7 +392,7 @@ impl BloomFilter {
                 "decompressed filter is shorter than the declared length",
             ));
         }
-        if f.meta().seed != env.seed {
+        if f.meta().seed != c.seed {
             return Err(Error::InvalidHeader(
                 "the envelope's seed differs from the filter's",
             ));
@@ -434,6 +412,73 @@ impl BloomFilter {
             return Err(Error::Codec("bytes after the end of the zstd frame".into()));
         }
         Ok(f)
+    }
+}
+
+/// The compressed transfer form in the codec: the envelope (the parameter byte is the codec
+/// id, the first field the decompressed length, the others zero) around a zstd frame of the
+/// plain encoding.
+struct Compressed {
+    seed: u64,
+    raw_len: u64,
+    frame: Vec<u8>,
+}
+
+impl Encoded for Compressed {
+    const KIND: u8 = kind::COMPRESSED;
+
+    fn envelope(&self) -> Envelope {
+        Envelope {
+            kind: kind::COMPRESSED,
+            param: CODEC_ZSTD,
+            seed: self.seed,
+            fields: [self.raw_len, 0, 0],
+        }
+    }
+
+    fn body_len(&self) -> usize {
+        self.frame.len()
+    }
+
+    fn body(&self, out: &mut Out<'_>) -> Result<(), Error> {
+        out(&self.frame)
+    }
+
+    /// Checks the fields (not yet the frame, which the caller decompresses under its limit).
+    fn from_parts(env: Envelope, body: &[u8]) -> Result<Compressed, Error> {
+        if env.param != CODEC_ZSTD {
+            return Err(Error::InvalidHeader(
+                "unknown codec id of a compressed filter",
+            ));
+        }
+        if env.fields[1..] != [0, 0] {
+            return Err(Error::InvalidHeader(
+                "reserved fields of a compressed filter are not zero",
+            ));
+        }
+        let declared = env.fields[0];
+        let block_bytes = (BLOCK_BITS / 8) as u64;
+        let most = HEADER_BYTES as u64 + MAX_BLOCKS * block_bytes;
+        if declared < HEADER_BYTES as u64 + block_bytes
+            || declared > most
+            || !declared.is_multiple_of(block_bytes)
+        {
+            return Err(Error::InvalidHeader(
+                "decompressed length is not the size of a plain filter",
+            ));
+        }
+        let mut frame = Vec::new();
+        frame
+            .try_reserve_exact(body.len())
+            .map_err(|_| Error::AllocationFailed {
+                bytes: body.len() as u128,
+            })?;
+        frame.extend_from_slice(body);
+        Ok(Compressed {
+            seed: env.seed,
+            raw_len: declared,
+            frame,
+        })
     }
 }
 

@@ -3,9 +3,8 @@
 use std::hash::Hash;
 use std::io::{Read, Write};
 
-use crate::envelope::Envelope;
+use crate::codec::{Encoded, Envelope, Out, blocks_from_le, blocks_le, kind};
 use crate::filter::{BatchKey, Meta, Options, allocate};
-use crate::format::kind;
 use crate::hashing::{hash_bytes, hash_key};
 use crate::kernel::{BlockOp, Kernel, Keys, Probes, Sink};
 use crate::layout::{Block, Layout, MAX_BLOCKS, block_index, pattern_scalar};
@@ -983,8 +982,79 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn encoded_len(&self) -> usize {
-        crate::format::HEADER_BYTES + self.size_in_bytes()
+        <Self as Encoded>::encoded_len(self)
     }
+
+    /// The filter in the format family's envelope (layout id 16, `docs/FORMAT.md`).
+    ///
+    /// ```
+    /// use blockbloom::CountingBloomFilter;
+    /// let mut f = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// f.insert(&"k");
+    /// let g = CountingBloomFilter::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(f, g);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        <Self as Encoded>::to_bytes(self)
+    }
+
+    /// Writes the encoding to `w`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if `w` fails.
+    ///
+    /// ```
+    /// let f = blockbloom::CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// let mut file = Vec::new();
+    /// f.write_to(&mut file)?;
+    /// assert_eq!(file, f.to_bytes());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn write_to<W: Write>(&self, w: W) -> Result<(), Error> {
+        <Self as Encoded>::write_to(self, w)
+    }
+
+    /// Decodes exactly one counting filter from `bytes`, on the active kernel.
+    ///
+    /// # Errors
+    /// The envelope's errors ([`Error::BadMagic`], [`Error::UnsupportedVersion`],
+    /// [`Error::WrongKind`], [`Error::UnsupportedLayout`], [`Error::UnsupportedHash`],
+    /// [`Error::Truncated`], [`Error::TrailingBytes`], [`Error::ChecksumMismatch`]), then
+    /// [`Error::InvalidHeader`] for a counter width, flag, block count, layout or probe count
+    /// out of range or a body that is not the blocks; [`Error::AllocationFailed`]. Never a
+    /// panic.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, CountingBloomFilter, Error};
+    /// let plain = BloomFilter::with_capacity(100, 0.01)?.to_bytes();
+    /// assert!(matches!(CountingBloomFilter::from_bytes(&plain), Err(Error::WrongKind { .. })));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<CountingBloomFilter, Error> {
+        <Self as Encoded>::from_bytes(bytes)
+    }
+
+    /// Reads exactly one counting filter from `r` (which may hold more after it); memory
+    /// grows with the bytes actually read.
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes) (but not `TrailingBytes`), plus [`Error::Io`].
+    ///
+    /// ```
+    /// let f = blockbloom::CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// let bytes = f.to_bytes();
+    /// let g = blockbloom::CountingBloomFilter::read_from(&bytes[..])?;
+    /// assert_eq!(f, g);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn read_from<R: Read>(r: R) -> Result<CountingBloomFilter, Error> {
+        <Self as Encoded>::read_from(r)
+    }
+}
+
+impl Encoded for CountingBloomFilter {
+    const KIND: u8 = kind::COUNTING;
 
     fn envelope(&self) -> Envelope {
         let layout_id = match self.meta.shape.layout {
@@ -1008,81 +1078,12 @@ impl CountingBloomFilter {
         }
     }
 
-    fn body(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.size_in_bytes());
-        for w in self.blocks.iter().flat_map(|b| b.0) {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out
+    fn body_len(&self) -> usize {
+        self.size_in_bytes()
     }
 
-    /// The filter in the format family's envelope (layout id 16, `docs/FORMAT.md`).
-    ///
-    /// ```
-    /// use blockbloom::CountingBloomFilter;
-    /// let mut f = CountingBloomFilter::with_capacity(1000, 0.01)?;
-    /// f.insert(&"k");
-    /// let g = CountingBloomFilter::from_bytes(&f.to_bytes())?;
-    /// assert_eq!(f, g);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.envelope().encode(&self.body())
-    }
-
-    /// Writes the encoding to `w`.
-    ///
-    /// # Errors
-    /// [`Error::Io`] if `w` fails.
-    ///
-    /// ```
-    /// let f = blockbloom::CountingBloomFilter::with_capacity(100, 0.01)?;
-    /// let mut file = Vec::new();
-    /// f.write_to(&mut file)?;
-    /// assert_eq!(file, f.to_bytes());
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn write_to<W: Write>(&self, w: W) -> Result<(), Error> {
-        self.envelope().write_to(&self.body(), w)
-    }
-
-    /// Decodes exactly one counting filter from `bytes`, on the active kernel.
-    ///
-    /// # Errors
-    /// The envelope's errors ([`Error::BadMagic`], [`Error::UnsupportedVersion`],
-    /// [`Error::WrongKind`], [`Error::UnsupportedLayout`], [`Error::UnsupportedHash`],
-    /// [`Error::Truncated`], [`Error::TrailingBytes`], [`Error::ChecksumMismatch`]), then
-    /// [`Error::InvalidHeader`] for a counter width, flag, block count, layout or probe count
-    /// out of range or a body that is not the blocks; [`Error::AllocationFailed`]. Never a
-    /// panic.
-    ///
-    /// ```
-    /// use blockbloom::{BloomFilter, CountingBloomFilter, Error};
-    /// let plain = BloomFilter::with_capacity(100, 0.01)?.to_bytes();
-    /// assert!(matches!(CountingBloomFilter::from_bytes(&plain), Err(Error::WrongKind { .. })));
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<CountingBloomFilter, Error> {
-        let (env, body) = Envelope::decode(bytes, kind::COUNTING)?;
-        CountingBloomFilter::from_parts(env, body)
-    }
-
-    /// Reads exactly one counting filter from `r` (which may hold more after it); memory
-    /// grows with the bytes actually read.
-    ///
-    /// # Errors
-    /// As [`from_bytes`](Self::from_bytes) (but not `TrailingBytes`), plus [`Error::Io`].
-    ///
-    /// ```
-    /// let f = blockbloom::CountingBloomFilter::with_capacity(100, 0.01)?;
-    /// let bytes = f.to_bytes();
-    /// let g = blockbloom::CountingBloomFilter::read_from(&bytes[..])?;
-    /// assert_eq!(f, g);
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
-    pub fn read_from<R: Read>(r: R) -> Result<CountingBloomFilter, Error> {
-        let (env, body) = Envelope::read_from(r, kind::COUNTING)?;
-        CountingBloomFilter::from_parts(env, &body)
+    fn body(&self, out: &mut Out<'_>) -> Result<(), Error> {
+        blocks_le(&self.blocks, out)
     }
 
     fn from_parts(env: Envelope, body: &[u8]) -> Result<CountingBloomFilter, Error> {
@@ -1129,11 +1130,7 @@ impl CountingBloomFilter {
             .map_err(|_| Error::AllocationFailed {
                 bytes: body.len() as u128,
             })?;
-        blocks.extend(body.chunks_exact(64).map(|b| {
-            Block(std::array::from_fn(|w| {
-                u64::from_le_bytes(b[8 * w..8 * w + 8].try_into().expect("8 bytes"))
-            }))
-        }));
+        blocks_from_le(body, &mut blocks);
         Ok(CountingBloomFilter {
             blocks,
             meta: Meta::new(

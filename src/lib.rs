@@ -38,10 +38,10 @@
 #![warn(missing_docs)]
 
 pub mod bloomier;
+mod codec;
 pub mod compressed;
 mod counting;
 pub mod deletable;
-mod envelope;
 mod error;
 mod filter;
 pub mod format;

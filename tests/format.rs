@@ -327,3 +327,102 @@ fn fuzz_seed_non_canonical_nan_target_is_rejected() {
     assert_eq!(BloomFilter::from_bytes(&b).unwrap().to_bytes(), b);
     assert_eq!(b[40..48], 0x7ff8_0000_0000_0000u64.to_le_bytes());
 }
+
+/// A reader that hands out at most 1000 bytes a call, and a writer that records its largest
+/// write: large encodings go through the codec in bounded chunks both ways.
+struct Trickle<'a>(&'a [u8]);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(1000).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[derive(Default)]
+struct Recorder {
+    bytes: Vec<u8>,
+    largest: usize,
+}
+
+impl std::io::Write for Recorder {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.largest = self.largest.max(buf.len());
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn large_encodings_stream_in_bounded_chunks() {
+    use blockbloom::{CountingBloomFilter, DeletableBloomFilter, ScalableBloomFilter};
+    const MIB: usize = 1 << 20;
+    let plain = filled(2_000_000, 0.01, 3, 0..200_000);
+    assert!(plain.encoded_len() > 2 * MIB);
+    let bytes = plain.to_bytes();
+    let mut resealed = bytes.clone();
+    common::reseal(&mut resealed);
+    assert!(resealed == bytes, "the checksum covers every chunk");
+    let mut w = Recorder::default();
+    plain.write_to(&mut w).unwrap();
+    assert!(
+        w.bytes == bytes && w.largest <= MIB,
+        "largest write {}",
+        w.largest
+    );
+    assert_eq!(BloomFilter::read_from(Trickle(&bytes)).unwrap(), plain);
+    let cut = MIB + 1000;
+    assert!(matches!(
+        BloomFilter::read_from(Trickle(&bytes[..cut])),
+        Err(Error::Truncated { needed, got }) if needed == bytes.len() as u128 && got == cut as u128
+    ));
+
+    // A kind that nests the plain encoding writes it byte for byte, in chunks too.
+    let deletable = DeletableBloomFilter::from_filter(plain.clone(), 64).unwrap();
+    let d = deletable.to_bytes();
+    assert!(d[64..64 + bytes.len()] == bytes[..]);
+    let mut w = Recorder::default();
+    deletable.write_to(&mut w).unwrap();
+    assert!(
+        w.bytes == d && w.largest <= MIB,
+        "largest write {}",
+        w.largest
+    );
+    let got = DeletableBloomFilter::read_from(Trickle(&d)).unwrap();
+    assert_eq!(got, deletable);
+
+    let mut scalable = ScalableBloomFilter::new(1_000_000, 0.01).unwrap();
+    scalable
+        .insert_batch(&(0..1_500_000u64).collect::<Vec<_>>())
+        .unwrap();
+    assert!(scalable.stages().len() == 2 && scalable.encoded_len() > 2 * MIB);
+    let s = scalable.to_bytes();
+    let mut w = Recorder::default();
+    scalable.write_to(&mut w).unwrap();
+    assert!(
+        w.bytes == s && w.largest <= MIB,
+        "largest write {}",
+        w.largest
+    );
+    let got = ScalableBloomFilter::read_from(Trickle(&s)).unwrap();
+    assert_eq!(got, scalable);
+
+    let counting = CountingBloomFilter::with_capacity(500_000, 0.01).unwrap();
+    assert!(counting.encoded_len() > 2 * MIB);
+    let c = counting.to_bytes();
+    let mut w = Recorder::default();
+    counting.write_to(&mut w).unwrap();
+    assert!(
+        w.bytes == c && w.largest <= MIB,
+        "largest write {}",
+        w.largest
+    );
+    let got = CountingBloomFilter::read_from(Trickle(&c)).unwrap();
+    assert_eq!(got, counting);
+}

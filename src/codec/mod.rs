@@ -1,0 +1,322 @@
+//! The codec: the 64-byte header, its checksum, the framing and the kind registry, written
+//! once for every filter kind (`docs/FORMAT.md`). [`crate::format`] is its public face.
+//!
+//! A kind implements [`Encoded`]: its layout id, its header fields ([`Envelope`]), its body as
+//! a stream of chunks, and how to rebuild itself from a validated header and body. The
+//! provided functions do the rest: `to_bytes`, `write_to`, `from_bytes` and `read_from`, with
+//! the same checks and typed errors for every kind.
+//!
+//! Decoding never panics and never allocates more than the input justifies: the declared
+//! size is checked against the bytes present before anything is allocated, and a reader is
+//! consumed in bounded chunks.
+
+mod envelope;
+mod plain;
+
+use std::collections::TryReserveError;
+use std::io::{Read, Write};
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::Error;
+use crate::layout::Block;
+
+pub(crate) use envelope::Envelope;
+
+/// The magic number every encoded filter starts with.
+pub const MAGIC: [u8; 8] = *b"BLKBLOOM";
+/// The format version this build writes (and the only one it reads).
+pub const VERSION: u16 = crate::limits::FORMAT_VERSION;
+/// Bytes of header before the blocks.
+pub const HEADER_BYTES: usize = 64;
+/// The hash id of seeded XXH3-64 over canonical little-endian bytes.
+pub const HASH_XXH3: u8 = 1;
+
+/// The bits of the target-FPR field for a filter sized by a budget: the canonical quiet NaN.
+pub const NO_TARGET_FPR: u64 = 0x7ff8_0000_0000_0000;
+
+/// Layout ids: which kind of filter an encoding holds (byte 10 of the header).
+///
+/// Ids 1 and 2 are the plain [`BloomFilter`](crate::BloomFilter)'s layouts. The other kinds
+/// share the header's magic, version, hash id, seed and checksum, and state their body's
+/// length in bytes 56..64 (`docs/FORMAT.md`, "The format family"). Decoding one kind from
+/// another's bytes is an [`Error::WrongKind`].
+pub mod kind {
+    /// A plain filter, layout 8x64.
+    pub const PLAIN_8X64: u8 = 1;
+    /// A plain filter, layout 4x128.
+    pub const PLAIN_4X128: u8 = 2;
+    /// A counting filter.
+    pub const COUNTING: u8 = 16;
+    /// A deletable Bloom filter (plain filter plus collision bitmap).
+    pub const DELETABLE: u8 = 17;
+    /// A scalable filter (a chain of plain filters).
+    pub const SCALABLE: u8 = 18;
+    /// A plain filter in its compressed transfer form.
+    pub const COMPRESSED: u8 = 19;
+    /// A Bloomier filter (static key-to-value map).
+    pub const BLOOMIER: u8 = 20;
+
+    /// The name of a known layout id.
+    ///
+    /// ```
+    /// use blockbloom::format::kind;
+    /// assert_eq!(kind::name(kind::COUNTING), Some("counting filter"));
+    /// assert_eq!(kind::name(99), None);
+    /// ```
+    pub const fn name(id: u8) -> Option<&'static str> {
+        Some(match id {
+            PLAIN_8X64 | PLAIN_4X128 => "plain Bloom filter",
+            COUNTING => "counting filter",
+            DELETABLE => "deletable Bloom filter",
+            SCALABLE => "scalable filter",
+            COMPRESSED => "compressed filter",
+            BLOOMIER => "Bloomier filter",
+            _ => return None,
+        })
+    }
+}
+
+pub(crate) const BLOCK_BYTES: usize = 64;
+/// Bytes a reader is consumed in, and a body is produced in: what a lying header can make us
+/// allocate ahead of data, and the most an encoder buffers.
+const CHUNK: usize = 1 << 20;
+
+/// Where encoded bytes go, a chunk at a time.
+pub(crate) type Out<'a> = dyn FnMut(&[u8]) -> Result<(), Error> + 'a;
+
+/// A filter kind in the format: what it contributes; the provided functions are the codec.
+pub(crate) trait Encoded: Sized {
+    /// The layout id (header byte 10) this kind writes and reads.
+    const KIND: u8;
+    /// Whether header bytes 56..64 state the body length (the family) or are zero (the plain
+    /// filter, whose block count implies it).
+    const STATES_LEN: bool = true;
+
+    /// The header's fields.
+    fn envelope(&self) -> Envelope;
+
+    /// Bytes of the body.
+    fn body_len(&self) -> usize;
+
+    /// Feeds the body, `body_len` bytes, to `out` in chunks of bounded size. An encoding runs
+    /// it twice (checksum, then write), so no copy of a large body is ever made.
+    fn body(&self, out: &mut Out<'_>) -> Result<(), Error>;
+
+    /// Builds the value from a header that passed [`parse_header`](Self::parse_header) and
+    /// its checksummed body, checking the kind's fields and the body against each other.
+    /// Allocates only what the body's length justifies.
+    fn from_parts(env: Envelope, body: &[u8]) -> Result<Self, Error>;
+
+    /// Whether `id` (header byte 10) is this kind's.
+    fn is_kind(id: u8) -> bool {
+        id == Self::KIND
+    }
+
+    /// Validates a header of this kind: its envelope and the body length it declares.
+    /// Everything a header alone can show is checked here, before the body is read.
+    fn parse_header(h: &[u8; HEADER_BYTES]) -> Result<(Envelope, u64), Error> {
+        envelope::parse_family::<Self>(h)
+    }
+
+    /// Bytes of the encoding: header plus body.
+    fn encoded_len(&self) -> usize {
+        HEADER_BYTES + self.body_len()
+    }
+
+    /// Feeds the whole encoding, header then body, to `out` (also how a kind nests another's
+    /// encoding in its body).
+    fn encode_to(&self, out: &mut Out<'_>) -> Result<(), Error> {
+        let stated = if Self::STATES_LEN {
+            self.body_len() as u64
+        } else {
+            0
+        };
+        let mut h = self.envelope().header(stated);
+        let mut x = checksum_start(&h);
+        self.body(&mut |chunk| {
+            x.update(chunk);
+            Ok(())
+        })?;
+        h[48..56].copy_from_slice(&x.digest().to_le_bytes());
+        out(&h)?;
+        self.body(out)
+    }
+
+    /// The encoding as one buffer.
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.encoded_len());
+        self.write_to(&mut out)
+            .expect("writing to a Vec cannot fail");
+        debug_assert_eq!(
+            out.len(),
+            self.encoded_len(),
+            "body_len disagrees with body"
+        );
+        out
+    }
+
+    /// Writes the encoding to `w` in chunks (`w` need not be buffered).
+    fn write_to<W: Write>(&self, mut w: W) -> Result<(), Error> {
+        self.encode_to(&mut |chunk| Ok(w.write_all(chunk)?))
+    }
+
+    /// Decodes exactly one value of this kind from `bytes`.
+    fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        let (env, body) = split::<Self>(bytes)?;
+        Self::from_parts(env, body)
+    }
+
+    /// Reads exactly one value of this kind from `r` (which may hold more after it); the body
+    /// buffer grows with the bytes actually read.
+    fn read_from<R: Read>(r: R) -> Result<Self, Error> {
+        let mut body = Vec::new();
+        let env = read_framed::<Self, R>(r, |chunk| {
+            body.try_reserve_exact(chunk.len())?;
+            body.extend_from_slice(chunk);
+            Ok(())
+        })?;
+        Self::from_parts(env, &body)
+    }
+}
+
+/// Splits exactly one encoding of kind `T` into its validated envelope and its body, after
+/// checking the length and the checksum; the body stays borrowed (zero-copy views use it).
+pub(crate) fn split<T: Encoded>(bytes: &[u8]) -> Result<(Envelope, &[u8]), Error> {
+    let Some(head) = bytes.first_chunk::<HEADER_BYTES>() else {
+        return Err(short_header(bytes));
+    };
+    let (env, body_len) = T::parse_header(head)?;
+    let total = HEADER_BYTES as u128 + body_len as u128;
+    let got = bytes.len() as u128;
+    if got < total {
+        return Err(Error::Truncated { needed: total, got });
+    }
+    if got > total {
+        return Err(Error::TrailingBytes {
+            expected: total,
+            got,
+        });
+    }
+    let body = &bytes[HEADER_BYTES..];
+    let mut x = checksum_start(head);
+    x.update(body);
+    verify(head, x)?;
+    Ok((env, body))
+}
+
+/// Reads exactly one encoding of kind `T` from `r`, handing the body to `take` in chunks of
+/// at most 1 MiB as they arrive, then checks the checksum. Beyond one chunk, memory is
+/// `take`'s, so a header that lies about its size costs at most one chunk.
+pub(crate) fn read_framed<T: Encoded, R: Read>(
+    mut r: R,
+    mut take: impl FnMut(&[u8]) -> Result<(), TryReserveError>,
+) -> Result<Envelope, Error> {
+    let mut head = [0u8; HEADER_BYTES];
+    let got = read_full(&mut r, &mut head)?;
+    if got < HEADER_BYTES {
+        return Err(short_header(&head[..got]));
+    }
+    let (env, body_len) = T::parse_header(&head)?;
+    let total = HEADER_BYTES as u128 + body_len as u128;
+    let mut x = checksum_start(&head);
+    let mut buf = vec![0u8; (CHUNK as u64).min(body_len) as usize];
+    let mut left = body_len;
+    while left > 0 {
+        let n = (buf.len() as u64).min(left) as usize;
+        let got = read_full(&mut r, &mut buf[..n])?;
+        if got < n {
+            return Err(Error::Truncated {
+                needed: total,
+                got: total - left as u128 + got as u128,
+            });
+        }
+        x.update(&buf[..n]);
+        take(&buf[..n]).map_err(|_| Error::AllocationFailed { bytes: total })?;
+        left -= n as u64;
+    }
+    verify(&head, x)?;
+    Ok(env)
+}
+
+/// A checksum in progress: header bytes without the checksum field; the body follows.
+fn checksum_start(header: &[u8; HEADER_BYTES]) -> Xxh3 {
+    let mut x = Xxh3::new();
+    x.update(&header[..48]);
+    x.update(&header[56..]);
+    x
+}
+
+/// Compares the checksum stored in `header` with the one computed.
+fn verify(header: &[u8; HEADER_BYTES], x: Xxh3) -> Result<(), Error> {
+    let stored = u64_at(header, 48);
+    let computed = x.digest();
+    if computed == stored {
+        Ok(())
+    } else {
+        Err(Error::ChecksumMismatch { stored, computed })
+    }
+}
+
+/// The error for an input that ends after `head.len() < HEADER_BYTES` bytes: a bad magic if
+/// enough of it shows, else truncation.
+fn short_header(head: &[u8]) -> Error {
+    if head.len() >= 8 && head[..8] != MAGIC {
+        Error::BadMagic
+    } else {
+        Error::Truncated {
+            needed: HEADER_BYTES as u128,
+            got: head.len() as u128,
+        }
+    }
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, Error> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(n)
+}
+
+/// The little-endian `u64` at byte `i` of a header.
+pub(crate) fn u64_at(h: &[u8; HEADER_BYTES], i: usize) -> u64 {
+    u64::from_le_bytes(h[i..i + 8].try_into().expect("8 bytes"))
+}
+
+/// Feeds `words` to `out` little-endian, in chunks of at most 1 MiB.
+pub(crate) fn words_le(words: &[u64], out: &mut Out<'_>) -> Result<(), Error> {
+    let mut buf = Vec::with_capacity(CHUNK.min(words.len() * 8));
+    for chunk in words.chunks(CHUNK / 8) {
+        buf.extend(chunk.iter().flat_map(|w| w.to_le_bytes()));
+        out(&buf)?;
+        buf.clear();
+    }
+    Ok(())
+}
+
+/// Feeds `blocks` to `out` as little-endian words, in chunks of at most 1 MiB.
+pub(crate) fn blocks_le(blocks: &[Block], out: &mut Out<'_>) -> Result<(), Error> {
+    let mut buf = Vec::with_capacity(CHUNK.min(blocks.len() * BLOCK_BYTES));
+    for chunk in blocks.chunks(CHUNK / BLOCK_BYTES) {
+        buf.extend(chunk.iter().flat_map(|b| b.0).flat_map(u64::to_le_bytes));
+        out(&buf)?;
+        buf.clear();
+    }
+    Ok(())
+}
+
+/// Appends the blocks of `bytes` (whole 64-byte blocks of little-endian words) to `out`.
+pub(crate) fn blocks_from_le(bytes: &[u8], out: &mut Vec<Block>) {
+    out.extend(bytes.chunks_exact(BLOCK_BYTES).map(|b| {
+        Block(std::array::from_fn(|w| {
+            u64::from_le_bytes(b[8 * w..8 * w + 8].try_into().expect("8 bytes"))
+        }))
+    }));
+}

@@ -1,0 +1,184 @@
+//! The deletable filter in the codec: the envelope (layout id 17), then the plain filter's
+//! own encoding, then the collision bitmap.
+
+use std::io::{Read, Write};
+
+use super::{DeletableBloomFilter, MAX_REGION_SHIFT, MIN_REGION_SHIFT, num_regions};
+use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind, words_le};
+use crate::layout::MAX_BLOCKS;
+use crate::{BloomFilter, Error};
+
+impl DeletableBloomFilter {
+    /// Bytes of this filter's encoding.
+    ///
+    /// ```
+    /// let f = blockbloom::DeletableBloomFilter::with_capacity(1000, 0.01)?;
+    /// assert_eq!(f.to_bytes().len(), f.encoded_len());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn encoded_len(&self) -> usize {
+        <Self as Encoded>::encoded_len(self)
+    }
+
+    /// The filter in the format family (layout id 17, `docs/FORMAT.md`): the envelope, the
+    /// plain filter's own encoding (its blocks stay 64-byte aligned), then the bitmap.
+    ///
+    /// ```
+    /// use blockbloom::DeletableBloomFilter;
+    ///
+    /// let mut f = DeletableBloomFilter::with_capacity(1000, 0.01)?;
+    /// f.insert_batch(&[1u64, 2, 3]);
+    /// let g = DeletableBloomFilter::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(f, g);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        <Self as Encoded>::to_bytes(self)
+    }
+
+    /// Writes [`to_bytes`](Self::to_bytes) to `w`.
+    ///
+    /// ```
+    /// let f = blockbloom::DeletableBloomFilter::with_capacity(100, 0.01)?;
+    /// let mut out = Vec::new();
+    /// f.write_to(&mut out)?;
+    /// assert_eq!(out, f.to_bytes());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] if `w` fails.
+    pub fn write_to<W: Write>(&self, w: W) -> Result<(), Error> {
+        <Self as Encoded>::write_to(self, w)
+    }
+
+    /// Decodes exactly one deletable filter from `bytes`.
+    ///
+    /// ```
+    /// use blockbloom::{DeletableBloomFilter, BloomFilter};
+    ///
+    /// let plain = BloomFilter::with_capacity(100, 0.01)?.to_bytes();
+    /// assert!(matches!(
+    ///     DeletableBloomFilter::from_bytes(&plain),
+    ///     Err(blockbloom::Error::WrongKind { .. })
+    /// ));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The envelope's errors (`BadMagic`, `WrongKind`, `Truncated`, `ChecksumMismatch`, ...),
+    /// the inner plain filter's, and [`Error::InvalidHeader`] when the region size, the
+    /// bitmap's length or its counts disagree. Never a panic.
+    pub fn from_bytes(bytes: &[u8]) -> Result<DeletableBloomFilter, Error> {
+        <Self as Encoded>::from_bytes(bytes)
+    }
+
+    /// Reads exactly one deletable filter from `r` (which may hold more after it).
+    ///
+    /// ```
+    /// let f = blockbloom::DeletableBloomFilter::with_capacity(100, 0.01)?;
+    /// let g = blockbloom::DeletableBloomFilter::read_from(&f.to_bytes()[..])?;
+    /// assert_eq!(f, g);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`].
+    pub fn read_from<R: Read>(r: R) -> Result<DeletableBloomFilter, Error> {
+        <Self as Encoded>::read_from(r)
+    }
+}
+
+impl Encoded for DeletableBloomFilter {
+    const KIND: u8 = kind::DELETABLE;
+
+    fn envelope(&self) -> Envelope {
+        Envelope {
+            kind: kind::DELETABLE,
+            param: self.region_shift as u8,
+            seed: self.filter.seed(),
+            fields: [self.num_regions(), self.collided_regions(), 0],
+        }
+    }
+
+    fn body_len(&self) -> usize {
+        self.filter.encoded_len() + self.collided.len() * 8
+    }
+
+    fn body(&self, out: &mut Out<'_>) -> Result<(), Error> {
+        // The plain filter's own encoding (its blocks stay 64-byte aligned), then the bitmap.
+        self.filter.encode_to(out)?;
+        words_le(&self.collided, out)
+    }
+
+    fn from_parts(env: Envelope, body: &[u8]) -> Result<DeletableBloomFilter, Error> {
+        let shift = env.param as u32;
+        if !(MIN_REGION_SHIFT..=MAX_REGION_SHIFT).contains(&shift) {
+            return Err(Error::InvalidHeader(
+                "deletable filter: region size is not 2^3..=2^9 bits",
+            ));
+        }
+        if env.fields[2] != 0 {
+            return Err(Error::InvalidHeader("deletable filter: reserved field"));
+        }
+        let Some(inner_head) = body.first_chunk::<HEADER_BYTES>() else {
+            return Err(Error::InvalidHeader(
+                "deletable filter: body shorter than a plain filter",
+            ));
+        };
+        let num_blocks = u64::from_le_bytes(inner_head[24..32].try_into().expect("8 bytes"));
+        if num_blocks == 0 || num_blocks > MAX_BLOCKS {
+            return Err(Error::InvalidHeader(
+                "deletable filter: block count outside 1..=2^32",
+            ));
+        }
+        let inner_len = HEADER_BYTES as u128 + num_blocks as u128 * 64;
+        let regions = num_regions(num_blocks, shift);
+        let bitmap_len = regions.div_ceil(64) as u128 * 8;
+        if inner_len + bitmap_len != body.len() as u128 {
+            return Err(Error::InvalidHeader(
+                "deletable filter: body length is not filter plus bitmap",
+            ));
+        }
+        let (inner, bitmap) = body.split_at(inner_len as usize);
+        let filter = BloomFilter::from_bytes(inner)?;
+        if filter.seed() != env.seed {
+            return Err(Error::InvalidHeader(
+                "deletable filter: inner seed differs from the header's",
+            ));
+        }
+        if env.fields[0] != regions {
+            return Err(Error::InvalidHeader(
+                "deletable filter: region count does not match the blocks",
+            ));
+        }
+        let mut collided = Vec::new();
+        collided
+            .try_reserve_exact(bitmap.len() / 8)
+            .map_err(|_| Error::AllocationFailed {
+                bytes: bitmap.len() as u128,
+            })?;
+        collided.extend(
+            bitmap
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        );
+        if !regions.is_multiple_of(64) && collided.last().is_some_and(|&w| w >> (regions % 64) != 0)
+        {
+            return Err(Error::InvalidHeader(
+                "deletable filter: bitmap bits past the last region",
+            ));
+        }
+        let f = DeletableBloomFilter {
+            filter,
+            collided,
+            region_shift: shift,
+        };
+        if f.collided_regions() != env.fields[1] {
+            return Err(Error::InvalidHeader(
+                "deletable filter: collided-region count does not match the bitmap",
+            ));
+        }
+        Ok(f)
+    }
+}
