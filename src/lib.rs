@@ -55,11 +55,11 @@ pub mod scalable;
 pub mod sizing;
 
 pub use bloomier::{BloomierBuilder, BloomierFilter};
-pub use counting::{CounterBits, CountingBloomFilter, CountingBuilder};
 pub use deletable::DeletableBloomFilter;
 pub use error::Error;
 pub use filter::{AtomicBloomFilter, ParallelBuild};
 pub use filter::{BatchKey, Bits, BloomFilter, Builder, Filter, FilterRef, Storage};
+pub use filter::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
 pub use isa::Isa;
 pub use layout::Block;
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};

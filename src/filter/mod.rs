@@ -4,6 +4,7 @@
 mod algebra;
 mod atomic;
 mod builder;
+mod counting;
 mod owned;
 mod storage;
 mod view;
@@ -11,6 +12,7 @@ mod view;
 pub use atomic::{AtomicBloomFilter, ParallelBuild};
 pub use builder::Builder;
 pub(crate) use builder::Options;
+pub use counting::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
 pub use owned::BloomFilter;
 pub use storage::{Bits, Storage};
 pub use view::FilterRef;
@@ -22,7 +24,6 @@ use crate::error::Error;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
 use crate::kernel::{Kernel, Keys, Shape, Sink};
 use crate::layout::{BLOCK_BITS, Block, Layout};
-use crate::sizing;
 
 /// The filter front-end, generic over how its blocks are held ([`Storage`]): the queries,
 /// batch queries and accessors are written once here. Use it through its aliases:
@@ -383,12 +384,7 @@ impl<S: Storage> Filter<S> {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn model_fpr(&self, keys: u64) -> f64 {
-        sizing::false_positive_rate(
-            keys,
-            self.meta.shape.num_blocks,
-            self.meta.shape.layout,
-            self.probes(),
-        )
+        self.store.model_fpr(&self.meta, keys)
     }
 }
 

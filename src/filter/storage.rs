@@ -1,5 +1,6 @@
 //! How a filter's blocks are held, and how each way is read: the one thing the front-end's
-//! shared queries ([`Filter`](super::Filter)) need from its storage.
+//! shared queries ([`Filter`](super::Filter)) need from its storage: owned, borrowed and
+//! atomic blocks here; counters in [`super::counting`].
 
 use super::Meta;
 use crate::kernel::{Keys, Sink};
@@ -12,8 +13,11 @@ mod sealed {
     impl Sealed for Vec<crate::layout::AtomicBlock> {}
 }
 
+pub(crate) use sealed::Sealed;
+
 /// The storage of a [`Filter`](super::Filter): owned blocks (`Vec<Block>`), borrowed blocks
-/// (`&[Block]`) or atomic words (`Vec<AtomicBlock>`). Sealed: the crate's front-ends are its
+/// (`&[Block]`), atomic words (`Vec<AtomicBlock>`) or counters
+/// ([`Counters`](crate::filter::Counters)). Sealed: the crate's front-ends are its
 /// only implementors, and its methods are the crate's own.
 pub trait Storage: sealed::Sealed {
     /// Answers a batch on the filter's kernel.
@@ -22,6 +26,16 @@ pub trait Storage: sealed::Sealed {
     /// Whether every probe of `hash` is set (the scalar reference).
     #[doc(hidden)]
     fn contains_hash(&self, meta: &Meta, hash: u64) -> bool;
+    /// The model's false-positive rate once `keys` distinct keys are in the filter.
+    #[doc(hidden)]
+    fn model_fpr(&self, meta: &Meta, keys: u64) -> f64 {
+        crate::sizing::false_positive_rate(
+            keys,
+            meta.shape.num_blocks,
+            meta.shape.layout,
+            meta.probes(),
+        )
+    }
 }
 
 /// Storage that is plain bits in memory, readable without atomics: the owned and borrowed
