@@ -37,9 +37,10 @@
 use std::io::Read;
 
 use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind};
+use crate::error::Error;
+use crate::filter::BloomFilter;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
 use crate::sizing::{self, Plan};
-use crate::{BloomFilter, Error};
 
 /// The codec id in the parameter byte: zstd, no pre-transform.
 pub const CODEC_ZSTD: u8 = 1;

@@ -5,10 +5,13 @@
 use std::io::{Read, Write};
 
 use crate::codec::{Encoded, Envelope, Out, blocks_from_le, blocks_le, kind};
+use crate::error::Error;
+use crate::filter::CounterBits;
+use crate::filter::CountingBloomFilter;
 use crate::filter::Meta;
+use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{Layout, MAX_BLOCKS};
-use crate::{CounterBits, CountingBloomFilter, Error, Isa};
 
 impl CountingBloomFilter {
     /// Bytes of this filter's encoding: the 64-byte header plus the counters.

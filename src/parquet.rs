@@ -45,8 +45,8 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 
-use crate::Isa;
 use crate::error::Error;
+use crate::isa::Isa;
 
 mod kernel;
 

@@ -7,10 +7,11 @@ use super::{
     BloomierFilter, Geometry, MAX_ATTEMPTS, MAX_ENTRIES, SEED_STEP, low_mask, read_field, try_vec,
     words_for, xor_field,
 };
+use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
+use crate::isa::Isa;
 use crate::kernel::{CACHE_RESIDENT_BYTES, Kernel};
-use crate::{Error, Isa};
 
 impl BloomierFilter {
     /// Builds the map from `(key, value)` pairs with seed 0: values of `value_bits` bits

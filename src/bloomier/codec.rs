@@ -7,9 +7,10 @@ use super::{
     BloomierFilter, Geometry, MAX_ENTRIES, MAX_SEGMENT_LOG2, MIN_SEGMENT_LOG2, try_vec, words_for,
 };
 use crate::codec::{Encoded, Envelope, Out, kind, words_le};
+use crate::error::Error;
 use crate::hashing::seed_flip;
+use crate::isa::Isa;
 use crate::kernel::{CACHE_RESIDENT_BYTES, Kernel};
-use crate::{Error, Isa};
 
 impl BloomierFilter {
     /// The map in the format family (`docs/FORMAT.md`, "Bloomier filter"): the envelope,

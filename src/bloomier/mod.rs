@@ -31,10 +31,11 @@ mod codec;
 
 use std::hash::Hash;
 
+use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, hash_key};
+use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, prefetch};
-use crate::{Error, Isa};
 
 pub use build::BloomierBuilder;
 

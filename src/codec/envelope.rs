@@ -23,7 +23,7 @@
 //! beyond what the body's length justifies.
 
 use super::{Encoded, HASH_XXH3, HEADER_BYTES, MAGIC, VERSION, kind, u64_at};
-use crate::Error;
+use crate::error::Error;
 
 /// The header fields of one encoded filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

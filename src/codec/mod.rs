@@ -18,7 +18,7 @@ use std::io::{Read, Write};
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::Error;
+use crate::error::Error;
 use crate::layout::Block;
 
 pub(crate) use envelope::Envelope;

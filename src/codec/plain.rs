@@ -9,10 +9,12 @@ use super::{
     BLOCK_BYTES, Encoded, Envelope, HEADER_BYTES, NO_TARGET_FPR, Out, blocks_from_le, blocks_le,
     kind, read_framed, split,
 };
+use crate::error::Error;
+use crate::filter::BloomFilter;
 use crate::filter::{FilterRef, Meta};
+use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{Block, Layout, MAX_BLOCKS};
-use crate::{BloomFilter, Error, Isa};
 
 fn layout_id(layout: Layout) -> u8 {
     match layout {

@@ -5,8 +5,9 @@ use std::io::{Read, Write};
 
 use super::{DeletableBloomFilter, MAX_REGION_SHIFT, MIN_REGION_SHIFT, num_regions};
 use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind, words_le};
+use crate::error::Error;
+use crate::filter::BloomFilter;
 use crate::layout::MAX_BLOCKS;
-use crate::{BloomFilter, Error};
 
 impl DeletableBloomFilter {
     /// Bytes of this filter's encoding.

@@ -33,11 +33,12 @@ mod model;
 
 use std::hash::Hash;
 
+use crate::error::Error;
 use crate::filter::BatchKey;
+use crate::filter::BloomFilter;
 use crate::hashing::{hash_bytes, hash_key};
 use crate::kernel::{BlockOp, Probes, Sink};
 use crate::layout::{BLOCK_BITS, Block, block_index, pattern_scalar};
-use crate::{BloomFilter, Error};
 
 pub use model::{blocked_deletability, unblocked_deletability};
 

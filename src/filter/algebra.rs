@@ -7,8 +7,9 @@
 //! `n / 2` blocks `b / 2`, so folding blocks `2i` and `2i + 1` into `i` gives the filter the
 //! same keys would have built at half the size.
 
+use crate::error::Error;
+use crate::filter::BloomFilter;
 use crate::layout::Block;
-use crate::{BloomFilter, Error};
 
 impl BloomFilter {
     /// Why `other` cannot combine with `self`, if it cannot.

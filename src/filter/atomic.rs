@@ -7,10 +7,11 @@ use std::mem::ManuallyDrop;
 use rayon::prelude::*;
 
 use super::{BatchKey, Builder, Filter};
+use crate::error::Error;
+use crate::filter::BloomFilter;
 use crate::hashing::{hash_bytes, hash_key};
 use crate::kernel::Keys;
 use crate::layout::{AtomicBlock, Block, block_index, pattern_scalar};
-use crate::{BloomFilter, Error};
 
 /// A [`BloomFilter`] that many threads can insert into at once, through `&self`, with no lock.
 ///

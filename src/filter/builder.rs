@@ -1,8 +1,8 @@
 //! [`Builder`], and the [`Options`] core it shares with the other kinds' builders.
 
 use super::{BloomFilter, Meta, allocate};
-use crate::Isa;
 use crate::error::Error;
+use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
 use crate::sizing;

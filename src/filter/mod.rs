@@ -19,9 +19,9 @@ pub use view::FilterRef;
 
 use std::hash::Hash;
 
-use crate::Isa;
 use crate::error::Error;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
+use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, Shape, Sink};
 use crate::layout::{BLOCK_BITS, Block, Layout};
 

@@ -5,8 +5,9 @@ use std::io::{Read, Write};
 
 use super::{SCHEDULE_BYTES, ScalableBloomFilter, validate};
 use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind};
+use crate::error::Error;
+use crate::filter::BloomFilter;
 use crate::layout::MAX_BLOCKS;
-use crate::{BloomFilter, Error};
 
 impl ScalableBloomFilter {
     /// Bytes of this filter's encoding.

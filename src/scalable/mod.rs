@@ -40,9 +40,11 @@ mod codec;
 
 use std::hash::Hash;
 
+use crate::error::Error;
 use crate::filter::BatchKey;
+use crate::filter::BloomFilter;
 use crate::hashing::{hash_bytes, hash_key};
-use crate::{BloomFilter, Error, Isa};
+use crate::isa::Isa;
 
 /// Default growth factor of stage capacities (Almeida et al.: 2 for slow growth, 4 for fast).
 pub const DEFAULT_GROWTH: f64 = 2.0;

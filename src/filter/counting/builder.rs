@@ -1,9 +1,9 @@
 //! [`CountingBuilder`]: the shared builder core plus the counter width.
 
 use super::{CounterBits, CountingBloomFilter};
-use crate::Isa;
 use crate::error::Error;
 use crate::filter::{Options, allocate};
+use crate::isa::Isa;
 use crate::layout::Layout;
 use crate::sizing;
 

@@ -15,10 +15,12 @@ use counters::{
 
 use super::storage::{Sealed, Storage};
 use super::{BatchKey, Filter, Meta};
+use crate::error::Error;
+use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
 use crate::kernel::{Keys, Sink};
 use crate::layout::{Block, block_index, pattern_scalar};
-use crate::{BloomFilter, Error, sizing};
+use crate::sizing;
 
 /// Width of a counting filter's counters.
 ///
