@@ -47,10 +47,13 @@ pub trait Bits: Storage {
 }
 
 /// Plain blocks, however they are held.
+#[inline]
 fn query_blocks(blocks: &[Block], meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
     meta.kernel.query(&meta.shape, blocks, keys, sink)
 }
 
+/// The scalar reference, inlined into the single-key queries as the owned filter always was.
+#[inline(always)]
 fn contains_in(blocks: &[Block], meta: &Meta, hash: u64) -> bool {
     let s = &meta.shape;
     contains_scalar(
