@@ -37,12 +37,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-pub mod bloomier;
 mod codec;
-pub mod compressed;
-mod counting;
-pub mod deletable;
 mod error;
+mod family;
 mod filter;
 pub mod format;
 mod hashing;
@@ -51,8 +48,9 @@ mod kernel;
 pub mod layout;
 mod limits;
 pub mod parquet;
-pub mod scalable;
 pub mod sizing;
+
+pub use family::{bloomier, compressed, deletable, scalable};
 
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use deletable::DeletableBloomFilter;

@@ -1,5 +1,5 @@
 //! [`CountingBloomFilter`]: the front-end over counter storage (the design is in its docs),
-//! and its [`CountingBuilder`]. Its encoding is the family's (`crate::counting`).
+//! and its [`CountingBuilder`]. Its encoding is the family's (`crate::family::counting`).
 
 mod builder;
 mod counters;
