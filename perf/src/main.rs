@@ -7,7 +7,8 @@
 //!   the sizing tables, written as markdown into `perf-reports/`;
 //! * `sweep`: batch ns/key from 32 KiB to 1 GiB against the memory ceiling, with SVG plots;
 //! * `sizing`: target vs measured false-positive rate, bits per key vs the bound;
-//! * `family`: the filter kinds built on the engine, as markdown into `perf-reports/`.
+//! * `family`: the filter kinds built on the engine, as markdown into `perf-reports/`;
+//! * `readers`: decoding cost per MiB by path (`from_bytes`, `read_from`, compressed).
 //!
 //! Run it with `cargo run --release -p blockbloom-perf -- COMMAND`. Timing, the per-kernel
 //! suite and the concurrent runs are `blockbloom-measure`'s, the same code the user tool's
@@ -17,6 +18,7 @@
 mod family;
 mod fpr_table;
 mod peers;
+mod readers;
 mod report;
 mod sweep;
 
@@ -68,6 +70,19 @@ enum Command {
     /// Measure the filter kinds built on the engine (counting, deletable, scalable,
     /// compressed transfer, Bloomier) and write a markdown report into `perf-reports/`.
     Family(FamilyArgs),
+    /// Decoding cost per MiB: from_bytes, read_from and the compressed transfer form at
+    /// 32, 128 and 512 MiB (about a minute; needs about 2.5 GiB of memory at 512 MiB).
+    Readers(ReadersArgs),
+}
+
+#[derive(Args)]
+struct ReadersArgs {
+    /// Filter sizes in MiB.
+    #[arg(long, value_delimiter = ',', default_values_t = [32u64, 128, 512])]
+    sizes: Vec<u64>,
+    /// Timed decodes per path and size (the median is reported).
+    #[arg(long, default_value_t = 3, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    reps: usize,
 }
 
 #[derive(Args)]
@@ -169,6 +184,14 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
             print!("{}", fpr_table::measured()?.text());
             println!("\nBits per key: layouts vs the 512-bit best-k bound\n");
             print!("{}", fpr_table::bits_per_key()?.text());
+            Ok(())
+        }
+        Command::Readers(args) => {
+            println!(
+                "Decoding a plain filter, by path (median of {} runs)\n",
+                args.reps
+            );
+            print!("{}", readers::command(&args.sizes, args.reps)?.text());
             Ok(())
         }
         Command::Family(args) => {

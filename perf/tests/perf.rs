@@ -213,3 +213,19 @@ fn family_quick_reports_every_kind() {
         assert!(report.contains(title), "no {title:?} section in\n{report}");
     }
 }
+
+#[test]
+fn readers_reports_every_path_per_size() {
+    let out = perf(&["readers", "--sizes", "1,2", "--reps", "1"], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for size in ["1.0 MiB", "2.0 MiB"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(size))
+            .unwrap_or_else(|| panic!("no row for {size}:\n{stdout}"));
+        // size, three timings, the ratio, two per-MiB costs, the wire size (two words), and
+        // the compressed timings.
+        assert!(row.split_whitespace().count() >= 10, "{row}");
+    }
+}

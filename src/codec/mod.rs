@@ -171,8 +171,8 @@ pub(crate) trait Encoded: Sized {
     /// buffer grows with the bytes actually read.
     fn read_from<R: Read>(r: R) -> Result<Self, Error> {
         let mut body = Vec::new();
-        let env = read_framed::<Self, R>(r, |chunk| {
-            body.try_reserve_exact(chunk.len())?;
+        let env = read_framed::<Self, R>(r, |chunk, declared| {
+            reserve_geometric(&mut body, chunk.len(), declared)?;
             body.extend_from_slice(chunk);
             Ok(())
         })?;
@@ -210,7 +210,7 @@ pub(crate) fn split<T: Encoded>(bytes: &[u8]) -> Result<(Envelope, &[u8]), Error
 /// `take`'s, so a header that lies about its size costs at most one chunk.
 pub(crate) fn read_framed<T: Encoded, R: Read>(
     mut r: R,
-    mut take: impl FnMut(&[u8]) -> Result<(), TryReserveError>,
+    mut take: impl FnMut(&[u8], u64) -> Result<(), TryReserveError>,
 ) -> Result<Envelope, Error> {
     let mut head = [0u8; HEADER_BYTES];
     let got = read_full(&mut r, &mut head)?;
@@ -232,11 +232,32 @@ pub(crate) fn read_framed<T: Encoded, R: Read>(
             });
         }
         x.update(&buf[..n]);
-        take(&buf[..n]).map_err(|_| Error::AllocationFailed { bytes: total })?;
+        take(&buf[..n], body_len).map_err(|_| Error::AllocationFailed { bytes: total })?;
         left -= n as u64;
     }
     verify(&head, x)?;
     Ok(env)
+}
+
+/// Makes room for `more` elements in `v`, which will hold `declared` in all (the size the
+/// header states). The capacity doubles with what has been read (so a read costs linear time:
+/// at most about twice the final size is ever copied), is never more than twice what the input
+/// has delivered (so a lying header costs at most one step), and is capped at the declared
+/// size (so the final vector is exactly the filter).
+pub(crate) fn reserve_geometric<T>(
+    v: &mut Vec<T>,
+    more: usize,
+    declared: u64,
+) -> Result<(), TryReserveError> {
+    let need = v.len() + more;
+    if need <= v.capacity() {
+        return Ok(());
+    }
+    let declared = usize::try_from(declared).unwrap_or(usize::MAX);
+    let target = need
+        .max(v.capacity().saturating_mul(2))
+        .min(declared.max(need));
+    v.try_reserve_exact(target - v.len())
 }
 
 /// A checksum in progress: header bytes without the checksum field; the body follows.

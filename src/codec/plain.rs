@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use super::envelope::{check_hash, preamble};
 use super::{
     BLOCK_BYTES, Encoded, Envelope, HEADER_BYTES, NO_TARGET_FPR, Out, blocks_from_le, blocks_le,
-    kind, read_framed, split,
+    kind, read_framed, reserve_geometric, split,
 };
 use crate::error::Error;
 use crate::filter::BloomFilter;
@@ -143,9 +143,10 @@ impl Encoded for BloomFilter {
     /// Reads straight into the blocks, so memory does not double for a large filter.
     fn read_from<R: Read>(r: R) -> Result<BloomFilter, Error> {
         let mut blocks = Vec::new();
-        let env = read_framed::<BloomFilter, R>(r, |chunk| {
+        let env = read_framed::<BloomFilter, R>(r, |chunk, declared| {
             // Chunks are whole blocks: the body and the chunk size are multiples of 64.
-            blocks.try_reserve_exact(chunk.len() / BLOCK_BYTES)?;
+            let declared_blocks = declared / BLOCK_BYTES as u64;
+            reserve_geometric(&mut blocks, chunk.len() / BLOCK_BYTES, declared_blocks)?;
             blocks_from_le(chunk, &mut blocks);
             Ok(())
         })?;

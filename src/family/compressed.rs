@@ -329,10 +329,18 @@ impl BloomFilter {
         .to_bytes())
     }
 
-    /// Decodes the compressed transfer form. Memory grows only as decompressed data arrives,
-    /// in 1 MiB steps, up to the size the envelope declares (at most 256 GiB plus a header):
-    /// use [`from_compressed_bytes_limited`](Self::from_compressed_bytes_limited) for input
-    /// from an untrusted peer.
+    /// Decodes the compressed transfer form.
+    ///
+    /// **Cost of a payload.** Memory grows only as decompressed data arrives, doubling with
+    /// what has arrived and capped at the size the envelope declares (at most 256 GiB plus a
+    /// header), so it is at most the declared size. Time is linear in the declared size: each
+    /// decompressed byte is produced, checksummed and copied into the blocks once, and the
+    /// growing buffer is copied at most once per doubling. zstd's ratio is unbounded for
+    /// repetitive data, so a few KiB can declare (and cost) gigabytes: a 16 KiB payload
+    /// declaring a 512 MiB empty filter is a valid filter. For input from an untrusted peer,
+    /// use [`from_compressed_bytes_limited`](Self::from_compressed_bytes_limited), which
+    /// refuses a declared size above its limit before decompressing anything.
+    /// (`cargo run --release -p blockbloom-perf -- readers` measures the cost per MiB.)
     ///
     /// # Errors
     /// The envelope's errors ([`Error::BadMagic`], [`Error::Truncated`],

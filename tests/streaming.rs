@@ -1,0 +1,167 @@
+//! Streaming readers take linear time: while a filter is read, the bytes the allocator is
+//! asked to move (every large `realloc`'s new size, an upper bound on what it copies) stay a small
+//! multiple of the filter, at every size. Counted by this binary's global allocator, so no
+//! timing is involved. A reader that grew its buffer by one chunk at a time asked for about
+//! `size^2 / (2 * chunk)` bytes: 16x the filter at 32 MiB, 64x at 128 MiB.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use blockbloom::{BloomFilter, CountingBloomFilter, DeletableBloomFilter};
+
+struct Counting;
+
+static ON: AtomicBool = AtomicBool::new(false);
+static REALLOCS: AtomicU64 = AtomicU64::new(0);
+static REALLOC_BYTES: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every method forwards to the system allocator with the caller's arguments, so it
+// upholds exactly the contract the caller relies on; the counters are plain atomics.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged; `ptr` came from this allocator, i.e. from `System`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Only buffers of a filter's scale: small vectors elsewhere (a decoder's own state)
+        // say nothing about how the filter's storage grows.
+        if ON.load(Relaxed) && new_size >= BIG {
+            REALLOCS.fetch_add(1, Relaxed);
+            REALLOC_BYTES.fetch_add(new_size as u64, Relaxed);
+        }
+        // SAFETY: forwarded unchanged; `ptr` came from `System` with `layout`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// One measurement at a time: the counters are global.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// `(reallocs, bytes asked for by reallocs)` while `read` runs.
+fn count_reallocs<T>(read: impl FnOnce() -> T) -> (T, u64, u64) {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    REALLOCS.store(0, Relaxed);
+    REALLOC_BYTES.store(0, Relaxed);
+    ON.store(true, Relaxed);
+    let out = read();
+    ON.store(false, Relaxed);
+    (out, REALLOCS.load(Relaxed), REALLOC_BYTES.load(Relaxed))
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Reallocations to at least this many bytes are counted.
+const BIG: usize = 256 << 10;
+
+/// A plain filter of about `mib` MiB (empty: the reader does not care what the bits are).
+fn plain(mib: u64) -> BloomFilter {
+    BloomFilter::builder()
+        .capacity(mib * MIB / 2)
+        .size_in_bytes(mib * MIB)
+        .build()
+        .unwrap()
+}
+
+/// Reads `bytes` with `read` and checks the reallocation bytes stay within 3x the input, with
+/// at most one reallocation per doubling.
+fn check_linear<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    bytes: &[u8],
+    read: impl FnOnce(&[u8]) -> T,
+    expected: &T,
+) {
+    let (got, reallocs, moved) = count_reallocs(|| read(bytes));
+    assert!(&got == expected, "{what}: read back a different filter");
+    let size = bytes.len() as u64;
+    let doublings = 64 - (size / MIB).max(1).leading_zeros() as u64;
+    println!(
+        "{what}: {:.0} MiB read, {reallocs} reallocations asking for {:.1} MiB ({:.2}x the input)",
+        size as f64 / MIB as f64,
+        moved as f64 / MIB as f64,
+        moved as f64 / size as f64
+    );
+    assert!(
+        moved <= 3 * size,
+        "{what}: reallocations asked for {moved} bytes to read {size}: not linear"
+    );
+    assert!(
+        reallocs <= doublings + 2,
+        "{what}: {reallocs} reallocations to read {size} bytes (about {doublings} doublings)"
+    );
+}
+
+#[test]
+fn plain_read_from_is_linear_at_every_size() {
+    for mib in [8, 32, 96] {
+        let f = plain(mib);
+        let bytes = f.to_bytes();
+        check_linear(
+            &format!("plain {mib} MiB"),
+            &bytes,
+            |b| BloomFilter::read_from(b).unwrap(),
+            &f,
+        );
+    }
+}
+
+#[test]
+fn family_read_from_is_linear() {
+    let c = CountingBloomFilter::with_capacity(8_000_000, 0.01).unwrap();
+    let bytes = c.to_bytes();
+    assert!(bytes.len() as u64 > 16 * MIB);
+    check_linear(
+        "counting",
+        &bytes,
+        |b| CountingBloomFilter::read_from(b).unwrap(),
+        &c,
+    );
+
+    let d = DeletableBloomFilter::with_capacity(16_000_000, 0.01).unwrap();
+    let bytes = d.to_bytes();
+    assert!(bytes.len() as u64 > 16 * MIB);
+    check_linear(
+        "deletable",
+        &bytes,
+        |b| DeletableBloomFilter::read_from(b).unwrap(),
+        &d,
+    );
+}
+
+#[test]
+fn compressed_decode_is_linear() {
+    // A large, empty filter compresses to almost nothing: the decoder's cost must follow the
+    // output it makes, not grow with its square.
+    let f = plain(64);
+    let wire = f.to_compressed_bytes().unwrap();
+    assert!((wire.len() as u64) < MIB);
+    let (g, reallocs, moved) =
+        count_reallocs(|| BloomFilter::from_compressed_bytes(&wire).unwrap());
+    assert!(g == f);
+    let size = f.encoded_len() as u64;
+    println!(
+        "compressed: {} bytes decoded to {:.0} MiB with {reallocs} reallocations asking for \
+         {:.1} MiB",
+        wire.len(),
+        size as f64 / MIB as f64,
+        moved as f64 / MIB as f64
+    );
+    assert!(
+        moved <= 3 * size,
+        "{moved} bytes of reallocation for {size}"
+    );
+}
