@@ -179,16 +179,36 @@ impl From<std::io::Error> for Error {
     }
 }
 
+/// A number as people read it: plain in `[1e-4, 1e6)`, else in scientific notation (so
+/// `1e-300` is not 300 digits).
+struct Readable(f64);
+
+impl fmt::Display for Readable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let x = self.0;
+        if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
+            write!(f, "{x}")
+        } else {
+            write!(f, "{x:e}")
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::InvalidFpr(p) => write!(
                 f,
-                "false-positive rate must be a number in [{:e}, 1), got {p}",
-                crate::limits::MIN_FPR
+                "false-positive rate must be a number in [{:e}, 1), got {}",
+                crate::limits::MIN_FPR,
+                Readable(*p)
             ),
             Error::InvalidBitsPerKey(b) => {
-                write!(f, "bits per key must be finite and greater than 0, got {b}")
+                write!(
+                    f,
+                    "bits per key must be finite and greater than 0, got {}",
+                    Readable(*b)
+                )
             }
             Error::InvalidProbes(k) => write!(
                 f,
@@ -312,3 +332,23 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_in_messages_are_readable() {
+        let tiny = Error::InvalidFpr(1e-300).to_string();
+        assert!(tiny.ends_with("got 1e-300"), "{tiny}");
+        assert!(Error::InvalidFpr(1.5).to_string().ends_with("got 1.5"));
+        assert!(Error::InvalidFpr(-0.25).to_string().ends_with("got -0.25"));
+        assert!(
+            Error::InvalidFpr(f64::NEG_INFINITY)
+                .to_string()
+                .ends_with("got -inf")
+        );
+        let huge = Error::InvalidBitsPerKey(-3e300).to_string();
+        assert!(huge.ends_with("got -3e300"), "{huge}");
+    }
+}

@@ -32,14 +32,16 @@ const PROGRESS_EVERY: u64 = 1_000_000;
 #[derive(Args)]
 pub struct BuildArgs {
     /// Target false-positive rate at the capacity.
-    #[arg(long, allow_negative_numbers = true)]
+    // `allow_hyphen_values`: `-inf` or `-1e-3` is a (bad) number, reported as one, not an
+    // unknown option.
+    #[arg(long, allow_hyphen_values = true)]
     fpr: f64,
     /// Keys to size the filter for. Default: the number of input lines, which means reading
     /// the input twice (files: a counting pass first) or buffering it in memory (stdin).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     capacity: Option<u64>,
     /// Hash seed (filters merge only with filters of the same seed).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     seed: u64,
     /// Files of newline-delimited keys; none or `-` reads stdin.
     keys: Vec<PathBuf>,
@@ -264,6 +266,23 @@ pub fn build(args: BuildArgs) -> Result<()> {
     ins.flush();
     ins.progress.finish();
     let keys = ins.keys;
+    if capacity == 0 && keys > 0 {
+        return Err(format!(
+            "--capacity 0 cannot hold the {keys} keys read; omit --capacity to size the \
+             filter by the input"
+        )
+        .into());
+    }
+    let expected = filter.expected_fpr();
+    if expected >= USELESS_FPR {
+        return Err(format!(
+            "the filter would answer \"maybe\" for {:.1}% of keys it never saw ({keys} keys \
+             in {} bytes): it would filter nothing; raise --capacity or lower --fpr",
+            expected * 100.0,
+            filter.size_in_bytes()
+        )
+        .into());
+    }
     if keys > capacity {
         eprintln!(
             "warning: {keys} keys exceed the capacity {capacity}: the false-positive rate is \
@@ -292,6 +311,10 @@ fn summary(path: &Path, f: &BloomFilter, keys: u64, what: &str) {
         f.expected_fpr()
     );
 }
+
+/// A filter whose expected false-positive rate is at least this answers "maybe" for nearly
+/// every key: `build` refuses to write it.
+const USELESS_FPR: f64 = 0.99;
 
 /// Writes `f` to a temporary file in `path`'s directory, syncs it and renames it to `path`;
 /// on any failure the temporary file is removed and `path` is untouched.

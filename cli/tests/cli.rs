@@ -397,3 +397,80 @@ fn build_errors_are_typed_and_leave_no_file() {
     let stdout = ok(&blockbloom(&["query", &out_path, "key-3"], None));
     assert_eq!(stdout, "key-3\tmaybe\n");
 }
+
+#[test]
+fn build_refuses_what_cannot_be_useful() {
+    let dir = scratch("useless");
+    let keys = keys_file(&dir, "keys.txt", members(0..5000));
+    let out_path = path(&dir, "f.bb");
+    let refused = |args: &[&str], says: &str| {
+        let out = blockbloom(args, None);
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(
+            !std::path::Path::new(&out_path).exists(),
+            "{args:?} wrote a file"
+        );
+    };
+    // Negative numbers are numbers: the library's error, not an unknown option.
+    refused(
+        &["build", "--fpr", "-inf", &keys, "-o", &out_path],
+        "false-positive rate must be a number in [1e-9, 1), got -inf",
+    );
+    refused(
+        &["build", "--fpr", "-0.5", &keys, "-o", &out_path],
+        "got -0.5",
+    );
+    // Tiny rates read as numbers, not 300 digits.
+    refused(
+        &["build", "--fpr", "1e-300", &keys, "-o", &out_path],
+        "got 1e-300",
+    );
+    refused(
+        &[
+            "build",
+            "--capacity",
+            "-5",
+            "--fpr",
+            "0.01",
+            &keys,
+            "-o",
+            &out_path,
+        ],
+        "invalid value '-5' for '--capacity",
+    );
+    // A capacity of 0 with keys to insert.
+    refused(
+        &[
+            "build",
+            "--capacity",
+            "0",
+            "--fpr",
+            "0.01",
+            &keys,
+            "-o",
+            &out_path,
+        ],
+        "--capacity 0 cannot hold the 5000 keys",
+    );
+    // A rate so close to 1 that the filter would answer "maybe" for every key.
+    refused(
+        &["build", "--fpr", "0.999999", &keys, "-o", &out_path],
+        "it would filter nothing",
+    );
+    // Far too many keys for the capacity saturates the filter the same way.
+    refused(
+        &[
+            "build",
+            "--capacity",
+            "10",
+            "--fpr",
+            "0.5",
+            &keys,
+            "-o",
+            &out_path,
+        ],
+        "it would filter nothing",
+    );
+}
