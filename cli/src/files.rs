@@ -9,7 +9,11 @@
 //!   the checksum check reads in full anyway), and a file holding anything after the filter
 //!   is rejected as `TrailingBytes`.
 //! * Filters are written with `write_to` into a temporary file next to the destination, which
-//!   is synced and renamed over it only once complete: a failure never leaves a half file.
+//!   is synced and renamed over it only once complete: a failure never leaves a half file, and
+//!   an interrupted write (a signal, a file-size limit, a full disk) leaves no temporary file
+//!   either (`cleanup`).
+//! * `build` refuses `--capacity 0` with keys to insert, and a filter that would answer
+//!   "maybe" for 99% or more of absent keys: neither could filter anything.
 //!
 //! Every failure is the library's typed error (prefixed with the file it concerns).
 
@@ -326,10 +330,8 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let mut tmp_name = OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp = dir.join(tmp_name);
+    crate::cleanup::remove_stale(dir, name);
+    let tmp = crate::cleanup::temp_name(dir, name, std::process::id());
 
     struct Cleanup<'a>(&'a Path, bool);
     impl Drop for Cleanup<'_> {
@@ -345,6 +347,8 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
         .create_new(true)
         .open(&tmp)
         .map_err(|e| at(&tmp, e))?;
+    // Dropped last: a signal until the rename (or the error path's removal) removes the file.
+    let _registered = crate::cleanup::Registered::new(&tmp);
     let mut guard = Cleanup(&tmp, false);
     let mut w = BufWriter::with_capacity(1 << 20, file);
     f.write_to(&mut w).map_err(|e| at(&tmp, e))?;

@@ -8,6 +8,11 @@
 //! `blockbloom-perf` binary (`cargo run --release -p blockbloom-perf -- COMMAND`); `demo`
 //! measures through the same core (`blockbloom-measure`), so its numbers are comparable.
 
+#[cfg(unix)]
+mod cleanup;
+#[cfg(not(unix))]
+#[path = "cleanup_portable.rs"]
+mod cleanup;
 mod files;
 
 use std::error::Error;
@@ -66,10 +71,16 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
             system::warn_if_debug();
             demo(active)
         }
-        Command::Build(args) => files::build(args),
+        Command::Build(args) => {
+            cleanup::install();
+            files::build(args)
+        }
         Command::Query(args) => files::query(args),
         Command::Info(args) => files::info(args),
-        Command::Merge(args) => files::merge(args),
+        Command::Merge(args) => {
+            cleanup::install();
+            files::merge(args)
+        }
     }
 }
 

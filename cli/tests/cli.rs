@@ -474,3 +474,160 @@ fn build_refuses_what_cannot_be_useful() {
         "it would filter nothing",
     );
 }
+
+// ---- Interrupted writes leave nothing behind ----
+
+/// The names in `dir` other than `keep`.
+#[cfg(unix)]
+fn leftovers(dir: &std::path::Path, keep: &[&str]) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect()
+}
+
+/// `build` of a filter large enough to take a while to write, stopped by `sig` as soon as its
+/// temporary file appears: the process ends by that signal, the temporary file is gone and the
+/// existing target is byte-identical.
+#[cfg(unix)]
+fn interrupted_build(sig: libc::c_int, name: &str) {
+    use std::os::unix::process::ExitStatusExt;
+
+    let dir = scratch(name);
+    let keys = keys_file(&dir, "keys.txt", members(0..100));
+    let target = dir.join("f.bb");
+    std::fs::write(&target, b"the old filter").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blockbloom"))
+        .args([
+            "build",
+            "--capacity",
+            "200000000",
+            "--fpr",
+            "0.01",
+            &keys,
+            "-o",
+        ])
+        .arg(&target)
+        .env_remove("BLOCKBLOOM_ISA")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while leftovers(&dir, &["keys.txt", "f.bb"]).is_empty() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no temporary file appeared"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "build ended early");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // SAFETY: sending a signal to our own child process, which is still running.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(sig), "{status:?}");
+    assert_eq!(leftovers(&dir, &["keys.txt", "f.bb"]), Vec::<String>::new());
+    assert_eq!(std::fs::read(&target).unwrap(), b"the old filter");
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_a_write_leaves_nothing_behind() {
+    interrupted_build(libc::SIGTERM, "sigterm");
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_during_a_write_leaves_nothing_behind() {
+    interrupted_build(libc::SIGINT, "sigint");
+}
+
+#[cfg(unix)]
+#[test]
+fn sighup_during_a_write_leaves_nothing_behind() {
+    interrupted_build(libc::SIGHUP, "sighup");
+}
+
+/// A file-size limit (a writer that fails after N bytes, as a full disk does): a typed I/O
+/// error, no temporary file, the target untouched; for `build` and for `merge`.
+#[cfg(unix)]
+#[test]
+fn a_file_size_limit_fails_cleanly() {
+    let dir = scratch("fsize");
+    let keys = keys_file(&dir, "keys.txt", members(0..100));
+    let small = path(&dir, "small.bb");
+    ok(&blockbloom(
+        &[
+            "build",
+            "--capacity",
+            "300000",
+            "--fpr",
+            "0.01",
+            &keys,
+            "-o",
+            &small,
+        ],
+        None,
+    ));
+    let target = dir.join("f.bb");
+    std::fs::write(&target, b"the old filter").unwrap();
+    let exe = env!("CARGO_BIN_EXE_blockbloom");
+    let target_s = target.to_str().unwrap();
+    for args in [
+        vec![
+            "build",
+            "--capacity",
+            "3000000",
+            "--fpr",
+            "0.01",
+            &keys,
+            "-o",
+            target_s,
+        ],
+        vec!["merge", &small, &small, "-o", target_s],
+    ] {
+        // 64 blocks of 512 bytes: the 360 KiB filters cannot be written whole.
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -f 64 && exec \"$0\" \"$@\"")
+            .arg(exe)
+            .args(&args)
+            .env_remove("BLOCKBLOOM_ISA")
+            .output()
+            .unwrap();
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains("File too large"), "{args:?}: {stderr}");
+        assert_eq!(
+            leftovers(&dir, &["keys.txt", "f.bb", "small.bb"]),
+            Vec::<String>::new(),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"the old filter");
+    }
+}
+
+/// A temporary file whose process is gone (killed outright) is removed by the next write to
+/// the same target; one of a live process is not.
+#[cfg(unix)]
+#[test]
+fn stale_temporary_files_are_removed_by_the_next_write() {
+    let dir = scratch("stale");
+    let keys = keys_file(&dir, "keys.txt", members(0..100));
+    // Above the kernel's largest pid: no such process can exist.
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .map(|s| s.trim().parse().unwrap())
+        .unwrap_or(4_194_304);
+    let stale = format!(".f.bb.tmp{}", pid_max + 1);
+    let live = format!(".f.bb.tmp{}", std::process::id());
+    std::fs::write(dir.join(&stale), b"half a filter").unwrap();
+    std::fs::write(dir.join(&live), b"a live writer's file").unwrap();
+    let target = path(&dir, "f.bb");
+    ok(&blockbloom(
+        &["build", "--fpr", "0.01", &keys, "-o", &target],
+        None,
+    ));
+    assert!(!dir.join(&stale).exists());
+    assert!(dir.join(&live).exists());
+}
