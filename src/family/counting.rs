@@ -4,14 +4,16 @@
 
 use std::io::{Read, Write};
 
-use crate::codec::{Encoded, Envelope, Out, blocks_from_le, blocks_le, kind};
+use crate::codec::{
+    Encoded, Envelope, Out, blocks_from_le, blocks_le, kind, read_framed, reserve_geometric,
+};
 use crate::error::Error;
 use crate::filter::CounterBits;
 use crate::filter::CountingBloomFilter;
 use crate::filter::Meta;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
-use crate::layout::{Layout, MAX_BLOCKS};
+use crate::layout::{Block, Layout, MAX_BLOCKS};
 
 impl CountingBloomFilter {
     /// Bytes of this filter's encoding: the 64-byte header plus the counters.
@@ -127,67 +129,95 @@ impl Encoded for CountingBloomFilter {
     }
 
     fn from_parts(env: Envelope, body: &[u8]) -> Result<CountingBloomFilter, Error> {
-        let bits = match env.param & !FLAG_MIN_INCREASE {
-            4 => CounterBits::Four,
-            8 => CounterBits::Eight,
-            _ => {
-                return Err(Error::InvalidHeader(
-                    "counting filter: the parameter byte must be 4 or 8 counter bits, plus \
-                     flag 0x80",
-                ));
-            }
-        };
-        let [num_blocks, shape, capacity] = env.fields;
-        if num_blocks == 0 || num_blocks > MAX_BLOCKS {
-            return Err(Error::InvalidHeader(
-                "counting filter: block count must be in 1..=2^32",
-            ));
-        }
-        let layout = match shape & 0xff {
-            x if x == kind::PLAIN_8X64 as u64 => Layout::Sectors8x64,
-            x if x == kind::PLAIN_4X128 as u64 => Layout::Sectors4x128,
-            _ => {
-                return Err(Error::InvalidHeader(
-                    "counting filter: layout must be 1 (8x64) or 2 (4x128)",
-                ));
-            }
-        };
-        let probes = (shape >> 8) & 0xff;
-        if shape >> 16 != 0 || !layout.supports_probes(probes as u32) {
-            return Err(Error::InvalidHeader(
-                "counting filter: probe count does not fit the layout",
-            ));
-        }
-        if body.len() as u128 != num_blocks as u128 * 64 {
-            return Err(Error::InvalidHeader(
-                "counting filter: body length is not 64 bytes per block",
-            ));
-        }
-        let kernel = Kernel::get(Isa::active()?)?;
         let mut blocks = Vec::new();
-        blocks
-            .try_reserve_exact(num_blocks as usize)
-            .map_err(|_| Error::AllocationFailed {
-                bytes: body.len() as u128,
-            })?;
-        blocks_from_le(body, &mut blocks);
-        let meta = Meta::new(
-            num_blocks,
-            layout,
-            probes as u32,
-            env.seed,
-            capacity,
-            None,
-            kernel,
-        );
-        let min_increase = env.param & FLAG_MIN_INCREASE != 0;
-        Ok(CountingBloomFilter::from_counters(
-            blocks,
-            meta,
-            bits,
-            min_increase,
-        ))
+        if body.len() as u128 == env.fields[0] as u128 * 64 {
+            blocks
+                .try_reserve_exact(env.fields[0] as usize)
+                .map_err(|_| Error::AllocationFailed {
+                    bytes: body.len() as u128,
+                })?;
+            blocks_from_le(body, &mut blocks);
+        }
+        assemble(env, body.len() as u64, blocks)
     }
+
+    /// Reads straight into the counters (as the plain filter does), so memory is the filter
+    /// plus one chunk, not the body and the filter.
+    fn read_from<R: Read>(r: R) -> Result<CountingBloomFilter, Error> {
+        let mut blocks = Vec::new();
+        let mut body_len = 0;
+        let env = read_framed::<CountingBloomFilter, R>(r, |chunk, declared| {
+            body_len = declared;
+            if declared % 64 == 0 {
+                reserve_geometric(&mut blocks, chunk.len() / 64, declared / 64)?;
+                blocks_from_le(chunk, &mut blocks);
+            }
+            Ok(())
+        })?;
+        assemble(env, body_len, blocks)
+    }
+}
+
+/// The filter of a validated envelope whose body (of `body_len` bytes) was decoded into
+/// `blocks` when its length was whole blocks. The checks, in order, are the format's.
+fn assemble(
+    env: Envelope,
+    body_len: u64,
+    blocks: Vec<Block>,
+) -> Result<CountingBloomFilter, Error> {
+    let bits = match env.param & !FLAG_MIN_INCREASE {
+        4 => CounterBits::Four,
+        8 => CounterBits::Eight,
+        _ => {
+            return Err(Error::InvalidHeader(
+                "counting filter: the parameter byte must be 4 or 8 counter bits, plus \
+                 flag 0x80",
+            ));
+        }
+    };
+    let [num_blocks, shape, capacity] = env.fields;
+    if num_blocks == 0 || num_blocks > MAX_BLOCKS {
+        return Err(Error::InvalidHeader(
+            "counting filter: block count must be in 1..=2^32",
+        ));
+    }
+    let layout = match shape & 0xff {
+        x if x == kind::PLAIN_8X64 as u64 => Layout::Sectors8x64,
+        x if x == kind::PLAIN_4X128 as u64 => Layout::Sectors4x128,
+        _ => {
+            return Err(Error::InvalidHeader(
+                "counting filter: layout must be 1 (8x64) or 2 (4x128)",
+            ));
+        }
+    };
+    let probes = (shape >> 8) & 0xff;
+    if shape >> 16 != 0 || !layout.supports_probes(probes as u32) {
+        return Err(Error::InvalidHeader(
+            "counting filter: probe count does not fit the layout",
+        ));
+    }
+    if body_len as u128 != num_blocks as u128 * 64 || blocks.len() as u64 != num_blocks {
+        return Err(Error::InvalidHeader(
+            "counting filter: body length is not 64 bytes per block",
+        ));
+    }
+    let kernel = Kernel::get(Isa::active()?)?;
+    let meta = Meta::new(
+        num_blocks,
+        layout,
+        probes as u32,
+        env.seed,
+        capacity,
+        None,
+        kernel,
+    );
+    let min_increase = env.param & FLAG_MIN_INCREASE != 0;
+    Ok(CountingBloomFilter::from_counters(
+        blocks,
+        meta,
+        bits,
+        min_increase,
+    ))
 }
 
 /// Parameter-byte flag: the filter has had minimum-increase inserts.
