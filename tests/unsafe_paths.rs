@@ -1,0 +1,187 @@
+//! Every path through the crate's `unsafe` code that the interpreter can run, at sizes small
+//! enough for `cargo +nightly miri test --test unsafe_paths` (CI runs it so): the batch
+//! pipeline's unchecked block accesses on the scalar and portable tiers (and whatever SIMD tier
+//! the host has, outside Miri), the atomic filter's zero-copy conversions, `FilterRef`'s
+//! borrowed blocks, the counting and deletable block operations, the split-block filter, the
+//! codec's readers and decoders on good and damaged bytes (all but zstd, which is C). Under plain `cargo test` it is one
+//! more differential test of the same paths.
+
+use blockbloom::parquet::SplitBlockFilter;
+use blockbloom::{
+    BloomFilter, CountingBloomFilter, DeletableBloomFilter, Error, FilterRef, Isa,
+};
+
+/// Small, well-spread keys.
+fn keys(seed: u64, n: usize) -> Vec<u64> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+/// The tiers this run can use: under Miri, the scalar and portable tiers (the others need
+/// instructions the interpreter does not run).
+fn tiers() -> Vec<Isa> {
+    if cfg!(miri) {
+        vec![Isa::Scalar, Isa::Portable]
+    } else {
+        Isa::supported()
+    }
+}
+
+const N: usize = 300;
+
+#[test]
+fn batches_agree_with_single_keys_on_every_tier() {
+    let ks = keys(1, N);
+    let small: Vec<u32> = ks.iter().map(|&k| k as u32).collect();
+    let absent = keys(2, N);
+    let mut reference = BloomFilter::builder()
+        .capacity(N as u64)
+        .isa(Isa::Scalar)
+        .build()
+        .unwrap();
+    for k in &ks {
+        reference.insert(k);
+    }
+    for k in &small {
+        reference.insert(k);
+    }
+    for isa in tiers() {
+        for layout_probes in [8, 12] {
+            let mut f = BloomFilter::builder()
+                .capacity(N as u64)
+                .probes(layout_probes)
+                .isa(isa)
+                .build()
+                .unwrap();
+            f.insert_batch(&ks);
+            f.insert_batch(&small);
+            let mut out = vec![false; N];
+            f.contains_batch(&ks, &mut out);
+            assert!(out.iter().all(|&x| x), "{isa}: a false negative");
+            f.contains_batch(&absent, &mut out);
+            for (k, &o) in absent.iter().zip(&out) {
+                assert_eq!(o, f.contains(k), "{isa}: batch and single key disagree");
+            }
+            let hashes: Vec<u64> = absent.iter().map(|k| f.hash(k)).collect();
+            assert_eq!(
+                f.count_hash_batch(&hashes),
+                out.iter().filter(|&&x| x).count()
+            );
+            if layout_probes == reference.probes() {
+                assert_eq!(f, reference, "{isa}: bits differ from scalar");
+            }
+        }
+    }
+}
+
+#[test]
+fn atomic_conversions_and_views_share_memory_safely() {
+    let ks = keys(3, N);
+    for isa in tiers() {
+        let mut f = BloomFilter::builder()
+            .capacity(N as u64)
+            .isa(isa)
+            .build()
+            .unwrap();
+        f.insert_batch(&ks[..N / 2]);
+        let a = f.clone().into_atomic();
+        a.insert_batch(&ks[N / 2..]);
+        a.insert(&7u64);
+        assert_eq!(a.count_batch(&ks), N);
+        let snapshot = a.snapshot();
+        let back = a.into_filter();
+        assert_eq!(back, snapshot);
+        assert!(back.contains(&7u64));
+
+        // A zero-copy view over aligned bytes, and the misaligned error.
+        let bytes = back.to_bytes();
+        let mut aligned = vec![blockbloom::Block::ZERO; bytes.len().div_ceil(64) + 1];
+        // SAFETY: a `Block` is 64 plain bytes; viewing the vector's storage as bytes is valid
+        // for its whole length, and nothing else uses it meanwhile.
+        let buf = unsafe {
+            std::slice::from_raw_parts_mut(aligned.as_mut_ptr().cast::<u8>(), aligned.len() * 64)
+        };
+        buf[..bytes.len()].copy_from_slice(&bytes);
+        let view = FilterRef::from_bytes(&buf[..bytes.len()]).unwrap();
+        let mut out = vec![false; N];
+        view.contains_batch(&ks, &mut out);
+        assert!(out.iter().all(|&x| x));
+        assert_eq!(view.to_filter(), back);
+        buf.copy_within(0..bytes.len(), 1);
+        assert!(matches!(
+            FilterRef::from_bytes(&buf[1..=bytes.len()]),
+            Err(Error::Misaligned { .. })
+        ));
+    }
+}
+
+#[test]
+fn family_block_operations() {
+    let ks = keys(4, N);
+    for isa in tiers() {
+        let mut c = CountingBloomFilter::builder()
+            .capacity(N as u64)
+            .isa(isa)
+            .build()
+            .unwrap();
+        c.insert_batch(&ks);
+        c.insert_batch(&ks[..10]);
+        assert_eq!(c.count_batch(&ks), N);
+        assert_eq!(c.remove_batch(&ks[..10]).unwrap(), 10);
+        assert_eq!(c.count_batch(&ks), N);
+        let back = CountingBloomFilter::read_from(&c.to_bytes()[..]).unwrap();
+        assert_eq!(back, c);
+
+        let mut d = DeletableBloomFilter::with_capacity(N as u64, 0.01).unwrap();
+        d.insert_batch(&ks);
+        let mut out = vec![false; N];
+        d.contains_batch(&ks, &mut out);
+        assert!(out.iter().all(|&x| x));
+        assert_eq!(DeletableBloomFilter::from_bytes(&d.to_bytes()).unwrap(), d);
+
+        let mut s = SplitBlockFilter::new_with_num_bytes(1024)
+            .unwrap()
+            .with_isa(isa)
+            .unwrap();
+        s.insert_batch(&ks);
+        s.contains_batch(&ks, &mut out);
+        assert!(out.iter().all(|&x| x));
+        assert_eq!(SplitBlockFilter::from_bitset(s.as_bitset()).unwrap(), s);
+    }
+}
+
+#[test]
+fn decoders_on_damaged_bytes() {
+    let mut f = BloomFilter::with_capacity(200, 0.01).unwrap();
+    f.insert_batch(&keys(5, 200));
+    let good = f.to_bytes();
+    assert_eq!(BloomFilter::read_from(&good[..]).unwrap(), f);
+    for cut in [0, 7, 63, 64, good.len() - 1] {
+        assert!(BloomFilter::from_bytes(&good[..cut]).is_err());
+        assert!(BloomFilter::read_from(&good[..cut]).is_err());
+    }
+    // One flipped bit anywhere is a typed error, never a panic.
+    for i in (0..good.len()).step_by(good.len() / 40 + 1) {
+        let mut bad = good.clone();
+        bad[i] ^= 0x10;
+        assert!(BloomFilter::from_bytes(&bad).is_err(), "byte {i}");
+    }
+    let c = CountingBloomFilter::with_capacity(100, 0.01).unwrap().to_bytes();
+    for cut in [10, 64, c.len() - 1] {
+        assert!(CountingBloomFilter::read_from(&c[..cut]).is_err());
+    }
+    // zstd is C: the interpreter cannot call it.
+    if !cfg!(miri) {
+        let wire = f.to_compressed_bytes().unwrap();
+        assert_eq!(BloomFilter::from_compressed_bytes(&wire).unwrap(), f);
+        assert!(BloomFilter::from_compressed_bytes(&wire[..wire.len() - 1]).is_err());
+    }
+}
