@@ -7,9 +7,7 @@
 //! more differential test of the same paths.
 
 use blockbloom::parquet::SplitBlockFilter;
-use blockbloom::{
-    BloomFilter, CountingBloomFilter, DeletableBloomFilter, Error, FilterRef, Isa,
-};
+use blockbloom::{BloomFilter, CountingBloomFilter, DeletableBloomFilter, Error, FilterRef, Isa};
 
 /// Small, well-spread keys.
 fn keys(seed: u64, n: usize) -> Vec<u64> {
@@ -174,7 +172,9 @@ fn decoders_on_damaged_bytes() {
         bad[i] ^= 0x10;
         assert!(BloomFilter::from_bytes(&bad).is_err(), "byte {i}");
     }
-    let c = CountingBloomFilter::with_capacity(100, 0.01).unwrap().to_bytes();
+    let c = CountingBloomFilter::with_capacity(100, 0.01)
+        .unwrap()
+        .to_bytes();
     for cut in [10, 64, c.len() - 1] {
         assert!(CountingBloomFilter::read_from(&c[..cut]).is_err());
     }
