@@ -8,7 +8,9 @@
 //! * `sweep`: batch ns/key from 32 KiB to 1 GiB against the memory ceiling, with SVG plots;
 //! * `sizing`: target vs measured false-positive rate, bits per key vs the bound;
 //! * `family`: the filter kinds built on the engine, as markdown into `perf-reports/`;
-//! * `readers`: decoding cost per MiB by path (`from_bytes`, `read_from`, compressed).
+//! * `readers`: decoding cost per MiB by path (`from_bytes`, `read_from`, compressed);
+//! * `reliability`: hostile inputs, I/O faults and concurrent writers, with outcomes, as
+//!   markdown into `perf-reports/reliability.md`.
 //!
 //! Run it with `cargo run --release -p blockbloom-perf -- COMMAND`. Timing, the per-kernel
 //! suite and the concurrent runs are `blockbloom-measure`'s, the same code the user tool's
@@ -19,6 +21,7 @@ mod family;
 mod fpr_table;
 mod peers;
 mod readers;
+mod reliability;
 mod report;
 mod sweep;
 
@@ -73,6 +76,20 @@ enum Command {
     /// Decoding cost per MiB: from_bytes, read_from and the compressed transfer form at
     /// 32, 128 and 512 MiB (about a minute; needs about 2.5 GiB of memory at 512 MiB).
     Readers(ReadersArgs),
+    /// Mutated inputs, crafted headers, injected I/O faults and concurrent writers against
+    /// every decoder and tier, with the outcome of each; writes
+    /// `perf-reports/reliability.md` (a few seconds).
+    Reliability(ReliabilityArgs),
+}
+
+#[derive(Args)]
+struct ReliabilityArgs {
+    /// Fewer trials (for a smoke run).
+    #[arg(long)]
+    quick: bool,
+    /// Directory to write the report into.
+    #[arg(long, default_value = "perf-reports")]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -192,6 +209,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
                 args.reps
             );
             print!("{}", readers::command(&args.sizes, args.reps)?.text());
+            Ok(())
+        }
+        Command::Reliability(args) => {
+            let ctx = Context::gather(active, PACKAGE);
+            let path = reliability::command(&ctx, args.quick, &args.out)?;
+            println!("{}", path.display());
             Ok(())
         }
         Command::Family(args) => {

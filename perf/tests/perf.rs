@@ -229,3 +229,29 @@ fn readers_reports_every_path_per_size() {
         assert!(row.split_whitespace().count() >= 10, "{row}");
     }
 }
+
+#[test]
+fn quick_reliability_report_has_no_panic_and_no_lost_key() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("perf-reliability");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = perf(
+        &["reliability", "--quick", "--out", dir.to_str().unwrap()],
+        None,
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let report = std::fs::read_to_string(dir.join("reliability.md")).unwrap();
+    for section in ["## Mutated inputs", "## Faults", "## Concurrency"] {
+        assert!(report.contains(section), "{section} missing:\n{report}");
+    }
+    // Every table's last columns are the panics (or keys lost): all zero.
+    for row in report.lines().filter(|l| {
+        l.starts_with("| ")
+            && !l.starts_with("| kind")
+            && !l.starts_with("| tier")
+            && !l.starts_with("| :")
+    }) {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells.last(), Some(&"0"), "{row}");
+    }
+}
