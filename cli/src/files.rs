@@ -342,13 +342,14 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
         }
     }
 
+    // Registered before the file exists (a signal between the two must not leave it behind)
+    // and dropped last: until the rename, or the error path's removal, a signal removes it.
+    let _registered = crate::cleanup::Registered::new(&tmp);
     let file = File::options()
         .write(true)
         .create_new(true)
         .open(&tmp)
         .map_err(|e| at(&tmp, e))?;
-    // Dropped last: a signal until the rename (or the error path's removal) removes the file.
-    let _registered = crate::cleanup::Registered::new(&tmp);
     let mut guard = Cleanup(&tmp, false);
     let mut w = BufWriter::with_capacity(1 << 20, file);
     f.write_to(&mut w).map_err(|e| at(&tmp, e))?;
