@@ -6,22 +6,11 @@
 //! codec's readers and decoders on good and damaged bytes (all but zstd, which is C). Under plain `cargo test` it is one
 //! more differential test of the same paths.
 
+mod common;
+
 use blockbloom::parquet::SplitBlockFilter;
 use blockbloom::{BloomFilter, CountingBloomFilter, DeletableBloomFilter, Error, FilterRef, Isa};
-
-/// Small, well-spread keys.
-fn keys(seed: u64, n: usize) -> Vec<u64> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
-        .collect()
-}
+use common::keys;
 
 /// The tiers this run can use: under Miri, the scalar and portable tiers (the others need
 /// instructions the interpreter does not run).

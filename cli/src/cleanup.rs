@@ -14,7 +14,7 @@
 
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -76,14 +76,6 @@ fn free(p: *mut libc::c_char) {
         // that returned it removed it from `TEMP`, so it is freed exactly once.
         drop(unsafe { CString::from_raw(p) });
     }
-}
-
-/// The temporary name beside `path` for process `pid`: `.NAME.tmpPID`.
-pub fn temp_name(dir: &Path, name: &std::ffi::OsStr, pid: u32) -> PathBuf {
-    let mut tmp = OsString::from(".");
-    tmp.push(name);
-    tmp.push(format!(".tmp{pid}"));
-    dir.join(tmp)
 }
 
 /// Removes the temporary files of `name` in `dir` left by processes that no longer exist.

@@ -331,7 +331,10 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
         .file_name()
         .ok_or_else(|| format!("{}: not a file name", path.display()))?;
     crate::cleanup::remove_stale(dir, name);
-    let tmp = crate::cleanup::temp_name(dir, name, std::process::id());
+    let mut tmp_name = OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = dir.join(tmp_name);
 
     struct Cleanup<'a>(&'a Path, bool);
     impl Drop for Cleanup<'_> {

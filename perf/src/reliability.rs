@@ -26,6 +26,7 @@ use blockbloom::{
     ScalableBloomFilter,
 };
 use blockbloom_measure::format::group;
+use blockbloom_measure::keys::{GAMMA, mix};
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::system::Context;
 use blockbloom_measure::table::Table;
@@ -110,16 +111,13 @@ fn kinds() -> Result<Vec<Kind>, Box<dyn Error>> {
     ])
 }
 
-/// SplitMix64, for deterministic mutations.
+/// SplitMix64 (the measurement crate's mixer), for deterministic mutations.
 struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0 = self.0.wrapping_add(GAMMA);
+        mix(self.0)
     }
 
     fn below(&mut self, n: usize) -> usize {
