@@ -43,7 +43,7 @@ pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink:
 
 fn drive<O: BlockOp>(shape: &Shape, hashes: impl Iterator<Item = u64>, mut op: O, sink: Sink<'_>) {
     let (layout, k, n) = (shape.layout, shape.probes(), shape.num_blocks);
-    drain(hashes, sink, |h| {
+    let mut apply = |h: u64| {
         let i = block_index(h, n);
         let p = ScalarProbes {
             layout,
@@ -53,16 +53,7 @@ fn drive<O: BlockOp>(shape: &Shape, hashes: impl Iterator<Item = u64>, mut op: O
         // SAFETY: `i = block_index(h, n) < n`, which equals `op.num_blocks()` (checked in
         // `BlockBatch::new`).
         unsafe { op.apply(i, p) }
-    })
-}
-
-/// Applies `apply` to each hash in order and sends its answers to `sink`: the reference
-/// tier's batch loop, for every kind of block.
-pub(super) fn drain(
-    hashes: impl Iterator<Item = u64>,
-    sink: Sink<'_>,
-    mut apply: impl FnMut(u64) -> bool,
-) {
+    };
     match sink {
         Sink::Discard => hashes.for_each(|h| {
             apply(h);

@@ -3,7 +3,7 @@
 //! the low hash half by the salts, keep the top five bits, shift a one by them.
 
 use super::pipeline::{PerKey, Sink, Walk, cache_resident, chunk_len, pipeline};
-use super::{Batch, Keys, Lanes, scalar};
+use super::{Batch, Keys, Lanes};
 use crate::layout::block_index;
 use crate::layout::split::{SPLIT_SALTS, SplitBlock, split_contains_scalar, split_insert_scalar};
 
@@ -101,10 +101,21 @@ impl<O: SplitOp> Batch for SplitBatch<'_, '_, O> {
     fn scalar(self) {
         let n = self.op.num_blocks() as u64;
         let mut op = self.op;
-        scalar::drain(self.hashes.iter().copied(), self.sink, |h| {
+        let mut apply = |h: u64| {
             // SAFETY: `block_index(h, n) < n == op.num_blocks()`.
             unsafe { op.apply(block_index(h, n), ScalarSplit(h as u32)) }
-        })
+        };
+        match self.sink {
+            Sink::Discard => self.hashes.iter().for_each(|&h| {
+                apply(h);
+            }),
+            Sink::Each(out) => {
+                for (o, &h) in out.iter_mut().zip(self.hashes) {
+                    *o = apply(h);
+                }
+            }
+            Sink::Count(c) => *c += self.hashes.iter().filter(|&&h| apply(h)).count(),
+        }
     }
 
     #[inline(always)]
