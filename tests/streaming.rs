@@ -3,33 +3,61 @@
 //! multiple of the filter, at every size. Counted by this binary's global allocator, so no
 //! timing is involved. A reader that grew its buffer by one chunk at a time asked for about
 //! `size^2 / (2 * chunk)` bytes: 16x the filter at 32 MiB, 64x at 128 MiB.
+//!
+//! The same allocator tracks the bytes live at once: a reader holds the filter plus one chunk,
+//! never a copy of the body beside the value built from it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
-use blockbloom::{BloomFilter, CountingBloomFilter, DeletableBloomFilter};
+use blockbloom::{
+    BloomFilter, BloomierFilter, CountingBloomFilter, DeletableBloomFilter, ScalableBloomFilter,
+};
 
 struct Counting;
 
-static ON: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// Whether this thread is being measured: the test harness runs other tests on other
+    /// threads at the same time, whose allocations say nothing about this reader.
+    static ON: Cell<bool> = const { Cell::new(false) };
+}
+
+fn on() -> bool {
+    ON.with(Cell::get)
+}
 static REALLOCS: AtomicU64 = AtomicU64::new(0);
 static REALLOC_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Bytes allocated and not yet freed since counting began (may dip below 0: frees of memory
+/// allocated before), and the most seen at once.
+static LIVE: AtomicI64 = AtomicI64::new(0);
+static PEAK: AtomicI64 = AtomicI64::new(0);
+
+fn live(delta: i64) {
+    if on() {
+        let now = LIVE.fetch_add(delta, Relaxed) + delta;
+        PEAK.fetch_max(now, Relaxed);
+    }
+}
 
 // SAFETY: every method forwards to the system allocator with the caller's arguments, so it
 // upholds exactly the contract the caller relies on; the counters are plain atomics.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        live(layout.size() as i64);
         // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        live(-(layout.size() as i64));
         // SAFETY: forwarded unchanged; `ptr` came from this allocator, i.e. from `System`.
         unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        live(layout.size() as i64);
         // SAFETY: forwarded unchanged.
         unsafe { System.alloc_zeroed(layout) }
     }
@@ -37,10 +65,11 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // Only buffers of a filter's scale: small vectors elsewhere (a decoder's own state)
         // say nothing about how the filter's storage grows.
-        if ON.load(Relaxed) && new_size >= BIG {
+        if on() && new_size >= BIG {
             REALLOCS.fetch_add(1, Relaxed);
             REALLOC_BYTES.fetch_add(new_size as u64, Relaxed);
         }
+        live(new_size as i64 - layout.size() as i64);
         // SAFETY: forwarded unchanged; `ptr` came from `System` with `layout`.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -54,13 +83,27 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// `(reallocs, bytes asked for by reallocs)` while `read` runs.
 fn count_reallocs<T>(read: impl FnOnce() -> T) -> (T, u64, u64) {
+    let (out, reallocs, moved, _) = count(read);
+    (out, reallocs, moved)
+}
+
+/// `(reallocs, bytes asked for by reallocs, most bytes live at once)` while `read` runs.
+fn count<T>(read: impl FnOnce() -> T) -> (T, u64, u64, u64) {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     REALLOCS.store(0, Relaxed);
     REALLOC_BYTES.store(0, Relaxed);
-    ON.store(true, Relaxed);
+    LIVE.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
+    ON.with(|on| on.set(true));
     let out = read();
-    ON.store(false, Relaxed);
-    (out, REALLOCS.load(Relaxed), REALLOC_BYTES.load(Relaxed))
+    ON.with(|on| on.set(false));
+    let peak = PEAK.load(Relaxed).max(0) as u64;
+    (
+        out,
+        REALLOCS.load(Relaxed),
+        REALLOC_BYTES.load(Relaxed),
+        peak,
+    )
 }
 
 const MIB: u64 = 1 << 20;
@@ -78,22 +121,29 @@ fn plain(mib: u64) -> BloomFilter {
 }
 
 /// Reads `bytes` with `read` and checks the reallocation bytes stay within 3x the input, with
-/// at most one reallocation per doubling.
+/// at most one reallocation per doubling, and that the memory live at once is the input's size
+/// plus at most two chunks (the reader's buffer, and slack for the value's own small parts).
 fn check_linear<T: PartialEq + std::fmt::Debug>(
     what: &str,
     bytes: &[u8],
     read: impl FnOnce(&[u8]) -> T,
     expected: &T,
 ) {
-    let (got, reallocs, moved) = count_reallocs(|| read(bytes));
+    let (got, reallocs, moved, peak) = count(|| read(bytes));
     assert!(&got == expected, "{what}: read back a different filter");
     let size = bytes.len() as u64;
     let doublings = 64 - (size / MIB).max(1).leading_zeros() as u64;
     println!(
-        "{what}: {:.0} MiB read, {reallocs} reallocations asking for {:.1} MiB ({:.2}x the input)",
+        "{what}: {:.1} MiB read, {reallocs} reallocations asking for {:.1} MiB ({:.2}x the \
+         input), at most {:.2} MiB live",
         size as f64 / MIB as f64,
         moved as f64 / MIB as f64,
-        moved as f64 / size as f64
+        moved as f64 / size as f64,
+        peak as f64 / MIB as f64,
+    );
+    assert!(
+        peak <= size + 2 * MIB,
+        "{what}: {peak} bytes live at once to read {size}: more than the filter plus one chunk"
     );
     assert!(
         moved <= 3 * size,
@@ -139,6 +189,30 @@ fn family_read_from_is_linear() {
         &bytes,
         |b| DeletableBloomFilter::read_from(b).unwrap(),
         &d,
+    );
+
+    let mut s = ScalableBloomFilter::new(2_000_000, 0.01).unwrap();
+    s.insert_batch(&(0..2_500_000u64).collect::<Vec<_>>())
+        .unwrap();
+    assert!(s.stages().len() >= 2);
+    let bytes = s.to_bytes();
+    assert!(bytes.len() as u64 > 8 * MIB);
+    check_linear(
+        "scalable",
+        &bytes,
+        |b| ScalableBloomFilter::read_from(b).unwrap(),
+        &s,
+    );
+
+    let pairs: Vec<(u64, u64)> = (0..1_000_000u64).map(|k| (k, k & 0xffff_ffff)).collect();
+    let m = BloomierFilter::build(&pairs, 32, 8).unwrap();
+    let bytes = m.to_bytes();
+    assert!(bytes.len() as u64 > 4 * MIB);
+    check_linear(
+        "bloomier",
+        &bytes,
+        |b| BloomierFilter::read_from(b).unwrap(),
+        &m,
     );
 }
 

@@ -87,6 +87,10 @@ struct ReliabilityArgs {
     /// Fewer trials (for a smoke run).
     #[arg(long)]
     quick: bool,
+    /// Also run every cargo-fuzz target for this many seconds (needs the nightly toolchain
+    /// and cargo-fuzz; 0 skips it).
+    #[arg(long, default_value_t = 0)]
+    fuzz_seconds: u64,
     /// Directory to write the report into.
     #[arg(long, default_value = "perf-reports")]
     out: PathBuf,
@@ -213,7 +217,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
         }
         Command::Reliability(args) => {
             let ctx = Context::gather(active, PACKAGE);
-            let path = reliability::command(&ctx, args.quick, &args.out)?;
+            let path = reliability::command(&ctx, args.quick, args.fuzz_seconds, &args.out)?;
             println!("{}", path.display());
             Ok(())
         }

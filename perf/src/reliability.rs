@@ -11,8 +11,13 @@
 //!   every kind: a typed `Io` error each time, and the filter untouched;
 //! * **concurrency**: writers and readers on one atomic filter, every tier: keys lost.
 //!
-//! The fuzz targets (`fuzz/`, run by `.ci/run`) and Miri (`tests/unsafe_paths.rs`) go further;
-//! this report is what the library itself can show in a few seconds.
+//! * **fuzzing** (with `--fuzz-seconds N`): every cargo-fuzz target (`fuzz/`) for N seconds,
+//!   with the executions libFuzzer reports and the crashes (must be 0).
+//!
+//! Miri (`tests/unsafe_paths.rs`, run by `.ci/run`) goes further; without fuzzing this report
+//! is what the library itself can show in a few seconds.
+
+mod fuzzing;
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -388,7 +393,12 @@ fn concurrency(writers: usize, keys_per_writer: u64) -> Result<Table, Box<dyn Er
 }
 
 /// Runs every section and writes the report; returns its path.
-pub fn command(ctx: &Context, quick: bool, out: &Path) -> Result<PathBuf, Box<dyn Error>> {
+pub fn command(
+    ctx: &Context,
+    quick: bool,
+    fuzz_seconds: u64,
+    out: &Path,
+) -> Result<PathBuf, Box<dyn Error>> {
     let progress = Progress::new();
     // The trials expect panics to be impossible; if one happens it is counted, not printed.
     let hook = std::panic::take_hook();
@@ -406,6 +416,12 @@ pub fn command(ctx: &Context, quick: bool, out: &Path) -> Result<PathBuf, Box<dy
     );
     std::panic::set_hook(hook);
     let concurrency = concurrency?;
+    let fuzzed = if fuzz_seconds == 0 {
+        Err("not run (`--fuzz-seconds N` runs each target for N seconds)".to_string())
+    } else {
+        progress.step(format!("fuzzing, {fuzz_seconds} s per target"));
+        fuzzing::run(fuzz_seconds, |target| progress.step(target))
+    };
 
     let mut text = String::new();
     let _ = writeln!(text, "# blockbloom: reliability\n");
@@ -439,6 +455,18 @@ pub fn command(ctx: &Context, quick: bool, out: &Path) -> Result<PathBuf, Box<dy
          while two readers insert and query their own keys over and over; afterwards every \
          writer's key is checked. Keys lost must be 0.\n\n{}",
         concurrency.markdown()
+    );
+    let _ = writeln!(
+        text,
+        "\n## Fuzzing\n\nEach cargo-fuzz target (`fuzz/fuzz_targets/`) from the corpus kept in \
+         `fuzz/corpus/` and the seeds, for a fixed time (`.ci/run` runs the same targets for \
+         45 s each). The decoders' targets also require `from_bytes` and `read_from` to \
+         agree and an accepted input to re-encode to the same bytes; `differential` compares \
+         every tier's batch answers with the scalar reference. Crashes must be 0.\n\n{}",
+        match &fuzzed {
+            Ok(t) => t.markdown(),
+            Err(why) => format!("Fuzzing: {why}.\n"),
+        }
     );
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let path = out.join("reliability.md");

@@ -239,6 +239,124 @@ pub(crate) fn read_framed<T: Encoded, R: Read>(
     Ok(env)
 }
 
+/// Reads exactly one encoding of kind `T` from `r`, handing its body to `decode` as a reader
+/// (with the length the header declares) so the kind can read straight into its final
+/// storage: memory is the value plus whatever buffer `decode` uses, never a copy of the body.
+///
+/// The errors are `from_bytes`'s, in its order: whatever `decode` leaves unread is still read
+/// and checksummed, so a short input is [`Error::Truncated`] and a corrupt one
+/// [`Error::ChecksumMismatch`] before any error `decode` found in the content.
+pub(crate) fn read_streamed<T: Encoded, R: Read>(
+    mut r: R,
+    decode: impl FnOnce(Envelope, u64, &mut Body<'_, R>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut head = [0u8; HEADER_BYTES];
+    let got = read_full(&mut r, &mut head)?;
+    if got < HEADER_BYTES {
+        return Err(short_header(&head[..got]));
+    }
+    let (env, body_len) = T::parse_header(&head)?;
+    let mut body = Body {
+        r: &mut r,
+        left: body_len,
+        x: checksum_start(&head),
+    };
+    let decoded = decode(env, body_len, &mut body);
+    if let Err(e @ Error::Io { .. }) = decoded {
+        return Err(e);
+    }
+    let unread = body.left;
+    let mut buf = vec![0u8; (CHUNK as u64).min(unread) as usize];
+    while body.left > 0 {
+        let n = (buf.len() as u64).min(body.left) as usize;
+        if read_full(&mut body, &mut buf[..n])? < n {
+            let total = HEADER_BYTES as u128 + body_len as u128;
+            return Err(Error::Truncated {
+                needed: total,
+                got: total - body.left as u128,
+            });
+        }
+    }
+    verify(&head, body.x)?;
+    let value = decoded?;
+    if unread != 0 {
+        return Err(Error::InvalidHeader("body longer than its contents"));
+    }
+    Ok(value)
+}
+
+/// Runs a streaming `decode` over a body already in memory (checked by [`split`]): the same
+/// validation as [`read_streamed`], so `from_bytes` and `read_from` cannot drift apart.
+pub(crate) fn decode_slice<T>(
+    body: &[u8],
+    decode: impl FnOnce(u64, &mut &[u8]) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let mut rest = body;
+    let value = decode(body.len() as u64, &mut rest)?;
+    if !rest.is_empty() {
+        return Err(Error::InvalidHeader("body longer than its contents"));
+    }
+    Ok(value)
+}
+
+/// The body of an encoding being read: at most the length its header declares, checksummed
+/// as it passes. Reads past the end return 0 bytes, so a nested decoder that wants more sees a
+/// short input.
+pub(crate) struct Body<'r, R> {
+    r: &'r mut R,
+    left: u64,
+    x: Xxh3,
+}
+
+impl<R: Read> Read for Body<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (buf.len() as u64).min(self.left) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
+        let got = self.r.read(&mut buf[..n])?;
+        self.x.update(&buf[..got]);
+        self.left -= got as u64;
+        Ok(got)
+    }
+}
+
+/// Reads exactly `buf.len()` bytes of a body whose declared length guarantees them; a short
+/// input is reported as `short` (the outer reader turns it into [`Error::Truncated`]).
+pub(crate) fn read_exact_body<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<(), Error> {
+    if read_full(r, buf)? < buf.len() {
+        // Only an input that ends early gets here; `read_streamed` reports it as truncation.
+        return Err(Error::InvalidHeader("body cut short"));
+    }
+    Ok(())
+}
+
+/// Reads `n` little-endian words from a body into a vector that grows geometrically with the
+/// bytes actually delivered (a lying length costs at most one step), reserving `extra` more at
+/// the end for the caller.
+pub(crate) fn read_words<R: Read>(r: &mut R, n: u64, extra: usize) -> Result<Vec<u64>, Error> {
+    let mut words = Vec::new();
+    let mut buf = vec![0u8; (CHUNK as u64).min(n.saturating_mul(8)) as usize];
+    let mut left = n;
+    let declared = n.saturating_add(extra as u64);
+    let refused = |_| Error::AllocationFailed {
+        bytes: declared as u128 * 8,
+    };
+    while left > 0 {
+        let take = (buf.len() as u64 / 8).min(left) as usize;
+        read_exact_body(r, &mut buf[..take * 8])?;
+        reserve_geometric(&mut words, take, declared).map_err(refused)?;
+        words.extend(
+            buf[..take * 8]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        );
+        left -= take as u64;
+    }
+    words.try_reserve_exact(extra).map_err(refused)?;
+    Ok(words)
+}
+
 /// Makes room for `more` elements in `v`, which will hold `declared` in all (the size the
 /// header states). The capacity doubles with what has been read (so a read costs linear time:
 /// at most about twice the final size is ever copied), is never more than twice what the input

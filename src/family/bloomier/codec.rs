@@ -3,10 +3,10 @@
 
 use std::io::{Read, Write};
 
-use super::{
-    BloomierFilter, Geometry, MAX_ENTRIES, MAX_SEGMENT_LOG2, MIN_SEGMENT_LOG2, try_vec, words_for,
+use super::{BloomierFilter, Geometry, MAX_ENTRIES, MAX_SEGMENT_LOG2, MIN_SEGMENT_LOG2, words_for};
+use crate::codec::{
+    Encoded, Envelope, Out, decode_slice, kind, read_streamed, read_words, words_le,
 };
-use crate::codec::{Encoded, Envelope, Out, kind, words_le};
 use crate::error::Error;
 use crate::hashing::seed_flip;
 use crate::isa::Isa;
@@ -102,69 +102,77 @@ impl Encoded for BloomierFilter {
     }
 
     fn from_parts(env: Envelope, body: &[u8]) -> Result<BloomierFilter, Error> {
-        let value_bits = env.param as u32;
-        let [len, shape, segments] = env.fields;
-        if shape >> 16 != 0 {
-            return Err(Error::InvalidHeader(
-                "Bloomier shape field has bits above 16 set",
-            ));
-        }
-        let fingerprint_bits = (shape & 0xff) as u32;
-        let segment_log2 = (shape >> 8) as u32;
-        if value_bits > 64
-            || fingerprint_bits > 64
-            || !(1..=64).contains(&(value_bits + fingerprint_bits))
-        {
-            return Err(Error::InvalidHeader(
-                "Bloomier value bits plus fingerprint bits outside 1..=64",
-            ));
-        }
-        if !(MIN_SEGMENT_LOG2..=MAX_SEGMENT_LOG2).contains(&segment_log2) {
-            return Err(Error::InvalidHeader(
-                "Bloomier segment length outside 2^2..=2^18",
-            ));
-        }
-        if segments == 0 || segments > u64::MAX >> 20 {
-            return Err(Error::InvalidHeader(
-                "Bloomier segment count outside 1..=2^44",
-            ));
-        }
-        let width = value_bits + fingerprint_bits;
-        let slots = (segments + 2) << segment_log2;
-        let words = words_for(slots, width);
-        if words * 8 != body.len() as u128 {
-            return Err(Error::InvalidHeader(
-                "Bloomier body length does not match its slot count and width",
-            ));
-        }
-        if len > slots || len > MAX_ENTRIES {
-            return Err(Error::InvalidHeader(
-                "Bloomier entry count above its slot count",
-            ));
-        }
-        // The body is as long as `words` (checked above), so this allocation is justified.
-        let mut table = try_vec(words as usize + 1, 0u64)?;
-        for (w, b) in table.iter_mut().zip(body.chunks_exact(8)) {
-            *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
-        }
-        let used = (slots as u128 * width as u128 % 64) as u32;
-        if used != 0 && table[words as usize - 1] >> used != 0 {
-            return Err(Error::InvalidHeader(
-                "Bloomier bits after the last slot are not zero",
-            ));
-        }
-        let kernel = Kernel::get(Isa::active()?)?;
-        let size = words as u64 * 8;
-        Ok(BloomierFilter {
-            words: table,
-            len,
-            seed: env.seed,
-            flip: seed_flip(env.seed),
-            value_bits,
-            fingerprint_bits,
-            geometry: Geometry::new(segment_log2, segments),
-            kernel,
-            prefetch: size > CACHE_RESIDENT_BYTES,
-        })
+        decode_slice(body, |len, r| decode(env, len, r))
     }
+
+    /// Reads the slot words straight into the table: memory is the map plus one chunk.
+    fn read_from<R: Read>(r: R) -> Result<BloomierFilter, Error> {
+        read_streamed::<Self, R>(r, |env, len, body| decode(env, len, body))
+    }
+}
+
+/// Decodes a body of `body_len` bytes (as the header declares) from `body`.
+fn decode<R: Read>(env: Envelope, body_len: u64, body: &mut R) -> Result<BloomierFilter, Error> {
+    let value_bits = env.param as u32;
+    let [len, shape, segments] = env.fields;
+    if shape >> 16 != 0 {
+        return Err(Error::InvalidHeader(
+            "Bloomier shape field has bits above 16 set",
+        ));
+    }
+    let fingerprint_bits = (shape & 0xff) as u32;
+    let segment_log2 = (shape >> 8) as u32;
+    if value_bits > 64
+        || fingerprint_bits > 64
+        || !(1..=64).contains(&(value_bits + fingerprint_bits))
+    {
+        return Err(Error::InvalidHeader(
+            "Bloomier value bits plus fingerprint bits outside 1..=64",
+        ));
+    }
+    if !(MIN_SEGMENT_LOG2..=MAX_SEGMENT_LOG2).contains(&segment_log2) {
+        return Err(Error::InvalidHeader(
+            "Bloomier segment length outside 2^2..=2^18",
+        ));
+    }
+    if segments == 0 || segments > u64::MAX >> 20 {
+        return Err(Error::InvalidHeader(
+            "Bloomier segment count outside 1..=2^44",
+        ));
+    }
+    let width = value_bits + fingerprint_bits;
+    let slots = (segments + 2) << segment_log2;
+    let words = words_for(slots, width);
+    if words * 8 != body_len as u128 {
+        return Err(Error::InvalidHeader(
+            "Bloomier body length does not match its slot count and width",
+        ));
+    }
+    if len > slots || len > MAX_ENTRIES {
+        return Err(Error::InvalidHeader(
+            "Bloomier entry count above its slot count",
+        ));
+    }
+    // Grows with the words delivered, plus the table's trailing pad word.
+    let mut table = read_words(body, words as u64, 1)?;
+    table.push(0);
+    let used = (slots as u128 * width as u128 % 64) as u32;
+    if used != 0 && table[words as usize - 1] >> used != 0 {
+        return Err(Error::InvalidHeader(
+            "Bloomier bits after the last slot are not zero",
+        ));
+    }
+    let kernel = Kernel::get(Isa::active()?)?;
+    let size = words as u64 * 8;
+    Ok(BloomierFilter {
+        words: table,
+        len,
+        seed: env.seed,
+        flip: seed_flip(env.seed),
+        value_bits,
+        fingerprint_bits,
+        geometry: Geometry::new(segment_log2, segments),
+        kernel,
+        prefetch: size > CACHE_RESIDENT_BYTES,
+    })
 }

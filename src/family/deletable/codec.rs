@@ -4,7 +4,10 @@
 use std::io::{Read, Write};
 
 use super::{DeletableBloomFilter, MAX_REGION_SHIFT, MIN_REGION_SHIFT, num_regions};
-use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind, words_le};
+use crate::codec::{
+    Encoded, Envelope, HEADER_BYTES, Out, decode_slice, kind, read_exact_body, read_streamed,
+    read_words, words_le,
+};
 use crate::error::Error;
 use crate::filter::BloomFilter;
 use crate::layout::MAX_BLOCKS;
@@ -113,73 +116,78 @@ impl Encoded for DeletableBloomFilter {
     }
 
     fn from_parts(env: Envelope, body: &[u8]) -> Result<DeletableBloomFilter, Error> {
-        let shift = env.param as u32;
-        if !(MIN_REGION_SHIFT..=MAX_REGION_SHIFT).contains(&shift) {
-            return Err(Error::InvalidHeader(
-                "deletable filter: region size is not 2^3..=2^9 bits",
-            ));
-        }
-        if env.fields[2] != 0 {
-            return Err(Error::InvalidHeader("deletable filter: reserved field"));
-        }
-        let Some(inner_head) = body.first_chunk::<HEADER_BYTES>() else {
-            return Err(Error::InvalidHeader(
-                "deletable filter: body shorter than a plain filter",
-            ));
-        };
-        let num_blocks = u64::from_le_bytes(inner_head[24..32].try_into().expect("8 bytes"));
-        if num_blocks == 0 || num_blocks > MAX_BLOCKS {
-            return Err(Error::InvalidHeader(
-                "deletable filter: block count outside 1..=2^32",
-            ));
-        }
-        let inner_len = HEADER_BYTES as u128 + num_blocks as u128 * 64;
-        let regions = num_regions(num_blocks, shift);
-        let bitmap_len = regions.div_ceil(64) as u128 * 8;
-        if inner_len + bitmap_len != body.len() as u128 {
-            return Err(Error::InvalidHeader(
-                "deletable filter: body length is not filter plus bitmap",
-            ));
-        }
-        let (inner, bitmap) = body.split_at(inner_len as usize);
-        let filter = BloomFilter::from_bytes(inner)?;
-        if filter.seed() != env.seed {
-            return Err(Error::InvalidHeader(
-                "deletable filter: inner seed differs from the header's",
-            ));
-        }
-        if env.fields[0] != regions {
-            return Err(Error::InvalidHeader(
-                "deletable filter: region count does not match the blocks",
-            ));
-        }
-        let mut collided = Vec::new();
-        collided
-            .try_reserve_exact(bitmap.len() / 8)
-            .map_err(|_| Error::AllocationFailed {
-                bytes: bitmap.len() as u128,
-            })?;
-        collided.extend(
-            bitmap
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
-        );
-        if !regions.is_multiple_of(64) && collided.last().is_some_and(|&w| w >> (regions % 64) != 0)
-        {
-            return Err(Error::InvalidHeader(
-                "deletable filter: bitmap bits past the last region",
-            ));
-        }
-        let f = DeletableBloomFilter {
-            filter,
-            collided,
-            region_shift: shift,
-        };
-        if f.collided_regions() != env.fields[1] {
-            return Err(Error::InvalidHeader(
-                "deletable filter: collided-region count does not match the bitmap",
-            ));
-        }
-        Ok(f)
+        decode_slice(body, |len, r| decode(env, len, r))
     }
+
+    /// Reads the inner filter straight into its blocks and the bitmap into its words: memory
+    /// is the filter plus one chunk, never a copy of the body.
+    fn read_from<R: Read>(r: R) -> Result<DeletableBloomFilter, Error> {
+        read_streamed::<Self, R>(r, |env, len, body| decode(env, len, body))
+    }
+}
+
+/// Decodes a body of `body_len` bytes (as the header declares) from `body`.
+fn decode<R: Read>(
+    env: Envelope,
+    body_len: u64,
+    body: &mut R,
+) -> Result<DeletableBloomFilter, Error> {
+    let shift = env.param as u32;
+    if !(MIN_REGION_SHIFT..=MAX_REGION_SHIFT).contains(&shift) {
+        return Err(Error::InvalidHeader(
+            "deletable filter: region size is not 2^3..=2^9 bits",
+        ));
+    }
+    if env.fields[2] != 0 {
+        return Err(Error::InvalidHeader("deletable filter: reserved field"));
+    }
+    if body_len < HEADER_BYTES as u64 {
+        return Err(Error::InvalidHeader(
+            "deletable filter: body shorter than a plain filter",
+        ));
+    }
+    let mut inner_head = [0u8; HEADER_BYTES];
+    read_exact_body(body, &mut inner_head)?;
+    let num_blocks = u64::from_le_bytes(inner_head[24..32].try_into().expect("8 bytes"));
+    if num_blocks == 0 || num_blocks > MAX_BLOCKS {
+        return Err(Error::InvalidHeader(
+            "deletable filter: block count outside 1..=2^32",
+        ));
+    }
+    let inner_len = HEADER_BYTES as u128 + num_blocks as u128 * 64;
+    let regions = num_regions(num_blocks, shift);
+    let bitmap_words = regions.div_ceil(64);
+    if inner_len + bitmap_words as u128 * 8 != body_len as u128 {
+        return Err(Error::InvalidHeader(
+            "deletable filter: body length is not filter plus bitmap",
+        ));
+    }
+    let filter = BloomFilter::read_from((&inner_head[..]).chain(&mut *body))?;
+    if filter.seed() != env.seed {
+        return Err(Error::InvalidHeader(
+            "deletable filter: inner seed differs from the header's",
+        ));
+    }
+    if env.fields[0] != regions {
+        return Err(Error::InvalidHeader(
+            "deletable filter: region count does not match the blocks",
+        ));
+    }
+    let collided = read_words(body, bitmap_words, 0)?;
+    if !regions.is_multiple_of(64) && collided.last().is_some_and(|&w| w >> (regions % 64) != 0) {
+        return Err(Error::InvalidHeader(
+            "deletable filter: bitmap bits past the last region",
+        ));
+    }
+    let f = DeletableBloomFilter {
+        filter,
+        collided,
+        region_shift: shift,
+    };
+    if f.collided_regions() != env.fields[1] {
+        return Err(Error::InvalidHeader(
+            "deletable filter: collided-region count does not match the bitmap",
+        ));
+    }
+    Ok(f)
 }

@@ -4,7 +4,9 @@
 use std::io::{Read, Write};
 
 use super::{SCHEDULE_BYTES, ScalableBloomFilter, validate};
-use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind};
+use crate::codec::{
+    Encoded, Envelope, HEADER_BYTES, Out, decode_slice, kind, read_exact_body, read_streamed,
+};
 use crate::error::Error;
 use crate::filter::BloomFilter;
 use crate::layout::MAX_BLOCKS;
@@ -118,96 +120,112 @@ impl Encoded for ScalableBloomFilter {
     }
 
     fn from_parts(env: Envelope, body: &[u8]) -> Result<ScalableBloomFilter, Error> {
-        let bad = Error::InvalidHeader;
-        if env.param != 0 {
-            return Err(bad("scalable filter: parameter byte is not zero"));
-        }
-        let Some(schedule_bytes) = body.first_chunk::<SCHEDULE_BYTES>() else {
-            return Err(bad("scalable filter: body shorter than its schedule"));
-        };
-        let f64_at =
-            |i: usize| f64::from_le_bytes(schedule_bytes[i..i + 8].try_into().expect("8 bytes"));
-        let (growth, ratio, target) = (f64_at(0), f64_at(8), f64_at(16));
-        if schedule_bytes[24..] != [0; SCHEDULE_BYTES - 24] {
-            return Err(bad("scalable filter: reserved schedule bytes are not zero"));
-        }
-        let [n0, len, count] = env.fields;
-        if validate(n0, target, growth, ratio).is_err() {
-            return Err(bad(
-                "scalable filter: initial capacity, target, growth or ratio out of range",
-            ));
-        }
-        // Every stage takes at least 128 bytes: bound the stage vector by the input.
-        let rest = &body[SCHEDULE_BYTES..];
-        if count == 0 || count > (rest.len() / 128) as u64 {
-            return Err(bad("scalable filter: stage count does not fit the body"));
-        }
-        let mut stages = Vec::new();
-        stages
-            .try_reserve_exact(count as usize)
-            .map_err(|_| Error::AllocationFailed {
-                bytes: count as u128 * std::mem::size_of::<BloomFilter>() as u128,
-            })?;
-        let mut at = 0usize;
-        let mut before = 0u64; // capacity of the stages before the newest
-        // The schedule, step by step as `schedule` computes it (linear in the stage count).
-        let (mut grown, mut fpr) = (n0 as f64, target * (1.0 - ratio));
-        for i in 0..count as usize {
-            if i > 0 {
-                grown *= growth;
-                fpr *= ratio;
-            }
-            let capacity = grown.ceil() as u64;
-            let Some(head) = rest[at..].first_chunk::<HEADER_BYTES>() else {
-                return Err(bad("scalable filter: a stage is cut short"));
-            };
-            let num_blocks = u64::from_le_bytes(head[24..32].try_into().expect("8 bytes"));
-            if num_blocks == 0 || num_blocks > MAX_BLOCKS {
-                return Err(bad(
-                    "scalable filter: a stage's block count is out of range",
-                ));
-            }
-            let stage_len = HEADER_BYTES as u128 + num_blocks as u128 * 64;
-            if stage_len > (rest.len() - at) as u128 {
-                return Err(bad("scalable filter: a stage is cut short"));
-            }
-            let stage = BloomFilter::from_bytes(&rest[at..at + stage_len as usize])?;
-            if stage.seed() != env.seed {
-                return Err(bad(
-                    "scalable filter: a stage's seed differs from the header's",
-                ));
-            }
-            if stage.capacity() != capacity
-                || stage.target_fpr().map(f64::to_bits) != Some(fpr.to_bits())
-            {
-                return Err(bad(
-                    "scalable filter: a stage's capacity or target does not follow the schedule",
-                ));
-            }
-            if i + 1 < count as usize {
-                before = before.saturating_add(capacity);
-            }
-            stages.push(stage);
-            at += stage_len as usize;
-        }
-        if at != rest.len() {
-            return Err(bad("scalable filter: bytes after the last stage"));
-        }
-        let newest_capacity = stages.last().map_or(0, BloomFilter::capacity);
-        if len < before || len - before > newest_capacity {
-            return Err(bad(
-                "scalable filter: key count does not fit the stages' capacities",
-            ));
-        }
-        Ok(ScalableBloomFilter {
-            stages,
-            initial_capacity: n0,
-            growth,
-            ratio,
-            target_fpr: target,
-            seed: env.seed,
-            len,
-            newest_len: len - before,
-        })
+        decode_slice(body, |len, r| decode(env, len, r))
     }
+
+    /// Reads each stage straight into its blocks: memory is the filter plus one chunk.
+    fn read_from<R: Read>(r: R) -> Result<ScalableBloomFilter, Error> {
+        read_streamed::<Self, R>(r, |env, len, body| decode(env, len, body))
+    }
+}
+
+/// Decodes a body of `body_len` bytes (as the header declares) from `body`, stage by stage.
+fn decode<R: Read>(
+    env: Envelope,
+    body_len: u64,
+    body: &mut R,
+) -> Result<ScalableBloomFilter, Error> {
+    let bad = Error::InvalidHeader;
+    if env.param != 0 {
+        return Err(bad("scalable filter: parameter byte is not zero"));
+    }
+    if body_len < SCHEDULE_BYTES as u64 {
+        return Err(bad("scalable filter: body shorter than its schedule"));
+    }
+    let mut schedule_bytes = [0u8; SCHEDULE_BYTES];
+    read_exact_body(body, &mut schedule_bytes)?;
+    let f64_at =
+        |i: usize| f64::from_le_bytes(schedule_bytes[i..i + 8].try_into().expect("8 bytes"));
+    let (growth, ratio, target) = (f64_at(0), f64_at(8), f64_at(16));
+    if schedule_bytes[24..] != [0; SCHEDULE_BYTES - 24] {
+        return Err(bad("scalable filter: reserved schedule bytes are not zero"));
+    }
+    let [n0, len, count] = env.fields;
+    if validate(n0, target, growth, ratio).is_err() {
+        return Err(bad(
+            "scalable filter: initial capacity, target, growth or ratio out of range",
+        ));
+    }
+    // Every stage takes at least 128 bytes.
+    let mut left = body_len - SCHEDULE_BYTES as u64;
+    if count == 0 || count > left / 128 {
+        return Err(bad("scalable filter: stage count does not fit the body"));
+    }
+    // Grown as stages arrive, not from the declared count: a lying header costs nothing.
+    let mut stages: Vec<BloomFilter> = Vec::new();
+    let mut before = 0u64; // capacity of the stages before the newest
+    // The schedule, step by step as `schedule` computes it (linear in the stage count).
+    let (mut grown, mut fpr) = (n0 as f64, target * (1.0 - ratio));
+    for i in 0..count {
+        if i > 0 {
+            grown *= growth;
+            fpr *= ratio;
+        }
+        let capacity = grown.ceil() as u64;
+        if left < HEADER_BYTES as u64 {
+            return Err(bad("scalable filter: a stage is cut short"));
+        }
+        let mut head = [0u8; HEADER_BYTES];
+        read_exact_body(body, &mut head)?;
+        let num_blocks = u64::from_le_bytes(head[24..32].try_into().expect("8 bytes"));
+        if num_blocks == 0 || num_blocks > MAX_BLOCKS {
+            return Err(bad(
+                "scalable filter: a stage's block count is out of range",
+            ));
+        }
+        let stage_len = HEADER_BYTES as u64 + num_blocks * 64;
+        if stage_len > left {
+            return Err(bad("scalable filter: a stage is cut short"));
+        }
+        let stage = BloomFilter::read_from((&head[..]).chain(&mut *body))?;
+        if stage.seed() != env.seed {
+            return Err(bad(
+                "scalable filter: a stage's seed differs from the header's",
+            ));
+        }
+        if stage.capacity() != capacity
+            || stage.target_fpr().map(f64::to_bits) != Some(fpr.to_bits())
+        {
+            return Err(bad(
+                "scalable filter: a stage's capacity or target does not follow the schedule",
+            ));
+        }
+        if i + 1 < count {
+            before = before.saturating_add(capacity);
+        }
+        stages.try_reserve(1).map_err(|_| Error::AllocationFailed {
+            bytes: (stages.len() as u128 + 1) * std::mem::size_of::<BloomFilter>() as u128,
+        })?;
+        stages.push(stage);
+        left -= stage_len;
+    }
+    if left != 0 {
+        return Err(bad("scalable filter: bytes after the last stage"));
+    }
+    let newest_capacity = stages.last().map_or(0, BloomFilter::capacity);
+    if len < before || len - before > newest_capacity {
+        return Err(bad(
+            "scalable filter: key count does not fit the stages' capacities",
+        ));
+    }
+    Ok(ScalableBloomFilter {
+        stages,
+        initial_capacity: n0,
+        growth,
+        ratio,
+        target_fpr: target,
+        seed: env.seed,
+        len,
+        newest_len: len - before,
+    })
 }
