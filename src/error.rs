@@ -161,6 +161,14 @@ pub enum Error {
         /// The kind the header names.
         found: &'static str,
     },
+    /// A byte column's offsets are not a valid Arrow offsets buffer: one is negative, smaller
+    /// than the one before it, or past the end of the values.
+    InvalidOffsets {
+        /// Position of the first offending offset.
+        index: usize,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// Reading or writing failed.
     Io {
         /// The I/O error's kind.
@@ -321,6 +329,9 @@ impl fmt::Display for Error {
                 value,
                 expected,
             } => write!(f, "invalid {name} {value}: expected {expected}"),
+            Error::InvalidOffsets { index, reason } => {
+                write!(f, "invalid byte-column offset at index {index}: {reason}")
+            }
             Error::WrongKind { expected, found } => write!(
                 f,
                 "the bytes hold a {found}, not a {expected}; decode them with that kind's \

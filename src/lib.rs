@@ -56,7 +56,9 @@ pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use deletable::DeletableBloomFilter;
 pub use error::Error;
 pub use filter::{AtomicBloomFilter, ParallelBuild};
-pub use filter::{BatchKey, Bits, BloomFilter, Builder, Filter, FilterRef, Storage};
+pub use filter::{
+    BatchKey, Bits, BloomFilter, Builder, ByteColumn, Filter, FilterRef, KeySource, Offset, Storage,
+};
 pub use filter::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
 pub use isa::Isa;
 pub use layout::Block;

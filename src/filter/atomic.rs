@@ -6,11 +6,11 @@ use std::mem::ManuallyDrop;
 
 use rayon::prelude::*;
 
-use super::{BatchKey, Builder, Filter};
+use super::{BatchKey, Builder, ByteColumn, Filter, KeySource};
 use crate::error::Error;
 use crate::filter::BloomFilter;
 use crate::hashing::{hash_bytes, hash_key};
-use crate::kernel::Keys;
+use crate::kernel::{AtomicInsertNew, Keys, Sink};
 use crate::layout::{AtomicBlock, Block, block_index, pattern_scalar};
 
 /// A [`BloomFilter`] that many threads can insert into at once, through `&self`, with no lock.
@@ -286,6 +286,64 @@ impl AtomicBloomFilter {
         self.meta
             .kernel
             .atomic_insert(&self.meta.shape, &self.store, K::as_keys(keys).0)
+    }
+
+    /// Inserts every key of a [`ByteColumn`], each hashed as
+    /// [`insert_bytes`](Self::insert_bytes) of its bytes.
+    pub fn insert_column(&self, column: &ByteColumn<'_>) {
+        self.meta
+            .kernel
+            .atomic_insert(&self.meta.shape, &self.store, column.key_slice().0)
+    }
+
+    /// Inserts `key` and answers whether it is new: `true` when some bit of its pattern was
+    /// not set before, judged from the old words that the `fetch_or`s return (no separate
+    /// read, so no window between check and insert).
+    ///
+    /// When threads insert the same new key at the same time, **at least one of them gets
+    /// `true`**: the first `fetch_or` on each word of the pattern sees the word without its
+    /// bits. More than one can get `true` (each first on a different word), so count a key as
+    /// new where any thread says so, not where exactly one does.
+    ///
+    /// ```
+    /// let seen = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
+    /// assert!(seen.insert_new(&42u64));
+    /// assert!(!seen.insert_new(&42u64));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_new<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.insert_hash_new(hash_key(key, self.meta.seed))
+    }
+
+    /// [`insert_new`](Self::insert_new) for a pre-computed hash.
+    #[inline]
+    pub fn insert_hash_new(&self, hash: u64) -> bool {
+        let shape = &self.meta.shape;
+        let p = pattern_scalar(shape.layout, hash as u32, shape.probes());
+        self.store[block_index(hash, shape.num_blocks)].or_new(&p)
+    }
+
+    /// Inserts a batch, answering for each key whether it was new
+    /// ([`insert_new`](Self::insert_new), with its guarantee under concurrent writers) into
+    /// `out`; returns how many were. Within the batch keys take effect in order, so a key
+    /// repeated inside it is new at most once.
+    ///
+    /// # Panics
+    /// If `out.len()` is not the number of keys.
+    ///
+    /// ```
+    /// let seen = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
+    /// let mut new = [false; 3];
+    /// assert_eq!(seen.insert_batch_new(&["a", "b", "a"], &mut new), 2);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn insert_batch_new<Q: KeySource + ?Sized>(&self, keys: &Q, out: &mut [bool]) -> usize {
+        let op = AtomicInsertNew(&self.store);
+        self.meta
+            .kernel
+            .blocks(&self.meta.shape, keys.key_slice().0, op, Sink::Each(out));
+        out.iter().filter(|&&new| new).count()
     }
 
     /// Inserts a batch of pre-computed hashes.

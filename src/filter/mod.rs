@@ -5,6 +5,7 @@ mod algebra;
 mod atomic;
 mod builder;
 mod counting;
+mod keys;
 mod owned;
 mod storage;
 mod view;
@@ -13,6 +14,7 @@ pub use atomic::{AtomicBloomFilter, ParallelBuild};
 pub use builder::Builder;
 pub(crate) use builder::Options;
 pub use counting::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
+pub use keys::{BatchKey, ByteColumn, KeySource, Offset};
 pub use owned::BloomFilter;
 pub use storage::{Bits, Storage};
 pub use view::FilterRef;
@@ -89,63 +91,6 @@ impl Meta {
     }
 }
 
-/// Key types that the batch methods hash in SIMD lanes: `u64`, `i64`, `u32`, `i32`.
-///
-/// A batch of these keys gives the same filter as inserting each with
-/// [`BloomFilter::insert`], because both hash the key's little-endian bytes with XXH3.
-///
-/// ```
-/// let mut a = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
-/// let mut b = a.clone();
-/// a.insert_batch(&[-1i64, 5]);
-/// b.insert(&-1i64);
-/// b.insert(&5i64);
-/// assert_eq!(a, b);
-/// # Ok::<(), blockbloom::Error>(())
-/// ```
-pub trait BatchKey: Copy + private::Sealed {
-    #[doc(hidden)]
-    fn as_keys(keys: &[Self]) -> private::KeySlice<'_>;
-}
-
-mod private {
-    pub trait Sealed {}
-    /// Opaque to users; carries the crate's internal key slice.
-    pub struct KeySlice<'a>(pub(crate) crate::kernel::Keys<'a>);
-}
-
-impl private::Sealed for u64 {}
-impl private::Sealed for u32 {}
-impl private::Sealed for i64 {}
-impl private::Sealed for i32 {}
-
-impl BatchKey for u64 {
-    fn as_keys(keys: &[u64]) -> private::KeySlice<'_> {
-        private::KeySlice(Keys::U64(keys))
-    }
-}
-impl BatchKey for u32 {
-    fn as_keys(keys: &[u32]) -> private::KeySlice<'_> {
-        private::KeySlice(Keys::U32(keys))
-    }
-}
-impl BatchKey for i64 {
-    fn as_keys(keys: &[i64]) -> private::KeySlice<'_> {
-        // SAFETY: i64 and u64 have the same size and alignment and every bit pattern is valid
-        // for both; the new slice borrows the same memory for the same lifetime.
-        let u = unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u64>(), keys.len()) };
-        private::KeySlice(Keys::U64(u))
-    }
-}
-impl BatchKey for i32 {
-    fn as_keys(keys: &[i32]) -> private::KeySlice<'_> {
-        // SAFETY: i32 and u32 have the same size and alignment and every bit pattern is valid
-        // for both; the new slice borrows the same memory for the same lifetime.
-        let u = unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u32>(), keys.len()) };
-        private::KeySlice(Keys::U32(u))
-    }
-}
-
 impl<S: Storage> Filter<S> {
     /// Everything about the filter but its bits.
     pub(crate) fn meta(&self) -> &Meta {
@@ -205,7 +150,8 @@ impl<S: Storage> Filter<S> {
         self.store.contains_hash(&self.meta, hash)
     }
 
-    /// Answers a batch of integer keys into `out` (`out[i]` for `keys[i]`).
+    /// Answers a batch of keys into `out` (`out[i]` for `keys[i]`): integers, 16-byte keys or
+    /// byte strings ([`BatchKey`]).
     ///
     /// # Panics
     /// If `out.len() != keys.len()`.
@@ -236,6 +182,68 @@ impl<S: Storage> Filter<S> {
         self.store
             .query(&self.meta, K::as_keys(keys).0, Sink::Count(&mut n));
         n
+    }
+
+    /// Answers every key of a [`ByteColumn`] into `out` (`out[i]` for key `i`), each hashed as
+    /// [`contains_bytes`](Self::contains_bytes) of its bytes.
+    ///
+    /// # Panics
+    /// If `out.len() != column.len()`.
+    ///
+    /// ```
+    /// let col = blockbloom::ByteColumn::new(&[0i32, 1, 2], b"xy")?;
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert_bytes(b"x");
+    /// let mut out = [false; 2];
+    /// f.contains_column(&col, &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn contains_column(&self, column: &ByteColumn<'_>, out: &mut [bool]) {
+        self.store
+            .query(&self.meta, column.key_slice().0, Sink::Each(out))
+    }
+
+    /// Answers a batch as a bitmap, the way Arrow's validity buffers and databases' filter
+    /// masks hold it: bit `i % 64` of `out[i / 64]` (least significant first) for key `i`,
+    /// set when the key may be present; the bits after the last key are 0. Takes any
+    /// [`KeySource`] (a slice of any batch key type, or a [`ByteColumn`]).
+    ///
+    /// # Panics
+    /// If `out.len()` is not the key count divided by 64, rounded up.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(1000, 0.001)?;
+    /// f.insert_batch(&[1u64, 3]);
+    /// let mut bits = [0u64; 1];
+    /// f.contains_bitmap(&[0u64, 1, 2, 3], &mut bits);
+    /// assert_eq!(bits[0] & 0b1010, 0b1010);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn contains_bitmap<Q: KeySource + ?Sized>(&self, keys: &Q, out: &mut [u64]) {
+        self.store
+            .query(&self.meta, keys.key_slice().0, Sink::Bitmap(out))
+    }
+
+    /// Appends to `out` the indices of the keys that may be present, in order (a selection
+    /// vector); returns how many it appended. Takes any [`KeySource`].
+    ///
+    /// # Panics
+    /// If the batch holds more than 2^32 keys (indices are `u32`).
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(1000, 0.001)?;
+    /// f.insert_batch(&["b", "d"]);
+    /// let mut rows = Vec::new();
+    /// f.select(&["a", "b", "c", "d"], &mut rows);
+    /// assert!(rows.contains(&1) && rows.contains(&3));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn select<Q: KeySource + ?Sized>(&self, keys: &Q, out: &mut Vec<u32>) -> usize {
+        let before = out.len();
+        self.store
+            .query(&self.meta, keys.key_slice().0, Sink::Select(out));
+        out.len() - before
     }
 
     /// Answers a batch of pre-computed hashes into `out`.

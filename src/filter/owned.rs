@@ -2,11 +2,11 @@
 
 use std::hash::Hash;
 
-use super::{BatchKey, Builder, Filter, Meta};
+use super::{BatchKey, Builder, ByteColumn, Filter, KeySource, Meta};
 use crate::error::Error;
 use crate::hashing::{hash_bytes, hash_key};
-use crate::kernel::Keys;
-use crate::layout::{Block, block_index, insert_scalar};
+use crate::kernel::{InsertNew, Keys, Sink};
+use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
 
 /// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
 /// costs at most one cache miss, and batches run on the fastest SIMD tier of the CPU.
@@ -145,6 +145,74 @@ impl BloomFilter {
         self.meta
             .kernel
             .insert(&self.meta.shape, &mut self.store, K::as_keys(keys).0)
+    }
+
+    /// Inserts every key of a [`ByteColumn`] (Arrow's offsets and values), each hashed as
+    /// [`insert_bytes`](Self::insert_bytes) of its bytes, without copying the column.
+    ///
+    /// ```
+    /// let col = blockbloom::ByteColumn::new(&[0i64, 3, 6], b"foobar")?;
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert_column(&col);
+    /// assert!(f.contains_bytes(b"foo") && f.contains_bytes(b"bar"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn insert_column(&mut self, column: &ByteColumn<'_>) {
+        self.meta
+            .kernel
+            .insert(&self.meta.shape, &mut self.store, column.key_slice().0)
+    }
+
+    /// Inserts `key` and answers whether it is new: `true` when some bit of its pattern was
+    /// not set before (so the key was certainly not in the filter), `false` when every bit was
+    /// (the key was probably in it already; wrongly so at the false-positive rate). The
+    /// check-and-insert of a dedup stream in one probe.
+    ///
+    /// ```
+    /// let mut seen = blockbloom::BloomFilter::with_capacity(1000, 0.01)?;
+    /// assert!(seen.insert_new(&"flow-1"));
+    /// assert!(!seen.insert_new(&"flow-1"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    #[inline]
+    pub fn insert_new<K: Hash + ?Sized>(&mut self, key: &K) -> bool {
+        self.insert_hash_new(hash_key(key, self.meta.seed))
+    }
+
+    /// [`insert_new`](Self::insert_new) for a pre-computed hash.
+    #[inline]
+    pub fn insert_hash_new(&mut self, hash: u64) -> bool {
+        let s = &self.meta.shape;
+        let (i, k) = (block_index(hash, s.num_blocks), s.probes());
+        let block = &mut self.store[i];
+        let new = !contains_scalar(block, s.layout, hash as u32, k);
+        insert_scalar(block, s.layout, hash as u32, k);
+        new
+    }
+
+    /// Inserts a batch and answers for each key whether it was new ([`insert_new`]), into
+    /// `out`; returns how many were. The batch behaves as if its keys were inserted one after
+    /// another, so a key repeated inside it is new at most once. Takes any [`KeySource`]:
+    /// a slice of integer, 16-byte or string keys, or a [`ByteColumn`].
+    ///
+    /// [`insert_new`]: Self::insert_new
+    ///
+    /// # Panics
+    /// If `out.len()` is not the number of keys.
+    ///
+    /// ```
+    /// let mut seen = blockbloom::BloomFilter::with_capacity(1000, 0.01)?;
+    /// let mut new = [false; 4];
+    /// assert_eq!(seen.insert_batch_new(&[7u64, 8, 7, 9], &mut new), 3);
+    /// assert_eq!(new, [true, true, false, true]);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn insert_batch_new<Q: KeySource + ?Sized>(&mut self, keys: &Q, out: &mut [bool]) -> usize {
+        let op = InsertNew(&mut self.store);
+        self.meta
+            .kernel
+            .blocks(&self.meta.shape, keys.key_slice().0, op, Sink::Each(out));
+        out.iter().filter(|&&new| new).count()
     }
 
     /// Inserts a batch of pre-computed hashes.

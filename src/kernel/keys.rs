@@ -3,14 +3,92 @@
 //! two hash arms.
 
 use super::Lanes;
-use crate::hashing::{u32_with_flip, u64_with_flip};
+use crate::hashing::{seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-/// Keys of a batch: raw `u64`/`u32` keys (hashed in lanes) or hashes.
+/// Keys of a batch: raw integer keys (hashed in lanes), 16-byte keys, byte strings, or hashes.
 #[derive(Clone, Copy)]
 pub enum Keys<'a> {
     U64(&'a [u64]),
     U32(&'a [u32]),
+    /// 16-byte keys as integers: their 16 little-endian bytes are the key.
+    U128(&'a [u128]),
+    /// 16-byte keys as bytes.
+    Fixed16(&'a [[u8; 16]]),
+    Bytes(ByteKeys<'a>),
     Hashes(&'a [u64]),
+}
+
+/// Byte-string keys: a slice of slices, or Arrow's offsets and values (validated by the
+/// front-end, so every range lies inside `values`).
+#[derive(Clone, Copy)]
+pub enum ByteKeys<'a> {
+    Slices(&'a [&'a [u8]]),
+    Strs(&'a [&'a str]),
+    /// `offsets.len() - 1` keys; key `i` is `values[offsets[i]..offsets[i + 1]]`.
+    Offsets32 {
+        offsets: &'a [i32],
+        values: &'a [u8],
+    },
+    Offsets64 {
+        offsets: &'a [i64],
+        values: &'a [u8],
+    },
+}
+
+impl<'a> ByteKeys<'a> {
+    fn len(&self) -> usize {
+        match self {
+            ByteKeys::Slices(k) => k.len(),
+            ByteKeys::Strs(k) => k.len(),
+            ByteKeys::Offsets32 { offsets, .. } => offsets.len().saturating_sub(1),
+            ByteKeys::Offsets64 { offsets, .. } => offsets.len().saturating_sub(1),
+        }
+    }
+
+    fn slice(self, start: usize, end: usize) -> ByteKeys<'a> {
+        match self {
+            ByteKeys::Slices(k) => ByteKeys::Slices(&k[start..end]),
+            ByteKeys::Strs(k) => ByteKeys::Strs(&k[start..end]),
+            ByteKeys::Offsets32 { offsets, values } => ByteKeys::Offsets32 {
+                offsets: &offsets[start..end + 1],
+                values,
+            },
+            ByteKeys::Offsets64 { offsets, values } => ByteKeys::Offsets64 {
+                offsets: &offsets[start..end + 1],
+                values,
+            },
+        }
+    }
+
+    /// XXH3 of each key with `seed` into `out` (same length). One key at a time on every
+    /// tier: variable-length keys do not fill lanes evenly.
+    #[inline(always)]
+    fn hash(&self, seed: u64, out: &mut [u64]) {
+        match self {
+            ByteKeys::Slices(k) => {
+                for (o, b) in out.iter_mut().zip(*k) {
+                    *o = xxh3_64_with_seed(b, seed);
+                }
+            }
+            ByteKeys::Strs(k) => {
+                for (o, s) in out.iter_mut().zip(*k) {
+                    *o = xxh3_64_with_seed(s.as_bytes(), seed);
+                }
+            }
+            ByteKeys::Offsets32 { offsets, values } => {
+                for (o, w) in out.iter_mut().zip(offsets.windows(2)) {
+                    // In bounds: the front-end validated the offsets against `values`.
+                    *o = xxh3_64_with_seed(&values[w[0] as usize..w[1] as usize], seed);
+                }
+            }
+            ByteKeys::Offsets64 { offsets, values } => {
+                for (o, w) in out.iter_mut().zip(offsets.windows(2)) {
+                    *o = xxh3_64_with_seed(&values[w[0] as usize..w[1] as usize], seed);
+                }
+            }
+        }
+    }
 }
 
 impl<'a> Keys<'a> {
@@ -18,6 +96,9 @@ impl<'a> Keys<'a> {
         match self {
             Keys::U64(k) | Keys::Hashes(k) => k.len(),
             Keys::U32(k) => k.len(),
+            Keys::U128(k) => k.len(),
+            Keys::Fixed16(k) => k.len(),
+            Keys::Bytes(k) => k.len(),
         }
     }
 
@@ -27,6 +108,9 @@ impl<'a> Keys<'a> {
         match self {
             Keys::U64(k) => Keys::U64(&k[start..end]),
             Keys::U32(k) => Keys::U32(&k[start..end]),
+            Keys::U128(k) => Keys::U128(&k[start..end]),
+            Keys::Fixed16(k) => Keys::Fixed16(&k[start..end]),
+            Keys::Bytes(k) => Keys::Bytes(k.slice(start, end)),
             Keys::Hashes(k) => Keys::Hashes(&k[start..end]),
         }
     }
@@ -49,6 +133,19 @@ impl<'a> Keys<'a> {
                     *o = u32_with_flip(x, flip);
                 }
             }
+            Keys::U128(k) => {
+                let seed = seed_from_flip(flip);
+                for (o, &x) in out.iter_mut().zip(*k) {
+                    *o = u128_with_seed(x, seed);
+                }
+            }
+            Keys::Fixed16(k) => {
+                let seed = seed_from_flip(flip);
+                for (o, x) in out.iter_mut().zip(*k) {
+                    *o = u128_with_seed(u128::from_le_bytes(*x), seed);
+                }
+            }
+            Keys::Bytes(k) => k.hash(seed_from_flip(flip), out),
             Keys::Hashes(k) => out.copy_from_slice(k),
         }
     }
@@ -64,6 +161,7 @@ impl<'a> Keys<'a> {
         match self {
             Keys::U64(k) => l.hash_u64(flip, k, out),
             Keys::U32(k) => l.hash_u32(flip, k, out),
+            Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) => self.hash_scalar(flip, out),
             Keys::Hashes(k) => out.copy_from_slice(k),
         }
     }

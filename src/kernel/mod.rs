@@ -44,7 +44,8 @@ mod x86_64;
 pub(crate) use keys::Keys;
 pub(crate) use lanes::Lanes;
 pub(crate) use ops::{
-    AtomicInsert, AtomicQuery, BlockBatch, BlockOp, Insert, InsertWindow, Probes, Query, Shape,
+    AtomicInsert, AtomicInsertNew, AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew,
+    InsertWindow, Probes, Query, Shape,
 };
 pub(crate) use pipeline::{CACHE_RESIDENT_BYTES, Sink, cache_resident, chunk_len, prefetch};
 pub(crate) use split::{SplitBatch, SplitOp, SplitProbes};

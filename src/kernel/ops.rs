@@ -105,21 +105,15 @@ pub(crate) struct BlockBatch<'s, 'k, 'o, O> {
 impl<'s, 'k, 'o, O: BlockOp> BlockBatch<'s, 'k, 'o, O> {
     /// # Panics
     /// If the op's blocks disagree with `shape` (the unchecked block accesses rely on this:
-    /// multiply-shift yields indices below `num_blocks`), or `sink` holds a slice of another
-    /// length than `keys`.
-    pub fn new(shape: &'s Shape, keys: Keys<'k>, op: O, sink: Sink<'o>) -> Self {
+    /// multiply-shift yields indices below `num_blocks`), or `sink` does not fit `keys`
+    /// ([`Sink::prepare`]).
+    pub fn new(shape: &'s Shape, keys: Keys<'k>, op: O, mut sink: Sink<'o>) -> Self {
         assert_eq!(
             shape.num_blocks,
             op.num_blocks() as u64,
             "filter shape and blocks disagree"
         );
-        if let Sink::Each(out) = &sink {
-            assert_eq!(
-                out.len(),
-                keys.len(),
-                "output slice length must equal key count"
-            );
-        }
+        sink.prepare(keys.len());
         BlockBatch {
             shape,
             keys,
@@ -219,6 +213,31 @@ impl BlockOp for Insert<'_> {
     }
 }
 
+/// Sets each key's probes, answering whether some of them were not set before (the key is
+/// new). Keys take effect one after another, so a key repeated in a batch is new once.
+pub(crate) struct InsertNew<'a>(pub &'a mut [Block]);
+
+impl BlockOp for InsertNew<'_> {
+    const UNROLL: bool = true;
+
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        let block = unsafe { self.0.get_unchecked_mut(i) };
+        let new = !p.all_in(block);
+        p.set_in(block);
+        new
+    }
+}
+
 /// Whether each key's probes are all set.
 pub(crate) struct Query<'a>(pub &'a [Block]);
 
@@ -260,6 +279,28 @@ impl BlockOp for AtomicInsert<'_> {
         // SAFETY: the caller guarantees `i < num_blocks()`.
         unsafe { self.0.get_unchecked(i) }.or(&p.pattern());
         false
+    }
+}
+
+/// [`AtomicInsert`], answering from the old words the `fetch_or`s return whether some probe
+/// was newly set ([`AtomicBlock::or_new`]).
+pub(crate) struct AtomicInsertNew<'a>(pub &'a [AtomicBlock]);
+
+impl BlockOp for AtomicInsertNew<'_> {
+    const UNROLL: bool = true;
+
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr().cast()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        unsafe { self.0.get_unchecked(i) }.or_new(&p.pattern())
     }
 }
 

@@ -79,6 +79,99 @@ pub enum Sink<'a> {
     Each(&'a mut [bool]),
     /// Added to the count: how many keys answered `true`.
     Count(&'a mut usize),
+    /// One bit per key, least significant first (Arrow's validity layout): bit `i % 64` of
+    /// word `i / 64` for key `i`; the bits after the last key are 0.
+    Bitmap(&'a mut [u64]),
+    /// The indices of the keys that answered `true`, appended in order.
+    Select(&'a mut Vec<u32>),
+}
+
+impl Sink<'_> {
+    /// Checks the sink against a batch of `n` keys and clears a bitmap (chunks OR their bits
+    /// in).
+    ///
+    /// # Panics
+    /// If an answer slice has the wrong length (`n` answers, or `n.div_ceil(64)` bitmap
+    /// words), or a selection of more than 2^32 keys is asked for (indices are `u32`).
+    pub(crate) fn prepare(&mut self, n: usize) {
+        match self {
+            Sink::Each(out) => assert_eq!(out.len(), n, "output slice length must equal key count"),
+            Sink::Bitmap(words) => {
+                assert_eq!(
+                    words.len(),
+                    n.div_ceil(64),
+                    "bitmap length must be the key count divided by 64, rounded up"
+                );
+                words.fill(0);
+            }
+            Sink::Select(_) => assert!(
+                n as u64 <= 1 << 32,
+                "a selection indexes at most 2^32 keys (u32 indices)"
+            ),
+            Sink::Discard | Sink::Count(_) => {}
+        }
+    }
+
+    /// Takes the answers of keys `start..`, in order, one at a time (the scalar reference's
+    /// way; the pipeline writes its own loops so that no closure holds an intrinsic).
+    pub(crate) fn fill(self, start: usize, answers: impl Iterator<Item = bool>) {
+        match self {
+            Sink::Discard => answers.for_each(drop),
+            Sink::Each(out) => {
+                for (o, a) in out[start..].iter_mut().zip(answers) {
+                    *o = a;
+                }
+            }
+            Sink::Count(c) => *c += answers.filter(|&a| a).count(),
+            Sink::Bitmap(words) => {
+                for (i, a) in (start..).zip(answers) {
+                    words[i / 64] |= (a as u64) << (i % 64);
+                }
+            }
+            Sink::Select(out) => out.extend(
+                (start as u32..)
+                    .zip(answers)
+                    .filter(|&(_, a)| a)
+                    .map(|(i, _)| i),
+            ),
+        }
+    }
+}
+
+/// ORs the `n <= 64` answer bits of the keys `start..start + n` into a bitmap.
+#[inline(always)]
+fn or_bits(words: &mut [u64], start: usize, bits: u64, n: usize) {
+    let (w, s) = (start / 64, start % 64);
+    words[w] |= bits << s;
+    if s + n > 64 {
+        words[w + 1] |= bits >> (64 - s);
+    }
+}
+
+/// Appends `start + j` to `out` for each chunk answer `j` that is `true`, without a branch
+/// per key: every index is written to the spare capacity and the length advances by the
+/// answer.
+#[inline(always)]
+fn select_chunk<A: PerKey>(
+    out: &mut Vec<u32>,
+    start: usize,
+    entries: impl Iterator<Item = (usize, u32)>,
+    n: usize,
+    per_key: &mut A,
+) {
+    out.reserve(n);
+    let len = out.len();
+    let spare = out.spare_capacity_mut();
+    let mut kept = 0;
+    for (j, (i, lo)) in entries.enumerate() {
+        // SAFETY: `i` is `block_index(h, num_blocks)`, below the walk's `num_blocks`.
+        let hit = unsafe { per_key.key(i, lo) };
+        spare[kept].write((start + j) as u32);
+        kept += hit as usize;
+    }
+    // SAFETY: the first `kept <= n <= spare.len()` spare slots were written above (each write
+    // at `kept` before it could advance), so `len + kept` elements are initialised.
+    unsafe { out.set_len(len + kept) };
 }
 
 /// What a pipelined batch does with one key: its block index and low hash half. A trait with
@@ -177,6 +270,15 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
                 }
                 **c += found;
             }
+            Sink::Bitmap(words) => {
+                let mut bits = 0u64;
+                for (j, (i, lo)) in entries.enumerate() {
+                    // SAFETY: as above.
+                    bits |= (unsafe { per_key.key(i, lo) } as u64) << j;
+                }
+                or_bits(words, start, bits, next - start);
+            }
+            Sink::Select(out) => select_chunk(out, start, entries, next - start, per_key),
         }
         start = next;
         cur ^= 1;

@@ -38,6 +38,14 @@ pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink:
         Keys::U64(k) => drive(shape, k.iter().map(|&x| u64_with_flip(x, flip)), op, sink),
         Keys::U32(k) => drive(shape, k.iter().map(|&x| u32_with_flip(x, flip)), op, sink),
         Keys::Hashes(k) => drive(shape, k.iter().copied(), op, sink),
+        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) => {
+            let mut h = [0u64];
+            let hashes = (0..keys.len()).map(move |i| {
+                keys.slice(i, i + 1).hash_scalar(flip, &mut h);
+                h[0]
+            });
+            drive(shape, hashes, op, sink)
+        }
     }
 }
 
@@ -64,5 +72,6 @@ fn drive<O: BlockOp>(shape: &Shape, hashes: impl Iterator<Item = u64>, mut op: O
             }
         }
         Sink::Count(c) => *c += hashes.filter(|&h| apply(h)).count(),
+        other => other.fill(0, hashes.map(apply)),
     }
 }

@@ -84,15 +84,9 @@ pub(crate) struct SplitBatch<'h, 'o, O> {
 
 impl<'h, 'o, O: SplitOp> SplitBatch<'h, 'o, O> {
     /// # Panics
-    /// If `sink` holds a slice of another length than `hashes`.
-    pub fn new(hashes: &'h [u64], op: O, sink: Sink<'o>) -> Self {
-        if let Sink::Each(out) = &sink {
-            assert_eq!(
-                out.len(),
-                hashes.len(),
-                "output slice length must equal hash count"
-            );
-        }
+    /// As [`Sink::prepare`]: an answer slice whose length does not fit `hashes`.
+    pub fn new(hashes: &'h [u64], op: O, mut sink: Sink<'o>) -> Self {
+        sink.prepare(hashes.len());
         SplitBatch { hashes, op, sink }
     }
 }
@@ -115,6 +109,7 @@ impl<O: SplitOp> Batch for SplitBatch<'_, '_, O> {
                 }
             }
             Sink::Count(c) => *c += self.hashes.iter().filter(|&&h| apply(h)).count(),
+            other => other.fill(0, self.hashes.iter().map(|&h| apply(h))),
         }
     }
 

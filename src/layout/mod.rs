@@ -249,6 +249,26 @@ impl AtomicBlock {
         }
     }
 
+    /// [`or`](Self::or), answering whether some bit of `pattern` was newly set, from the old
+    /// words the `fetch_or`s return. Of several threads setting the same bits at once, the
+    /// first `fetch_or` on each word sees it without them, so at least one thread answers
+    /// `true` (more than one can, each first on a different word).
+    #[inline(always)]
+    pub fn or_new(&self, pattern: &Block) -> bool {
+        let mut missing = 0u32;
+        for (w, (word, &p)) in self.0.iter().zip(&pattern.0).enumerate() {
+            missing |= ((word.load(Relaxed) & p != p) as u32) << w;
+        }
+        let mut new = false;
+        while missing != 0 {
+            let w = missing.trailing_zeros() as usize;
+            let p = pattern.0[w];
+            new |= self.0[w].fetch_or(p, Relaxed) & p != p;
+            missing &= missing - 1;
+        }
+        new
+    }
+
     /// Whether every bit of `pattern` is set, from relaxed loads.
     #[inline(always)]
     pub fn has(&self, pattern: &Block) -> bool {

@@ -1,0 +1,229 @@
+//! What a batch method takes: slices of a [`BatchKey`] type, or a [`ByteColumn`] (Arrow's
+//! offsets and values), each turned into the kernel's key source once, without copying.
+
+use crate::error::Error;
+use crate::kernel::Keys;
+use crate::kernel::keys::ByteKeys;
+
+/// Key types the batch methods take. Each hashes exactly as the single-key method named
+/// below, so a batch gives the same filter and the same answers:
+///
+/// | type | hashed as | single-key twin |
+/// | :--- | :--- | :--- |
+/// | `u64`, `i64`, `u32`, `i32` | little-endian bytes, in SIMD lanes | [`insert`](crate::BloomFilter::insert) |
+/// | `u128`, `[u8; 16]` | the 16 little-endian bytes (IPv6, UUID, flow keys) | `insert(&u128)`, [`insert_bytes`](crate::BloomFilter::insert_bytes) |
+/// | `&[u8]`, `&str` | the bytes | [`insert_bytes`](crate::BloomFilter::insert_bytes) |
+///
+/// `insert(&key)` goes through [`Hash`](std::hash::Hash), which for `str` appends a `0xff`
+/// byte and for arrays a length prefix: use `insert_bytes` as the single-key form of string
+/// and `[u8; 16]` keys.
+///
+/// ```
+/// let mut a = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+/// let mut b = a.clone();
+/// a.insert_batch(&[-1i64, 5]);
+/// b.insert(&-1i64);
+/// b.insert(&5i64);
+/// assert_eq!(a, b);
+///
+/// a.insert_batch(&["apple", "pear"]);
+/// b.insert_bytes(b"apple");
+/// b.insert_bytes(b"pear");
+/// assert_eq!(a, b);
+///
+/// let ip: u128 = 0x2001_0db8_0000_0000_0000_0000_0000_0001;
+/// a.insert_batch(&[ip]);
+/// b.insert_bytes(&ip.to_le_bytes());
+/// assert_eq!(a, b);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+pub trait BatchKey: Copy + private::Sealed {
+    #[doc(hidden)]
+    fn as_keys(keys: &[Self]) -> private::KeySlice<'_>;
+}
+
+pub(crate) mod private {
+    pub trait Sealed {}
+    /// Opaque to users; carries the crate's internal key slice.
+    pub struct KeySlice<'a>(pub(crate) crate::kernel::Keys<'a>);
+}
+
+impl private::Sealed for u64 {}
+impl private::Sealed for u32 {}
+impl private::Sealed for i64 {}
+impl private::Sealed for i32 {}
+impl private::Sealed for u128 {}
+impl private::Sealed for [u8; 16] {}
+impl private::Sealed for &[u8] {}
+impl private::Sealed for &str {}
+
+impl BatchKey for u64 {
+    fn as_keys(keys: &[u64]) -> private::KeySlice<'_> {
+        private::KeySlice(Keys::U64(keys))
+    }
+}
+impl BatchKey for u32 {
+    fn as_keys(keys: &[u32]) -> private::KeySlice<'_> {
+        private::KeySlice(Keys::U32(keys))
+    }
+}
+impl BatchKey for i64 {
+    fn as_keys(keys: &[i64]) -> private::KeySlice<'_> {
+        // SAFETY: i64 and u64 have the same size and alignment and every bit pattern is valid
+        // for both; the new slice borrows the same memory for the same lifetime.
+        let u = unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u64>(), keys.len()) };
+        private::KeySlice(Keys::U64(u))
+    }
+}
+impl BatchKey for i32 {
+    fn as_keys(keys: &[i32]) -> private::KeySlice<'_> {
+        // SAFETY: i32 and u32 have the same size and alignment and every bit pattern is valid
+        // for both; the new slice borrows the same memory for the same lifetime.
+        let u = unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u32>(), keys.len()) };
+        private::KeySlice(Keys::U32(u))
+    }
+}
+impl BatchKey for u128 {
+    fn as_keys(keys: &[u128]) -> private::KeySlice<'_> {
+        private::KeySlice(Keys::U128(keys))
+    }
+}
+impl BatchKey for [u8; 16] {
+    fn as_keys(keys: &[[u8; 16]]) -> private::KeySlice<'_> {
+        private::KeySlice(Keys::Fixed16(keys))
+    }
+}
+impl BatchKey for &[u8] {
+    fn as_keys<'a>(keys: &'a [&[u8]]) -> private::KeySlice<'a> {
+        private::KeySlice(Keys::Bytes(ByteKeys::Slices(keys)))
+    }
+}
+impl BatchKey for &str {
+    fn as_keys<'a>(keys: &'a [&str]) -> private::KeySlice<'a> {
+        private::KeySlice(Keys::Bytes(ByteKeys::Strs(keys)))
+    }
+}
+
+/// An Arrow offsets type: `i32` (`Utf8`, `Binary`) or `i64` (`LargeUtf8`, `LargeBinary`).
+pub trait Offset: Copy + private::Sealed + Into<i64> {
+    #[doc(hidden)]
+    fn column<'a>(offsets: &'a [Self], values: &'a [u8]) -> private::KeySlice<'a>;
+}
+
+impl Offset for i32 {
+    fn column<'a>(offsets: &'a [i32], values: &'a [u8]) -> private::KeySlice<'a> {
+        private::KeySlice(Keys::Bytes(ByteKeys::Offsets32 { offsets, values }))
+    }
+}
+impl Offset for i64 {
+    fn column<'a>(offsets: &'a [i64], values: &'a [u8]) -> private::KeySlice<'a> {
+        private::KeySlice(Keys::Bytes(ByteKeys::Offsets64 { offsets, values }))
+    }
+}
+
+/// A column of byte strings as Arrow stores it (`Utf8`/`Binary` with `i32` offsets,
+/// `LargeUtf8`/`LargeBinary` with `i64`): key `i` is `values[offsets[i]..offsets[i + 1]]`.
+/// Validated once by [`new`](Self::new), then hashed in place, never copied. Each key hashes
+/// as [`insert_bytes`](crate::BloomFilter::insert_bytes) of its bytes.
+///
+/// ```
+/// use blockbloom::{BloomFilter, ByteColumn};
+///
+/// // "ab", "", "cde": what Arrow's StringArray holds for ["ab", "", "cde"].
+/// let col = ByteColumn::new(&[0i32, 2, 2, 5], b"abcde")?;
+/// assert_eq!(col.len(), 3);
+/// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+/// f.insert_column(&col);
+/// assert!(f.contains_bytes(b"cde") && f.contains_bytes(b""));
+/// let mut out = [false; 3];
+/// f.contains_column(&col, &mut out);
+/// assert_eq!(out, [true; 3]);
+///
+/// assert!(ByteColumn::new(&[0i32, 3, 2], b"abc").is_err()); // not monotone
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct ByteColumn<'a> {
+    keys: Keys<'a>,
+}
+
+impl std::fmt::Debug for ByteColumn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ByteColumn")
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> ByteColumn<'a> {
+    /// A column over `offsets` (one more than the keys; may start above 0, as a sliced Arrow
+    /// array's do; an empty slice is an empty column) and `values`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOffsets`] naming the first offset that is negative, smaller than the
+    /// one before it, or past `values.len()`. Checked once here, in one pass.
+    pub fn new<O: Offset>(offsets: &'a [O], values: &'a [u8]) -> Result<ByteColumn<'a>, Error> {
+        let mut prev = 0i64;
+        for (index, &o) in offsets.iter().enumerate() {
+            let o: i64 = o.into();
+            let reason = if o < 0 {
+                "negative"
+            } else if o < prev {
+                "smaller than the offset before it"
+            } else if o as u64 > values.len() as u64 {
+                "past the end of the values"
+            } else {
+                prev = o;
+                continue;
+            };
+            return Err(Error::InvalidOffsets { index, reason });
+        }
+        Ok(ByteColumn {
+            keys: O::column(offsets, values).0,
+        })
+    }
+
+    /// Keys in the column.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether the column holds no keys.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What the answer-shaped batch methods take ([`contains_bitmap`](crate::Filter::contains_bitmap),
+/// [`select`](crate::Filter::select), [`insert_batch_new`](crate::BloomFilter::insert_batch_new)):
+/// a slice, array or `Vec` of a [`BatchKey`] type, or a [`ByteColumn`].
+pub trait KeySource: private::Sealed {
+    #[doc(hidden)]
+    fn key_slice(&self) -> private::KeySlice<'_>;
+}
+
+impl<K: BatchKey> private::Sealed for [K] {}
+impl<K: BatchKey> private::Sealed for Vec<K> {}
+impl<K: BatchKey, const N: usize> private::Sealed for [K; N] {}
+impl private::Sealed for ByteColumn<'_> {}
+
+impl<K: BatchKey> KeySource for [K] {
+    fn key_slice(&self) -> private::KeySlice<'_> {
+        K::as_keys(self)
+    }
+}
+impl<K: BatchKey> KeySource for Vec<K> {
+    fn key_slice(&self) -> private::KeySlice<'_> {
+        K::as_keys(self)
+    }
+}
+impl<K: BatchKey, const N: usize> KeySource for [K; N] {
+    fn key_slice(&self) -> private::KeySlice<'_> {
+        K::as_keys(self)
+    }
+}
+impl KeySource for ByteColumn<'_> {
+    fn key_slice(&self) -> private::KeySlice<'_> {
+        private::KeySlice(self.keys)
+    }
+}
