@@ -26,6 +26,12 @@
 //!   `layout::contains_scalar` (the reference: all `k` bits, no early exit); `early-exit` stops
 //!   at the first clear bit, which saves probes on non-members but mispredicts a branch on
 //!   most of them. Both hash with `hash::hash_u64` and run on the same mixed query slice.
+//! * `construct`: what sizing costs a constructor (independent of `BLOCKBLOOM_BENCH_SIZES`).
+//!   `with_capacity/1000` and `with_capacity/1000000` are `BloomFilter::with_capacity(n, 0.01)`
+//!   (planning plus the zeroed allocation); `plan/1e9-1e-6` is `sizing::plan(1e9, 1e-6)`
+//!   alone (the filter would take 5 GB) and `plan/1e6-0.01` the planning of the 1M case
+//!   alone; `counting/1000` is `CountingBloomFilter::with_capacity(1000, 0.01)` (4-bit
+//!   counters, planned by the counter model).
 //!
 //! Sizes (`n`, filter bytes at 1%, slice lengths):
 //!
@@ -59,7 +65,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use blockbloom::layout::{Layout, block_index, contains_scalar, probe};
-use blockbloom::{BloomFilter, Isa, hash};
+use blockbloom::{BloomFilter, CountingBloomFilter, Isa, hash, sizing};
 use criterion::measurement::WallTime;
 use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
@@ -522,6 +528,32 @@ fn scalar_exit(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     group.finish();
 }
 
+fn construct(c: &mut Criterion) {
+    let mut group = c.benchmark_group("construct");
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for n in [1_000u64, 1_000_000] {
+        group.bench_function(BenchmarkId::new("with_capacity", n), |b| {
+            b.iter(|| BloomFilter::with_capacity(black_box(n), black_box(FPR)).expect("filter"))
+        });
+    }
+    group.bench_function(BenchmarkId::new("plan", "1e9-1e-6"), |b| {
+        b.iter(|| sizing::plan(black_box(1e9 as u64), black_box(1e-6)).expect("plan"))
+    });
+    // Planning alone for the 1M case above, whose allocation (1.3 MB, zeroed) dominates.
+    group.bench_function(BenchmarkId::new("plan", "1e6-0.01"), |b| {
+        b.iter(|| sizing::plan(black_box(1_000_000), black_box(FPR)).expect("plan"))
+    });
+    group.bench_function(BenchmarkId::new("counting", 1_000), |b| {
+        b.iter(|| {
+            CountingBloomFilter::with_capacity(black_box(1_000), black_box(FPR)).expect("filter")
+        })
+    });
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let sizes: Vec<(Size, OnceCell<Data>)> = selected_sizes()
         .into_iter()
@@ -532,6 +564,7 @@ fn benches(c: &mut Criterion) {
     batch_insert(c, &sizes);
     batch_contains(c, &sizes);
     scalar_exit(c, &sizes);
+    construct(c);
 }
 
 criterion_group!(filter, benches);

@@ -18,6 +18,11 @@
 //! meets its target too, not just the average of many. Above about a million keys the margin
 //! costs well under 1% of memory.
 //!
+//! Planning picks the same shape as bisecting with that model for every candidate, but
+//! searches with a close approximation of it (Newton steps, a few evaluations per candidate)
+//! and evaluates the model exactly only where the approximation cannot decide: a few
+//! microseconds instead of about a millisecond.
+//!
 //! ```
 //! use blockbloom::{layout::Layout, sizing};
 //!
@@ -29,6 +34,10 @@
 //! ```
 
 use crate::error::Error;
+
+mod fast;
+#[cfg(test)]
+mod reference;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS, MAX_PROBES};
 
 /// The smallest target false-positive rate the planner accepts.
@@ -93,59 +102,128 @@ const STIRLING: [[f64; MAX_POWER + 1]; MAX_POWER + 1] = {
     s
 };
 
-/// The in-block model of one layout and probe count.
-struct InBlock {
-    sectors: i32,
+/// `C(t, i)` for `t <= MAX_POWER`: exact integers, the same values the running product
+/// `binom * (t - i) / (i + 1)` gives.
+const BINOM: [[f64; MAX_POWER + 1]; MAX_POWER + 1] = {
+    let mut c = [[0.0; MAX_POWER + 1]; MAX_POWER + 1];
+    let mut t = 0;
+    while t <= MAX_POWER {
+        c[t][0] = 1.0;
+        let mut i = 1;
+        while i <= t {
+            c[t][i] = c[t - 1][i - 1] + c[t - 1][i];
+            i += 1;
+        }
+        t += 1;
+    }
+    c
+};
+
+/// The in-block model of one layout and probe count, with the per-shape factors of the
+/// Stirling expansion precomputed (same operations, same order, so the same bits as
+/// computing them per term).
+#[derive(Clone)]
+pub(crate) struct InBlock {
+    sectors: u32,
     b: usize,
     w: f64,
+    /// `S(e, t) * (W)_t / W^t` for `e` in `{b, 2b}` (rows 0 and 1), `t <= e`.
+    coef: [[f64; MAX_POWER + 1]; 2],
+    /// `W^j`, exact: `W` is a power of two.
+    w_pow: [f64; MAX_POWER + 1],
 }
 
 impl InBlock {
     /// The model of `layout` with `probes` probes whose positions are `unit_bits`-bit fields
     /// (1 for the plain filter, the counter width for a counting filter): a sector then has
     /// `sector_bits / unit_bits` positions.
-    fn new(layout: Layout, probes: u32, unit_bits: u32) -> InBlock {
-        InBlock {
-            sectors: layout.sectors() as i32,
-            b: (probes / layout.sectors()) as usize,
-            w: (layout.sector_bits() / unit_bits) as f64,
+    pub(crate) fn new(layout: Layout, probes: u32, unit_bits: u32) -> InBlock {
+        let b = (probes / layout.sectors()) as usize;
+        let w = (layout.sector_bits() / unit_bits) as f64;
+        let mut coef = [[0.0; MAX_POWER + 1]; 2];
+        let mut w_pow = [1.0; MAX_POWER + 1];
+        for (j, p) in w_pow.iter_mut().enumerate() {
+            *p = w.powi(j as i32);
         }
+        for (row, e) in [b, 2 * b].into_iter().enumerate() {
+            let mut falling = 1.0; // (W)_t / W^t
+            for t in 1..=e {
+                falling *= (w - (t as f64 - 1.0)) / w;
+                coef[row][t] = STIRLING[e][t] * falling;
+            }
+        }
+        InBlock {
+            sectors: layout.sectors(),
+            b,
+            w,
+            coef,
+            w_pow,
+        }
+    }
+
+    /// Entries of the power arrays the moments read: `0..=2b`.
+    fn len(&self) -> usize {
+        2 * self.b + 1
     }
 
     /// `(1 - i/W)^b` for `i` in `0..=2b`: the factor one more key multiplies `pw[i]` by.
     fn step(&self) -> [f64; MAX_POWER + 1] {
         let mut out = [1.0; MAX_POWER + 1];
-        for (i, o) in out.iter_mut().enumerate().take(2 * self.b + 1) {
+        for (i, o) in out.iter_mut().enumerate().take(self.len()) {
             *o = (1.0 - i as f64 / self.w).powi(self.b as i32);
         }
         out
     }
 
-    /// `E[(X/W)^e]` for a sector after `m` probes, given `pw[i] = (1 - i/W)^m`:
-    /// the Stirling expansion over `t` distinct bits, each term the inclusion-exclusion
-    /// probability that `t` given bits are all set.
-    fn sector_moment(&self, pw: &[f64; MAX_POWER + 1], e: usize) -> f64 {
-        let mut total = 0.0;
-        let mut falling = 1.0; // (W)_t / W^t
-        for (t, &stirling) in STIRLING[e].iter().enumerate().take(e + 1).skip(1) {
-            falling *= (self.w - (t as f64 - 1.0)) / self.w;
-            let mut all_set = 0.0;
-            let mut binom = 1.0;
-            for (i, p) in pw.iter().enumerate().take(t + 1) {
-                all_set += if i % 2 == 0 { binom * p } else { -binom * p };
-                binom = binom * (t - i) as f64 / (i + 1) as f64;
-            }
-            total += stirling * falling * all_set.max(0.0) / self.w.powi((e - t) as i32);
-        }
-        total.clamp(0.0, 1.0)
+    /// `x^sectors` by squaring (4 or 8 sectors: what `powi` computes, bit for bit).
+    fn pow_sectors(&self, x: f64) -> f64 {
+        let x4 = (x * x) * (x * x);
+        if self.sectors == 8 { x4 * x4 } else { x4 }
     }
 
-    /// A block's false-positive rate and its square's expectation, given its powers.
-    fn moments(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
-        (
-            self.sector_moment(pw, self.b).powi(self.sectors),
-            self.sector_moment(pw, 2 * self.b).powi(self.sectors),
-        )
+    /// A block's false-positive rate and its square's expectation, given its powers
+    /// `pw[i] = (1 - i/W)^m` after `m` probes per sector: `E[(X/W)^e]` for `e = b, 2b` by the
+    /// Stirling expansion over `t` distinct bits, each term the inclusion-exclusion
+    /// probability that `t` given bits are all set (shared by both exponents).
+    #[inline(always)]
+    pub(crate) fn moments_b<const B: usize>(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
+        let (m1, m2) = self.sector_moments_b::<B>(pw);
+        (self.pow_sectors(m1), self.pow_sectors(m2))
+    }
+
+    /// `E[(X/W)^b]` and `E[(X/W)^2b]` of one sector, given its powers.
+    #[cfg(test)]
+    fn sector_moments(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
+        match self.b {
+            1 => self.sector_moments_b::<1>(pw),
+            2 => self.sector_moments_b::<2>(pw),
+            4 => self.sector_moments_b::<4>(pw),
+            _ => unreachable!("the tests use b = 1, 2, 4"),
+        }
+    }
+
+    /// `E[(X/W)^b]` and `E[(X/W)^2b]` of one sector for `b = B`: the Stirling expansion over
+    /// `t` distinct bits, each term the inclusion-exclusion probability that `t` given bits
+    /// are all set (shared by both exponents).
+    #[inline(always)]
+    fn sector_moments_b<const B: usize>(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
+        let mut all_set = [0.0; MAX_POWER + 1];
+        for t in 1..=2 * B {
+            let mut s = 0.0;
+            for i in 0..=t {
+                let term = BINOM[t][i] * pw[i];
+                s += if i % 2 == 0 { term } else { -term };
+            }
+            all_set[t] = s.max(0.0);
+        }
+        let moment = |row: usize, e: usize| {
+            let mut total = 0.0;
+            for (t, &a) in all_set.iter().enumerate().take(e + 1).skip(1) {
+                total += self.coef[row][t] * a / self.w_pow[e - t];
+            }
+            total.clamp(0.0, 1.0)
+        };
+        (moment(0, B), moment(1, 2 * B))
     }
 }
 
@@ -158,25 +236,51 @@ fn block_moments(
     probes: u32,
     unit_bits: u32,
 ) -> (f64, f64) {
-    assert!(num_blocks > 0, "a filter has at least one block");
     assert!(
         layout.supports_probes(probes),
         "{probes} probes do not fit {layout}"
     );
+    block_moments_of(&InBlock::new(layout, probes, unit_bits), keys, num_blocks)
+}
+
+/// Calls `$f::<b>($args)` for the model's `b` (one copy of the hot loops per `b`, so that
+/// their inner loops have constant trip counts).
+macro_rules! with_b {
+    ($b:expr, $f:ident ( $($arg:expr),* )) => {
+        match $b {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            5 => $f::<5>($($arg),*),
+            6 => $f::<6>($($arg),*),
+            7 => $f::<7>($($arg),*),
+            _ => $f::<8>($($arg),*),
+        }
+    };
+}
+pub(crate) use with_b;
+
+/// [`block_moments`] for a prepared model.
+fn block_moments_of(model: &InBlock, keys: u64, num_blocks: u64) -> (f64, f64) {
+    with_b!(model.b, block_moments_b(model, keys, num_blocks))
+}
+
+fn block_moments_b<const B: usize>(model: &InBlock, keys: u64, num_blocks: u64) -> (f64, f64) {
+    assert!(num_blocks > 0, "a filter has at least one block");
     if keys == 0 {
         return (0.0, 0.0);
     }
-    let model = InBlock::new(layout, probes, unit_bits);
     let step = model.step();
     let powers_at = |c: u64| {
         let mut pw = [1.0; MAX_POWER + 1];
-        for (p, s) in pw.iter_mut().zip(&step) {
-            *p = s.powf(c as f64);
+        for (x, s) in pw[..=2 * B].iter_mut().zip(&step[..=2 * B]) {
+            *x = s.powf(c as f64);
         }
         pw
     };
     if num_blocks == 1 {
-        let (m1, m2) = model.moments(&powers_at(keys));
+        let (m1, m2) = model.moments_b::<B>(&powers_at(keys));
         return (m1, m2 - m1 * m1);
     }
     // Binomial(keys, 1/num_blocks), summed outward from the mode until terms vanish; the
@@ -191,32 +295,33 @@ fn block_moments(
         ln_pmf += ((n - mode as f64 + i as f64) / i as f64).ln();
     }
     let pmf_mode = ln_pmf.exp();
-    let (mut s1, mut s2) = model.moments(&powers_at(mode));
+    let pw_mode = powers_at(mode);
+    let (mut s1, mut s2) = model.moments_b::<B>(&pw_mode);
     s1 *= pmf_mode;
     s2 *= pmf_mode;
     let small = |pmf: f64| pmf < 1e-18 * pmf_mode || pmf == 0.0;
-    let (mut pmf, mut c, mut pw) = (pmf_mode, mode, powers_at(mode));
+    let (mut pmf, mut c, mut pw) = (pmf_mode, mode, pw_mode);
     while c < keys {
         pmf *= (n - c as f64) / (c as f64 + 1.0) * ratio;
         c += 1;
-        for (x, s) in pw.iter_mut().zip(&step) {
-            *x *= s;
+        for (x, s) in pw[..=2 * B].iter_mut().zip(&step[..=2 * B]) {
+            *x *= *s;
         }
-        let (m1, m2) = model.moments(&pw);
+        let (m1, m2) = model.moments_b::<B>(&pw);
         s1 += pmf * m1;
         s2 += pmf * m2;
         if small(pmf) {
             break;
         }
     }
-    let (mut pmf, mut c, mut pw) = (pmf_mode, mode, powers_at(mode));
+    let (mut pmf, mut c, mut pw) = (pmf_mode, mode, pw_mode);
     while c > 0 {
         pmf *= c as f64 / (n - c as f64 + 1.0) / ratio;
         c -= 1;
-        for (x, s) in pw.iter_mut().zip(&step) {
-            *x /= s;
+        for (x, s) in pw[..=2 * B].iter_mut().zip(&step[..=2 * B]) {
+            *x /= *s;
         }
-        let (m1, m2) = model.moments(&pw);
+        let (m1, m2) = model.moments_b::<B>(&pw);
         s1 += pmf * m1;
         s2 += pmf * m2;
         if small(pmf) || pmf * m1 < 1e-24 {
@@ -275,12 +380,6 @@ struct Goal {
     unit_bits: u32,
 }
 
-/// Whether `num_blocks` blocks meet the goal at `keys` keys.
-fn meets(keys: u64, num_blocks: u64, layout: Layout, probes: u32, goal: Goal) -> bool {
-    let (mean, var) = block_moments(keys, num_blocks, layout, probes, goal.unit_bits);
-    mean + goal.margin_sd * (var / num_blocks as f64).sqrt() <= goal.fpr
-}
-
 /// `Ok` if `probes` fits some layout: a multiple of 4 in `4..=MAX_PROBES`.
 pub(crate) fn check_probes(probes: u32, layout: Option<Layout>) -> Result<(), Error> {
     let fits = match layout {
@@ -301,30 +400,6 @@ fn check_fpr(fpr: f64) -> Result<(), Error> {
     Ok(())
 }
 
-/// Fewest blocks for which `layout` with `probes` keeps `keys` keys at or below `fpr`, or
-/// `None` beyond the addressable maximum.
-fn min_blocks(keys: u64, goal: Goal, layout: Layout, probes: u32) -> Option<u64> {
-    // Exponential search for a size that meets the target, then bisect.
-    let mut lo = 0u64; // fails (or is zero blocks)
-    let mut hi = ((keys as f64 * 4.0 / BLOCK_BITS as f64).ceil() as u64).max(1);
-    while !meets(keys, hi, layout, probes, goal) {
-        lo = hi;
-        hi = hi.saturating_mul(2);
-        if hi > MAX_BLOCKS * 2 {
-            return None;
-        }
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if meets(keys, mid, layout, probes, goal) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    (hi <= MAX_BLOCKS).then_some(hi)
-}
-
 fn too_many(keys: u64, fpr: f64) -> Error {
     // What the unsectorized bound would ask for, to report an honest order of magnitude.
     let bits = -(keys as f64) * fpr.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2);
@@ -332,18 +407,6 @@ fn too_many(keys: u64, fpr: f64) -> Error {
         requested: (bits / BLOCK_BITS as f64).ceil() as u128,
         max: MAX_BLOCKS,
     }
-}
-
-/// Among candidate plans, the smallest; but one with fewer SIMD rounds wins if it needs at
-/// most [`ROUNDS_PREMIUM`] more memory.
-fn choose(candidates: &[Plan]) -> Option<Plan> {
-    let smallest = candidates.iter().map(|p| p.num_blocks).min()?;
-    let allowed = smallest as f64 * (1.0 + ROUNDS_PREMIUM);
-    candidates
-        .iter()
-        .filter(|p| p.num_blocks as f64 <= allowed)
-        .min_by_key(|p| (p.rounds(), p.num_blocks, p.layout))
-        .copied()
 }
 
 /// The smallest filter (its layout and probe count) that holds `capacity` keys at a
@@ -421,33 +484,158 @@ fn plan_for(
         check_probes(k, layout)?;
     }
     let keys = capacity.max(1);
-    let mut candidates = Vec::new();
+    // The candidates of the exact planner, each with bounds on its block count that are
+    // narrowed to the exact count only where a comparison needs it.
+    let mut cands: Vec<Candidate> = Vec::with_capacity(12);
+    // The last root found and the closed-form guess for its shape: the next shape's guess
+    // is scaled by it (the closed form's error changes slowly from shape to shape).
+    let mut anchor: Option<(f64, f64)> = None;
     for l in Layout::ALL
         .into_iter()
         .filter(|l| layout.is_none_or(|x| x == *l))
     {
         // Blocks needed are unimodal in k: stop once they start to grow again.
-        let mut previous: Option<u64> = None;
+        let mut previous: Option<usize> = None;
+        // root / closed form of the last two shapes of this layout.
+        let (mut anchor_scale, mut last_scale) = (1.0, None);
         for k in l.probe_counts().filter(|k| probes.is_none_or(|x| x == *k)) {
-            let Some(num_blocks) = min_blocks(keys, goal, l, k) else {
-                if previous.is_some() {
-                    break;
-                }
-                continue;
+            let shape = fast::Shape::new(l, k, goal.unit_bits);
+            let formula = shape.guess(keys, fpr);
+            // The closed form's error drifts with k: extrapolate it from the two previous
+            // shapes of this layout when there are two.
+            let scale = match (previous, last_scale) {
+                (Some(_), Some((a, b))) => b * b / a,
+                _ => anchor.map_or(1.0, |(root, f): (f64, f64)| root / f),
             };
-            if previous.is_some_and(|p| num_blocks > p) {
-                break;
-            }
-            previous = Some(num_blocks);
-            candidates.push(Plan {
-                num_blocks,
+            let guess = formula * scale;
+            let bounds = match previous {
+                None => {
+                    let mut b = shape.bound(keys, goal, guess);
+                    if b.hi > MAX_BLOCKS && shape.refine(keys, goal, &mut b) > MAX_BLOCKS {
+                        continue;
+                    }
+                    b
+                }
+                // Whether k needs more blocks than the previous candidate (`None` needs more
+                // too): one evaluation at the lower end of its bounds usually tells.
+                // One evaluation at the lower end of the previous candidate's bounds usually
+                // tells whether k needs more blocks (`None` needs more too). Tried first a
+                // little above this shape's guess when that is lower: meeting the goal there
+                // tells too, and failing it gives a closer start for the search.
+                Some(i) => {
+                    let lo = cands[i].bounds.lo;
+                    let near = (guess * 1.03).ceil();
+                    let mut start = None;
+                    let mut found = None;
+                    if near < lo as f64 {
+                        match shape.probe(keys, goal, near as u64) {
+                            fast::Probe::Meets(e) => {
+                                let t = near as u64;
+                                found = Some(shape.bound_from(keys, goal, t, e, t));
+                            }
+                            fast::Probe::Fails(e) => start = Some((near as u64, e)),
+                            fast::Probe::Doubt => {}
+                        }
+                    }
+                    match found {
+                        Some(b) => b,
+                        None => match shape.probe(keys, goal, lo) {
+                            fast::Probe::Meets(e) => {
+                                let (t, e) = start.unwrap_or((lo, e));
+                                shape.bound_from(keys, goal, t, e, lo)
+                            }
+                            fast::Probe::Fails(_) if cands[i].bounds.hi == lo => break,
+                            _ => {
+                                let p = cands[i].exact(keys, goal);
+                                if !shape.meets(keys, p, goal) {
+                                    break;
+                                }
+                                shape.bound_known(keys, goal, p)
+                            }
+                        },
+                    }
+                }
+            };
+            anchor = Some((bounds.root_blocks(), formula));
+            let this = bounds.root_blocks() / formula;
+            last_scale = previous.map(|_| (anchor_scale, this));
+            anchor_scale = this;
+            previous = Some(cands.len());
+            cands.push(Candidate {
+                shape,
                 layout: l,
                 probes: k,
-                capacity: keys,
+                bounds,
             });
         }
     }
-    choose(&candidates).ok_or_else(|| too_many(keys, fpr))
+    choose_bounded(keys, goal, &mut cands).ok_or_else(|| too_many(keys, fpr))
+}
+
+/// One shape the planner keeps as a candidate, with bounds on its fewest blocks.
+struct Candidate {
+    shape: fast::Shape,
+    layout: Layout,
+    probes: u32,
+    bounds: fast::Bounds,
+}
+
+impl Candidate {
+    /// Its exact fewest blocks.
+    fn exact(&mut self, keys: u64, goal: Goal) -> u64 {
+        self.shape.refine(keys, goal, &mut self.bounds)
+    }
+
+    fn rounds(&self) -> u32 {
+        self.probes / self.layout.sectors()
+    }
+}
+
+/// Among the candidates, the smallest; but one with fewer SIMD rounds wins if it needs at
+/// most [`ROUNDS_PREMIUM`] more memory. Candidates are known by bounds, and only the ones a
+/// comparison needs are narrowed to their exact block counts:
+/// the ones that could be smallest, the ones that could be on either side of the allowance,
+/// and the ones with the fewest rounds among the allowed.
+fn choose_bounded(keys: u64, goal: Goal, cands: &mut [Candidate]) -> Option<Plan> {
+    let smallest = loop {
+        let min_hi = cands.iter().map(|c| c.bounds.hi).min()?;
+        let mut narrowed = false;
+        for c in cands.iter_mut() {
+            if c.bounds.lo <= min_hi && c.bounds.lo != c.bounds.hi {
+                c.exact(keys, goal);
+                narrowed = true;
+            }
+        }
+        if !narrowed {
+            break min_hi;
+        }
+    };
+    let allowed = smallest as f64 * (1.0 + ROUNDS_PREMIUM);
+    for c in cands.iter_mut() {
+        if c.bounds.lo as f64 <= allowed && c.bounds.hi as f64 > allowed {
+            c.exact(keys, goal);
+        }
+    }
+    let fewest = cands
+        .iter()
+        .filter(|c| c.bounds.hi as f64 <= allowed)
+        .map(Candidate::rounds)
+        .min()?;
+    let mut best: Option<Plan> = None;
+    for c in cands.iter_mut() {
+        if c.bounds.hi as f64 <= allowed && c.rounds() == fewest {
+            let plan = Plan {
+                num_blocks: c.exact(keys, goal),
+                layout: c.layout,
+                probes: c.probes,
+                capacity: keys,
+            };
+            if best.is_none_or(|b| (plan.num_blocks, plan.layout) < (b.num_blocks, b.layout)) {
+                best = Some(plan);
+            }
+        }
+    }
+    best
 }
 
 /// The best layout and probe count for a filter of `num_blocks` blocks holding `capacity`
@@ -613,9 +801,9 @@ mod tests {
                     for (p, s) in pw.iter_mut().zip(&step) {
                         *p = s.powi(c as i32);
                     }
-                    for e in [model.b, 2 * model.b] {
+                    let (mb, m2b) = model.sector_moments(&pw);
+                    for (e, got) in [(model.b, mb), (2 * model.b, m2b)] {
                         let m = model.b as u32 * c;
-                        let got = model.sector_moment(&pw, e);
                         let want = moment_brute_force(&model, m, e);
                         assert!(
                             (got - want).abs() < 1e-12,
@@ -639,7 +827,13 @@ mod tests {
                 margin_sd: MARGIN_SD,
                 unit_bits: 1,
             };
-            assert!(!meets(100_000, p.num_blocks - 1, p.layout, p.probes, goal));
+            assert!(!reference::meets(
+                100_000,
+                p.num_blocks - 1,
+                p.layout,
+                p.probes,
+                goal
+            ));
         }
     }
 
@@ -685,6 +879,237 @@ mod tests {
             fact *= n as f64;
             let got = ln_gamma(n as f64 + 1.0);
             assert!((got - fact.ln()).abs() < 1e-10 * fact.ln().max(1.0), "{n}");
+        }
+    }
+
+    /// SplitMix64, for sampling test inputs.
+    pub(crate) struct Mix(pub u64);
+
+    impl Mix {
+        pub(crate) fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        /// Log-uniform in `[lo, hi]`.
+        pub(crate) fn log_uniform(&mut self, lo: f64, hi: f64) -> f64 {
+            let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+            (lo.ln() + u * (hi.ln() - lo.ln())).exp()
+        }
+    }
+
+    #[test]
+    fn block_moments_match_reference_bit_for_bit() {
+        let mut rng = Mix(7);
+        for _ in 0..3000 {
+            let layout = Layout::ALL[(rng.next() % 2) as usize];
+            let counts: Vec<u32> = layout.probe_counts().collect();
+            let probes = counts[(rng.next() % counts.len() as u64) as usize];
+            let unit = [1, 1, 4, 8][(rng.next() % 4) as usize];
+            let keys = rng.log_uniform(1.0, 1e10) as u64;
+            let bits_per_key = rng.log_uniform(0.5, 200.0);
+            let blocks = ((keys as f64 * bits_per_key / 512.0) as u64).clamp(1, 1 << 33);
+            let got = block_moments(keys, blocks, layout, probes, unit);
+            let want = reference::block_moments(keys, blocks, layout, probes, unit);
+            assert_eq!(
+                (got.0.to_bits(), got.1.to_bits()),
+                (want.0.to_bits(), want.1.to_bits()),
+                "{keys} keys, {blocks} blocks, {layout}/{probes}/{unit}"
+            );
+        }
+    }
+
+    const GRID_N: [u64; 14] = [
+        1,
+        2,
+        3,
+        7,
+        10,
+        100,
+        1000,
+        12_345,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+        1_000_000_000,
+        10_000_000_000,
+    ];
+    const GRID_P: [f64; 12] = [
+        0.5, 0.3, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9,
+    ];
+
+    /// The grid plus `extra` log-uniform random `n` and `p` (seeded), each `n` with each `p`.
+    fn grid(extra: usize, seed: u64) -> (Vec<u64>, Vec<f64>) {
+        let mut rng = Mix(seed);
+        let mut ns = GRID_N.to_vec();
+        let mut ps = GRID_P.to_vec();
+        for _ in 0..extra {
+            ns.push(rng.log_uniform(1.0, 3e10) as u64);
+            ps.push(rng.log_uniform(MIN_FPR, 0.9));
+        }
+        (ns, ps)
+    }
+
+    fn goal(fpr: f64, unit_bits: u32) -> Goal {
+        Goal {
+            fpr,
+            margin_sd: MARGIN_SD,
+            unit_bits,
+        }
+    }
+
+    /// Every planner entry point the constructors use, fast against the reference.
+    fn compare(n: u64, p: f64, slow: &mut Vec<(std::time::Duration, String)>) {
+        let mut cases: Vec<(u32, Option<Layout>, Option<u32>)> = vec![(1, None, None)];
+        for l in Layout::ALL {
+            cases.push((1, Some(l), None));
+        }
+        for k in (4..=MAX_PROBES).step_by(4) {
+            cases.push((1, None, Some(k)));
+        }
+        for unit in [4, 8] {
+            cases.push((unit, None, None));
+        }
+        for (unit, layout, probes) in cases {
+            let t = std::time::Instant::now();
+            let got = plan_for(n, goal(p, unit), layout, probes);
+            slow.push((t.elapsed(), format!("{n} {p} {unit} {layout:?} {probes:?}")));
+            let want = reference::plan_for(n, goal(p, unit), layout, probes);
+            assert_eq!(
+                got, want,
+                "n {n}, p {p}, unit {unit}, {layout:?}, {probes:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fast_planner_matches_reference_on_grid() {
+        let (ns, ps) = grid(6, 11);
+        let mut times = Vec::new();
+        for &n in &ns {
+            for &p in &ps {
+                compare(n, p, &mut times);
+            }
+        }
+        times.sort();
+        eprintln!("slowest plans: {:?}", &times[times.len() - 5..]);
+    }
+
+    #[test]
+    fn fast_planner_matches_reference_without_margin() {
+        // `asymptotic_bits_per_key` plans with no margin, for each layout.
+        for &p in &GRID_P {
+            for l in Layout::ALL {
+                let goal = Goal {
+                    fpr: p,
+                    margin_sd: 0.0,
+                    unit_bits: 1,
+                };
+                let got = plan_for(1 << 26, goal, Some(l), None);
+                assert_eq!(
+                    got,
+                    reference::plan_for(1 << 26, goal, Some(l), None),
+                    "{p} {l}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn eval_agrees_with_exact_model() {
+        let mut rng = Mix(3);
+        let mut worst = [0.0f64; 2];
+        for _ in 0..20000 {
+            let layout = Layout::ALL[(rng.next() % 2) as usize];
+            let counts: Vec<u32> = layout.probe_counts().collect();
+            let probes = counts[(rng.next() % counts.len() as u64) as usize];
+            let unit = [1, 1, 4, 8][(rng.next() % 4) as usize];
+            let keys = rng.log_uniform(1.0, 3e10) as u64;
+            let bits_per_key = rng.log_uniform(0.5, 100.0);
+            let blocks = ((keys as f64 * bits_per_key / 512.0) as u64).clamp(2, 1 << 33);
+            let (mean, var) = block_moments(keys, blocks, layout, probes, unit);
+            // The goal's value with the margin, or the mean alone (no margin).
+            let margin = [0.0, MARGIN_SD][(rng.next() % 2) as usize];
+            let want = mean + margin * (var / blocks as f64).sqrt();
+            if !(MIN_FPR / 10.0..=0.95).contains(&want) {
+                continue;
+            }
+            for (i, level) in [fast::Level::Coarse, fast::Level::Fine]
+                .into_iter()
+                .enumerate()
+            {
+                let got = fast::Shape::new(layout, probes, unit)
+                    .eval(keys, blocks as f64, margin, level)
+                    .value;
+                let rel = (got / want - 1.0).abs();
+                assert!(
+                    rel < level.error() / 20.0,
+                    "{level:?}: {keys} keys, {blocks} blocks, {layout}/{probes}/{unit}: {got} vs {want}"
+                );
+                worst[i] = worst[i].max(rel);
+            }
+        }
+        eprintln!("worst relative differences (coarse, fine) {worst:?}");
+    }
+
+    /// Planning time over the grid (release): `cargo test --release --lib plan_timing -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn plan_timing() {
+        let (ns, ps) = grid(20, 5);
+        let mut times = Vec::new();
+        for &n in &ns {
+            for &p in &ps {
+                let mut cases: Vec<(u32, Option<Layout>, Option<u32>)> = vec![(1, None, None)];
+                for l in Layout::ALL {
+                    cases.push((1, Some(l), None));
+                }
+                for k in (4..=MAX_PROBES).step_by(4) {
+                    cases.push((1, None, Some(k)));
+                }
+                cases.push((4, None, None));
+                cases.push((8, None, None));
+                for (unit, layout, probes) in cases {
+                    let mut best = std::time::Duration::MAX;
+                    for _ in 0..5 {
+                        let t = std::time::Instant::now();
+                        let _ = std::hint::black_box(plan_for(
+                            std::hint::black_box(n),
+                            goal(p, unit),
+                            layout,
+                            probes,
+                        ));
+                        best = best.min(t.elapsed());
+                    }
+                    times.push((
+                        best,
+                        format!("n={n} p={p:e} unit={unit} {layout:?} {probes:?}"),
+                    ));
+                }
+            }
+        }
+        times.sort();
+        let plain: Vec<_> = times
+            .iter()
+            .filter(|t| t.1.contains("unit=1 None None"))
+            .collect();
+        eprintln!(
+            "plans: {}, median {:?}",
+            times.len(),
+            times[times.len() / 2].0
+        );
+        eprintln!(
+            "plain plan() median {:?} max {:?} {}",
+            plain[plain.len() / 2].0,
+            plain.last().unwrap().0,
+            plain.last().unwrap().1
+        );
+        for t in &times[times.len() - 25..] {
+            eprintln!("{:?} {}", t.0, t.1);
         }
     }
 }

@@ -1,0 +1,569 @@
+//! The planner's search, fast: the answers of bisecting with the exact model, from a
+//! handful of evaluations of an approximation instead of a few hundred exact ones.
+//!
+//! * [`Shape::eval`] approximates the goal's value (`mean + margin * sd`) of the exact
+//!   model, [`super::block_moments_of`], and its slope in `ln num_blocks`: `ln C(n, mode)`
+//!   by Stirling differences instead of `mode` logarithms, and the binomial sum sampled
+//!   every `h`-th key count where the summand is wide (the error of sampling a smooth bell
+//!   falls like `exp(-2 pi^2 (width / h)^2)`). Two [`Level`]s, each with an error bound that
+//!   the tests check with a factor 20 to spare over random shapes, loads and sizes.
+//! * A decision "`num_blocks` meets the goal" is taken from a coarse evaluation, or a fine
+//!   one if the coarse value lies within its error of the target, or the exact model.
+//! * A search takes safeguarded Newton steps on `ln value` against `ln num_blocks` (nearly a
+//!   straight line) to the root, and bounds the fewest blocks by the integers above the root
+//!   moved by the model's error (over the slope) and Newton's: [`Bounds`]. The planner
+//!   narrows bounds to the exact count only where a comparison needs it; narrowing searches
+//!   again at the fine level, then decides single block counts. The exact model's rate
+//!   falls with the block count, so this is the count the reference's bisection finds.
+
+use super::{Goal, InBlock, MAX_POWER, block_moments_of, with_b};
+use crate::layout::{Layout, MAX_BLOCKS};
+
+/// How closely [`Shape::eval`] follows the exact model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Level {
+    /// Sampled at about the summand's width, tails cut at `1e-10` of the sum.
+    Coarse,
+    /// Sampled at half the width, tails cut where the exact model cuts them.
+    Fine,
+}
+
+impl Level {
+    /// A bound on `|eval / exact - 1|` for the goal's value: the tests check that the
+    /// evaluations stay 20 times inside it.
+    pub(super) const fn error(self) -> f64 {
+        match self {
+            Level::Coarse => 2e-6,
+            Level::Fine => 1e-9,
+        }
+    }
+}
+
+/// The model of one (layout, probes, unit) shape, prepared for repeated evaluation.
+pub(super) struct Shape {
+    model: InBlock,
+    probes: u32,
+    sectors: u32,
+    /// Positions per sector.
+    w: f64,
+    step: [f64; MAX_POWER + 1],
+    /// `ln step[i]`, for the powers at any key count in one `exp` each.
+    ln_step: [f64; MAX_POWER + 1],
+}
+
+/// The goal's left-hand side `mean + margin_sd * sd` at some block count, and its slope
+/// `d ln value / d ln num_blocks`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Eval {
+    pub(super) value: f64,
+    pub(super) slope: f64,
+}
+
+/// `ln n!` for `n >= 30` (Stirling's series; the first omitted term is below `2e-16`).
+fn ln_factorial_series(x: f64) -> f64 {
+    let r = 1.0 / x;
+    let r2 = r * r;
+    (x + 0.5) * x.ln() - x
+        + 0.5 * (2.0 * std::f64::consts::PI).ln()
+        + r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 * (1.0 / 1260.0 - r2 / 1680.0)))
+}
+
+/// The series part of [`ln_factorial_series`] alone (`1/12x - ...`).
+fn stirling_tail(x: f64) -> f64 {
+    let r = 1.0 / x;
+    let r2 = r * r;
+    r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 * (1.0 / 1260.0 - r2 / 1680.0)))
+}
+
+/// `ln C(n, c)` for integers `0 <= c <= n`, to about `1e-15 * c ln n` absolute.
+fn ln_choose(n: f64, c: f64) -> f64 {
+    let c = c.min(n - c);
+    if c < 30.0 {
+        // Few factors: multiply the ratios, folding into a logarithm before overflow.
+        let (mut acc, mut prod) = (0.0, 1.0);
+        let mut i = 1.0;
+        while i <= c {
+            prod *= (n - c + i) / i;
+            if prod > 1e250 {
+                acc += prod.ln();
+                prod = 1.0;
+            }
+            i += 1.0;
+        }
+        return acc + prod.ln();
+    }
+    // ln n!/(n-c)! - ln c!, the first difference taken without cancellation:
+    // (m + 1/2) ln(n/m) + c ln n - c + tail(n) - tail(m), m = n - c.
+    let m = n - c;
+    let falling =
+        (m + 0.5) * (c / m).ln_1p() + c * n.ln() - c + (stirling_tail(n) - stirling_tail(m));
+    falling - ln_factorial_series(c)
+}
+
+impl Shape {
+    pub(super) fn new(layout: Layout, probes: u32, unit_bits: u32) -> Shape {
+        let model = InBlock::new(layout, probes, unit_bits);
+        let step = model.step();
+        let mut ln_step = [0.0; MAX_POWER + 1];
+        for (l, s) in ln_step.iter_mut().zip(&step).take(model.len()) {
+            *l = s.ln();
+        }
+        Shape {
+            model,
+            probes,
+            sectors: layout.sectors(),
+            w: (layout.sector_bits() / unit_bits) as f64,
+            step,
+            ln_step,
+        }
+    }
+
+    /// A first guess of the blocks `keys` keys need for `fpr`: every sector filled to its
+    /// mean, `fill(load)^k = fpr` with `fill = 1 - (1 - 1/W)^(b load)`, then one Newton step
+    /// for the spread of block loads (Poisson, to second order: `E g(C) = g (1 + load
+    /// ((ln g)'' + (ln g)'^2) / 2)`), which needs a lower load.
+    pub(super) fn guess(&self, keys: u64, fpr: f64) -> f64 {
+        let b = (self.probes / self.sectors) as f64;
+        let k = self.probes as f64;
+        let a = -b * (-1.0 / self.w).ln_1p(); // fill = 1 - e^(-a load)
+        let fill = fpr.powf(1.0 / k);
+        let load = -(-fill).ln_1p() / a;
+        // (ln g)' = k a e / f and (ln g)'' = -k a^2 e / f^2 with e = e^(-a load) = 1 - f.
+        let e = 1.0 - fill;
+        let d1 = k * a * e / fill;
+        let d2 = -k * a * a * e / (fill * fill);
+        let corr = (load * (d2 + d1 * d1) / 2.0).max(0.0);
+        let load = (load - corr.ln_1p() / d1).max(load * 0.5);
+        (keys as f64 / load.max(1e-3)).max(2.0)
+    }
+
+    /// The goal's value at a real block count `blocks >= 2` (see [`Eval`]).
+    pub(super) fn eval(&self, keys: u64, blocks: f64, margin_sd: f64, level: Level) -> Eval {
+        let b = (self.probes / self.sectors) as usize;
+        with_b!(b, eval_b(self, keys, blocks, margin_sd, level))
+    }
+}
+
+fn eval_b<const B: usize>(
+    shape: &Shape,
+    keys: u64,
+    blocks: f64,
+    margin_sd: f64,
+    level: Level,
+) -> Eval {
+    let n = keys as f64;
+    let q = 1.0 / blocks;
+    let ratio = q / (1.0 - q);
+    let mode = ((n + 1.0) * q).floor().min(n);
+    let ln_q = q.ln();
+    let ln_1mq = (-q).ln_1p();
+    let ln_pmf_mode = ln_choose(n, mode) + mode * ln_q + (n - mode) * ln_1mq;
+    let pmf_mode = ln_pmf_mode.exp();
+    // Sampling stride: a fraction of the summand's width. The rate grows about like c^k,
+    // which narrows the bell: 1/width^2 = 1/var + k/mode^2. Full steps where the bell
+    // reaches c = n (the sampled sum would miss the cut) and for few keys; at c = 0 the
+    // summand vanishes (no key, no bit set) to high order.
+    let var_c = n * q * (1.0 - q);
+    let k = shape.probes as f64;
+    let width = (1.0 / var_c + k / (mode * mode).max(1.0)).sqrt().recip();
+    let near_end = n * ln_q - ln_pmf_mode > -46.0 || keys < 64;
+    let fine = level == Level::Fine;
+    let h = if near_end {
+        1
+    } else {
+        ((if fine { 0.5 } else { 0.8 } * width).floor() as u64).max(1)
+    };
+    // Tails: where the exact model stops (fine), or once terms fall below 1e-10 of the
+    // sums so far (coarse; past the summand's peak they only shrink).
+    let cut = if fine { 0.0 } else { 1e-10 };
+    let mut step_h = [1.0; MAX_POWER + 1];
+    for (x, s) in step_h[..=2 * B].iter_mut().zip(&shape.step[..=2 * B]) {
+        *x = s.powi(h as i32);
+    }
+    let c0 = mode as u64;
+    let mut pw0 = [1.0; MAX_POWER + 1];
+    if fine {
+        // As the exact model: its sparse sectors cancel, so the powers must match.
+        for (x, s) in pw0[..=2 * B].iter_mut().zip(&shape.step[..=2 * B]) {
+            *x = s.powf(mode);
+        }
+    } else if mode > 0.0 {
+        for (x, s) in pw0[..=2 * B].iter_mut().zip(&shape.ln_step[..=2 * B]) {
+            *x = (mode * s).exp();
+        }
+    }
+    let mean_c = n * q;
+    // Sums of w m1, w m2 and their first moments in c (for the slope), w = pmf/pmf_mode.
+    let (m1, m2) = shape.model.moments_b::<B>(&pw0);
+    let d0 = mode - mean_c;
+    let mut acc = [m1, m2, m1 * d0, m2 * d0];
+    // Upward.
+    let (mut w, mut c, mut pw) = (1.0f64, c0, pw0);
+    while c + h <= keys {
+        let mut f = 1.0;
+        for i in 0..h {
+            f *= (n - (c + i) as f64) / ((c + i) as f64 + 1.0) * ratio;
+        }
+        w *= f;
+        c += h;
+        for (x, s) in pw[..=2 * B].iter_mut().zip(&step_h[..=2 * B]) {
+            *x *= *s;
+        }
+        let (m1, m2) = shape.model.moments_b::<B>(&pw);
+        let d = c as f64 - mean_c;
+        acc[0] += w * m1;
+        acc[1] += w * m2;
+        acc[2] += w * m1 * d;
+        acc[3] += w * m2 * d;
+        if w < 1e-18 || w == 0.0 || (w * m1 <= cut * acc[0] && w * m2 <= cut * acc[1]) {
+            break;
+        }
+    }
+    // Downward.
+    let (mut w, mut c, mut pw) = (1.0f64, c0, pw0);
+    while c >= h {
+        let mut f = 1.0;
+        for i in 0..h {
+            f *= (c - i) as f64 / (n - (c - i) as f64 + 1.0) / ratio;
+        }
+        w *= f;
+        c -= h;
+        for (x, s) in pw[..=2 * B].iter_mut().zip(&step_h[..=2 * B]) {
+            *x /= *s;
+        }
+        let (m1, m2) = shape.model.moments_b::<B>(&pw);
+        let d = c as f64 - mean_c;
+        acc[0] += w * m1;
+        acc[1] += w * m2;
+        acc[2] += w * m1 * d;
+        acc[3] += w * m2 * d;
+        if w < 1e-18
+            || w == 0.0
+            || w * pmf_mode * m1 < 1e-24
+            || (w * m1 <= cut * acc[0] && w * m2 <= cut * acc[1])
+        {
+            break;
+        }
+    }
+    let scale = pmf_mode * h as f64;
+    let s1 = acc[0] * scale;
+    let s2 = acc[1] * scale;
+    // d pmf_c / d ln B = -pmf_c (c - nq) / (1 - q).
+    let ds1 = -acc[2] * scale / (1.0 - q);
+    let ds2 = -acc[3] * scale / (1.0 - q);
+    let mean = s1.min(1.0);
+    let var = (s2 - mean * mean).max(0.0);
+    let sd = (var * q).sqrt();
+    let value = mean + margin_sd * sd;
+    // d sd / d ln B = (q dvar - q var) / (2 sd), dvar = ds2 - 2 mean ds1.
+    let dsd = if sd > 0.0 {
+        q * (ds2 - 2.0 * mean * ds1 - var) / (2.0 * sd)
+    } else {
+        0.0
+    };
+    let slope = (ds1 + margin_sd * dsd) / value;
+    Eval { value, slope }
+}
+
+impl Shape {
+    /// The exact model's verdict on `blocks` blocks: from a coarse evaluation unless it is
+    /// within its error of the target, then a fine one, then the exact model.
+    pub(super) fn meets(&self, keys: u64, blocks: u64, goal: Goal) -> bool {
+        if blocks >= 2 {
+            for level in [Level::Coarse, Level::Fine] {
+                let e = self.eval(keys, blocks as f64, goal.margin_sd, level);
+                if e.value <= goal.fpr * (1.0 - level.error()) {
+                    return true;
+                }
+                if e.value > goal.fpr * (1.0 + level.error()) {
+                    return false;
+                }
+            }
+        }
+        let (mean, var) = block_moments_of(&self.model, keys, blocks);
+        mean + goal.margin_sd * (var / blocks as f64).sqrt() <= goal.fpr
+    }
+
+    /// The real root of `ln value(u) = ln fpr` in `u = ln blocks` by safeguarded Newton steps
+    /// at `level`, from `u` (already evaluated as `first` if given), below `hi` (known to
+    /// meet the goal). Returns the root, the slope there and a bound on the root's error in
+    /// `u`; `Ok(None)` above the ceiling, `Err(())` if two blocks meet.
+    fn root(
+        &self,
+        keys: u64,
+        goal: Goal,
+        level: Level,
+        mut u: f64,
+        mut first: Option<Eval>,
+        mut hi: f64,
+    ) -> Result<Option<(f64, f64, f64)>, ()> {
+        let mut lo = f64::NEG_INFINITY;
+        let target = goal.fpr.ln();
+        let floor = 2f64.ln();
+        let ceiling = (4.0 * MAX_BLOCKS as f64).ln();
+        for _ in 0..64 {
+            let e = match first.take() {
+                Some(e) => e,
+                None => self.eval(keys, u.exp(), goal.margin_sd, level),
+            };
+            let f = e.value.ln() - target;
+            if f > 0.0 {
+                if u >= ceiling {
+                    return Ok(None);
+                }
+                lo = u;
+            } else {
+                if u <= floor {
+                    return Err(());
+                }
+                hi = u;
+            }
+            let newton = u - f / e.slope;
+            let usable = e.slope < 0.0 && newton.is_finite();
+            // Newton's error is about (curvature / 2 slope) * step^2, that factor below 0.3
+            // wherever the tests look: step^2 bounds it. Good enough once it is a tenth of
+            // the gap between neighbouring block counts or of the model's own doubt.
+            let step2 = (newton - u) * (newton - u);
+            let enough = (0.1 * (-newton).exp()).max(match level {
+                // Coarse bounds only need to tell shapes apart; the fine search or the
+                // decisions settle the integer where it matters.
+                Level::Coarse => 1e-6,
+                Level::Fine => 0.1 * level.error() / -e.slope,
+            });
+            if usable && (step2 < enough || step2 < 1e-16) {
+                return Ok(Some((newton, e.slope, step2)));
+            }
+            u = if usable && newton > lo && newton < hi {
+                newton
+            } else if lo.is_finite() && hi.is_finite() {
+                0.5 * (lo + hi)
+            } else if f > 0.0 {
+                u + 1.0
+            } else {
+                u - 1.0
+            }
+            .clamp(floor, ceiling);
+            if hi - lo < 1e-13 {
+                return Ok(Some((hi, e.slope, 1e-13)));
+            }
+        }
+        Ok(Some((hi.min(ceiling), f64::NAN, 0.0)))
+    }
+
+    /// Bounds on the fewest blocks that meet `goal` at `keys` keys, from a coarse search
+    /// started at `guess`.
+    pub(super) fn bound(&self, keys: u64, goal: Goal, guess: f64) -> Bounds {
+        let ceiling = (4.0 * MAX_BLOCKS as f64).ln();
+        if guess > MAX_BLOCKS as f64 / 8.0 {
+            // Near the limit: settle "too many blocks" with one evaluation when clear.
+            let e = self.eval(keys, MAX_BLOCKS as f64, goal.margin_sd, Level::Coarse);
+            if e.value > goal.fpr * (1.0 + Level::Coarse.error()) {
+                return Bounds::exact(NONE, guess.ln());
+            }
+        }
+        let u = guess.max(2.0).ln().min(ceiling);
+        self.search(keys, goal, Level::Coarse, u, None, f64::INFINITY)
+    }
+
+    /// One coarse evaluation at `blocks`, and what it says of the exact model there.
+    pub(super) fn probe(&self, keys: u64, goal: Goal, blocks: u64) -> Probe {
+        if blocks < 2 {
+            return Probe::Doubt;
+        }
+        let e = self.eval(keys, blocks as f64, goal.margin_sd, Level::Coarse);
+        let err = Level::Coarse.error();
+        if e.value > goal.fpr * (1.0 + err) {
+            Probe::Fails(e)
+        } else if e.value <= goal.fpr * (1.0 - err) {
+            Probe::Meets(e)
+        } else {
+            Probe::Doubt
+        }
+    }
+
+    /// Bounds on the fewest blocks from a coarse search started at `start` blocks (already
+    /// evaluated as `first`), `known` blocks known to meet the goal.
+    pub(super) fn bound_from(
+        &self,
+        keys: u64,
+        goal: Goal,
+        start: u64,
+        first: Eval,
+        known: u64,
+    ) -> Bounds {
+        let (u, known) = ((start as f64).ln(), (known as f64).ln());
+        self.search(keys, goal, Level::Coarse, u, Some(first), known)
+    }
+
+    /// Bounds on the fewest blocks given that `known` meets the goal (decided exactly).
+    pub(super) fn bound_known(&self, keys: u64, goal: Goal, known: u64) -> Bounds {
+        let u = (known.max(1) as f64).ln();
+        if known < 2 {
+            return Bounds::exact(known, u);
+        }
+        self.search(keys, goal, Level::Coarse, u, None, u)
+    }
+
+    /// The fewest blocks that meet the goal (`NONE` above [`MAX_BLOCKS`]), settling
+    /// `bounds` to it: a fine search from the coarse root, then single decisions if need be.
+    pub(super) fn refine(&self, keys: u64, goal: Goal, bounds: &mut Bounds) -> u64 {
+        if bounds.lo != bounds.hi {
+            *bounds = self.search(keys, goal, Level::Fine, bounds.root, None, bounds.known);
+        }
+        bounds.lo
+    }
+
+    /// A search at `level` from `u = ln blocks` (evaluated as `first` if given), `known` a
+    /// `u` known to meet the goal. The integer above the root of a model with relative
+    /// error `e` is the exact model's answer unless the root could move past an integer:
+    /// by `e / |slope|` in `u` (doubled for safety) plus Newton's error. At the fine level
+    /// an interval left in doubt is settled by single decisions.
+    fn search(
+        &self,
+        keys: u64,
+        goal: Goal,
+        level: Level,
+        u: f64,
+        first: Option<Eval>,
+        known: f64,
+    ) -> Bounds {
+        match self.root(keys, goal, level, u, first, known) {
+            Err(()) => Bounds::exact(self.walk(keys, goal, 2), 2f64.ln()),
+            Ok(None) => Bounds::exact(NONE, (4.0 * MAX_BLOCKS as f64).ln()),
+            Ok(Some((r, slope, newton_error))) => {
+                let doubt = 2.0 * level.error() / -slope + newton_error;
+                let doubt = if doubt.is_finite() { doubt } else { 1.0 };
+                let block = |v: f64| {
+                    let b = v.exp().ceil().max(1.0);
+                    if b > MAX_BLOCKS as f64 {
+                        NONE
+                    } else {
+                        b as u64
+                    }
+                };
+                let (lo, mut hi) = (block(r - doubt), block(r + doubt));
+                if known.is_finite() {
+                    hi = hi.min(known.exp().round() as u64);
+                }
+                if lo == hi || level == Level::Coarse {
+                    return Bounds {
+                        lo,
+                        hi,
+                        root: r,
+                        known,
+                    };
+                }
+                let start = block(r).min(MAX_BLOCKS);
+                Bounds::exact(self.walk(keys, goal, start), r)
+            }
+        }
+    }
+
+    /// The fewest blocks that meet the goal (`NONE` above [`MAX_BLOCKS`]), by single
+    /// decisions from `start`, expected next to it: steps doubling away from it until the
+    /// answer changes, then bisection (the exact model's rate falls with the block count).
+    fn walk(&self, keys: u64, goal: Goal, start: u64) -> u64 {
+        let start = start.clamp(1, MAX_BLOCKS);
+        // `lo` fails (0: nothing fails yet), `hi` meets.
+        let (mut lo, mut hi) = if self.meets(keys, start, goal) {
+            let mut step = 1;
+            let mut hi = start;
+            loop {
+                let b = hi.saturating_sub(step);
+                if b == 0 {
+                    break (0, hi);
+                }
+                if !self.meets(keys, b, goal) {
+                    break (b, hi);
+                }
+                hi = b;
+                step *= 2;
+            }
+        } else {
+            let mut step = 1;
+            let mut lo = start;
+            loop {
+                if lo == MAX_BLOCKS {
+                    return NONE;
+                }
+                let b = (lo + step).min(MAX_BLOCKS);
+                if self.meets(keys, b, goal) {
+                    break (lo, b);
+                }
+                lo = b;
+                step *= 2;
+            }
+        };
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.meets(keys, mid, goal) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
+    }
+}
+
+/// What one coarse evaluation says of the exact model at some block count.
+pub(super) enum Probe {
+    Meets(Eval),
+    Fails(Eval),
+    /// Within the coarse level's error of the target.
+    Doubt,
+}
+
+/// A block count standing for "more than [`MAX_BLOCKS`]".
+pub(super) const NONE: u64 = MAX_BLOCKS + 1;
+
+/// What is known of one shape's fewest blocks: `lo..=hi` (`NONE` for too many), the root of
+/// the model's equation in `u = ln blocks` it came from, and a `u` known to meet the goal.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bounds {
+    pub(super) lo: u64,
+    pub(super) hi: u64,
+    root: f64,
+    known: f64,
+}
+
+impl Bounds {
+    fn exact(b: u64, root: f64) -> Bounds {
+        Bounds {
+            lo: b,
+            hi: b,
+            root,
+            known: f64::INFINITY,
+        }
+    }
+
+    /// The root in blocks (to scale the next shape's guess by).
+    pub(super) fn root_blocks(&self) -> f64 {
+        self.root.exp()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ln_choose_matches_a_sum_of_logs() {
+        for n in [1.0f64, 2.0, 7.0, 60.0, 1e3, 12_345.0, 1e6, 1e10, 1e18] {
+            for c in [0.0f64, 1.0, 2.0, 29.0, 30.0, 31.0, 100.0, 5000.0] {
+                if c > n {
+                    continue;
+                }
+                let c_min = c.min(n - c);
+                let want: f64 = (1..=c_min as u64)
+                    .map(|i| ((n - c_min + i as f64) / i as f64).ln())
+                    .sum();
+                let got = ln_choose(n, c);
+                assert!(
+                    (got - want).abs() <= 1e-13 * want.abs().max(1.0),
+                    "C({n}, {c}): {got} vs {want}"
+                );
+            }
+        }
+    }
+}
