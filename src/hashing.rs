@@ -21,6 +21,16 @@ pub(crate) const fn seed_flip(seed: u64) -> u64 {
     (SECRET_8 ^ SECRET_16).wrapping_sub(folded)
 }
 
+/// A seed nobody outside this process can predict: SipHash-1-3 (std's `RandomState`, keyed
+/// from the operating system's randomness once per thread, with a fresh key per call) of a
+/// process-wide counter. What the builders' `keyed()` draws.
+pub(crate) fn random_seed() -> u64 {
+    use std::hash::BuildHasher;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static DRAWN: AtomicU64 = AtomicU64::new(0);
+    std::collections::hash_map::RandomState::new().hash_one(DRAWN.fetch_add(1, Relaxed))
+}
+
 /// The seed whose [`seed_flip`] is `flip` (the map is a bijection): the kernels carry the flip,
 /// and byte-string keys need the seed itself.
 #[inline]
