@@ -3,8 +3,9 @@
 //! two hash arms.
 
 use super::Lanes;
-use crate::hashing::{seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed};
-use xxhash_rust::xxh3::xxh3_64_with_seed;
+use crate::hashing::{
+    bytes_with_seed, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
+};
 
 /// Keys of a batch: raw integer keys (hashed in lanes), 16-byte keys, byte strings, or hashes.
 #[derive(Clone, Copy)]
@@ -68,23 +69,23 @@ impl<'a> ByteKeys<'a> {
         match self {
             ByteKeys::Slices(k) => {
                 for (o, b) in out.iter_mut().zip(*k) {
-                    *o = xxh3_64_with_seed(b, seed);
+                    *o = bytes_with_seed(b, seed);
                 }
             }
             ByteKeys::Strs(k) => {
                 for (o, s) in out.iter_mut().zip(*k) {
-                    *o = xxh3_64_with_seed(s.as_bytes(), seed);
+                    *o = bytes_with_seed(s.as_bytes(), seed);
                 }
             }
             ByteKeys::Offsets32 { offsets, values } => {
                 for (o, w) in out.iter_mut().zip(offsets.windows(2)) {
                     // In bounds: the front-end validated the offsets against `values`.
-                    *o = xxh3_64_with_seed(&values[w[0] as usize..w[1] as usize], seed);
+                    *o = bytes_with_seed(&values[w[0] as usize..w[1] as usize], seed);
                 }
             }
             ByteKeys::Offsets64 { offsets, values } => {
                 for (o, w) in out.iter_mut().zip(offsets.windows(2)) {
-                    *o = xxh3_64_with_seed(&values[w[0] as usize..w[1] as usize], seed);
+                    *o = bytes_with_seed(&values[w[0] as usize..w[1] as usize], seed);
                 }
             }
         }
