@@ -3,6 +3,7 @@
 //! two hash arms.
 
 use super::Lanes;
+use crate::error::Error;
 use crate::hashing::{
     bytes_with_seed, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
 };
@@ -35,6 +36,32 @@ pub enum ByteKeys<'a> {
         offsets: &'a [i64],
         values: &'a [u8],
     },
+}
+
+/// Checks Arrow offsets against `values_len` bytes of values, in one pass: the first offset
+/// that is negative, smaller than the one before it, or past the end of the values is
+/// [`Error::InvalidOffsets`]. What `ByteColumn::new` and the Arrow arrays check before their
+/// offsets become [`ByteKeys`].
+pub(crate) fn check_offsets<O: Copy + Into<i64>>(
+    offsets: &[O],
+    values_len: usize,
+) -> Result<(), Error> {
+    let mut prev = 0i64;
+    for (index, &o) in offsets.iter().enumerate() {
+        let o: i64 = o.into();
+        let reason = if o < 0 {
+            "negative"
+        } else if o < prev {
+            "smaller than the offset before it"
+        } else if o as u64 > values_len as u64 {
+            "past the end of the values"
+        } else {
+            prev = o;
+            continue;
+        };
+        return Err(Error::InvalidOffsets { index, reason });
+    }
+    Ok(())
 }
 
 impl<'a> ByteKeys<'a> {
