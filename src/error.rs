@@ -169,6 +169,9 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// An Arrow array of a data type the filter does not take (`insert_array` and
+    /// `contains_array`, cargo feature `arrow`); the text is the type, as Arrow prints it.
+    UnsupportedType(String),
     /// Reading or writing failed.
     Io {
         /// The I/O error's kind.
@@ -336,6 +339,12 @@ impl fmt::Display for Error {
                 f,
                 "the bytes hold a {found}, not a {expected}; decode them with that kind's \
                  from_bytes"
+            ),
+            Error::UnsupportedType(t) => write!(
+                f,
+                "Arrow arrays of type {t} are not supported: the filters take Int32, Int64, \
+                 UInt32, UInt64, Utf8, LargeUtf8, Binary, LargeBinary and FixedSizeBinary(16) \
+                 (the Parquet filter any FixedSizeBinary width)"
             ),
             Error::Io { kind, message } => write!(f, "I/O error ({kind:?}): {message}"),
         }

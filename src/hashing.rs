@@ -21,6 +21,16 @@ pub(crate) const fn seed_flip(seed: u64) -> u64 {
     (SECRET_8 ^ SECRET_16).wrapping_sub(folded)
 }
 
+/// A seed nobody outside this process can predict: SipHash-1-3 (std's `RandomState`, keyed
+/// from the operating system's randomness once per thread, with a fresh key per call) of a
+/// process-wide counter. What the builders' `keyed()` draws.
+pub(crate) fn random_seed() -> u64 {
+    use std::hash::BuildHasher;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static DRAWN: AtomicU64 = AtomicU64::new(0);
+    std::collections::hash_map::RandomState::new().hash_one(DRAWN.fetch_add(1, Relaxed))
+}
+
 /// The seed whose [`seed_flip`] is `flip` (the map is a bijection): the kernels carry the flip,
 /// and byte-string keys need the seed itself.
 #[inline]
@@ -48,6 +58,35 @@ pub(crate) const fn u128_with_seed(key: u128, seed: u64) -> u64 {
         .wrapping_add(hi)
         .wrapping_add(fold);
     xxh3_avalanche(acc)
+}
+
+/// XXH3-64 of a byte string with `seed`: XXH3's 4-to-16-byte paths in closed form (the same
+/// bits as `xxh3_64_with_seed`, which serves every other length), so the short keys that
+/// dominate database and network columns skip the general function's length dispatch.
+#[inline(always)]
+pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
+    let len = b.len();
+    let le64 = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    let le32 = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+    match len {
+        9..=16 => {
+            let lo = le64(0) ^ (SECRET_24 ^ SECRET_32).wrapping_add(seed);
+            let hi = le64(len - 8) ^ (SECRET_40 ^ SECRET_48).wrapping_sub(seed);
+            let product = lo as u128 * hi as u128;
+            let fold = (product as u64) ^ ((product >> 64) as u64);
+            xxh3_avalanche(
+                (len as u64)
+                    .wrapping_add(lo.swap_bytes())
+                    .wrapping_add(hi)
+                    .wrapping_add(fold),
+            )
+        }
+        4..=8 => {
+            let x = (le32(len - 4) as u64).wrapping_add((le32(0) as u64) << 32);
+            rrmxmx(x ^ seed_flip(seed), len as u64)
+        }
+        _ => xxh3_64_with_seed(b, seed),
+    }
 }
 
 /// XXH3's avalanche.
@@ -110,7 +149,7 @@ pub const fn hash_u32(key: u32, seed: u64) -> u64 {
 /// ```
 #[inline]
 pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
-    xxh3_64_with_seed(bytes, seed)
+    bytes_with_seed(bytes, seed)
 }
 
 /// The filter hash of any `T: Hash`: XXH3-64 of the canonical byte stream its `Hash` impl
@@ -326,6 +365,31 @@ mod tests {
     fn the_flip_gives_back_its_seed() {
         for seed in words() {
             assert_eq!(seed_from_flip(seed_flip(seed)), seed, "{seed:#x}");
+        }
+    }
+
+    #[test]
+    fn short_byte_strings_hash_as_xxh3() {
+        let mut w = words();
+        let mut buf = [0u8; 40];
+        for round in 0..600 {
+            for c in buf.chunks_mut(8) {
+                c.copy_from_slice(&w.next().unwrap_or(round).to_le_bytes()[..c.len()]);
+            }
+            let seed = if round % 3 == 0 {
+                0
+            } else {
+                w.next().unwrap_or(7)
+            };
+            for len in 0..=buf.len() {
+                let b = &buf[round as usize % 3..][..len.min(buf.len() - round as usize % 3)];
+                assert_eq!(
+                    bytes_with_seed(b, seed),
+                    xxh3_64_with_seed(b, seed),
+                    "len {} seed {seed:#x}",
+                    b.len()
+                );
+            }
         }
     }
 

@@ -37,6 +37,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "arrow")]
+mod arrow;
 mod codec;
 mod error;
 mod family;

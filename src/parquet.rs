@@ -22,7 +22,8 @@
 //! filter's Thrift header, and [`SplitBlockFilter::from_bitset`] takes them back; the
 //! crate's tests check both against the reference implementation, the `parquet` crate's
 //! `bloom_filter::Sbbf`. With the `parquet` cargo feature, `read_column_filter` reads a
-//! column's filter out of a Parquet file.
+//! column's filter out of a Parquet file; with the `arrow` feature, `insert_array` and
+//! `contains_array` take Arrow arrays, hashed as a Parquet writer hashes the column's values.
 //!
 //! Batches run on the active kernel tier ([`Isa::active`]): a block is one eight-lane vector,
 //! so insert is a multiply, a shift, a variable shift and an `or`, and a query the same with a
@@ -48,6 +49,8 @@
 use crate::error::Error;
 use crate::isa::Isa;
 
+#[cfg(feature = "arrow")]
+mod arrow;
 mod kernel;
 
 use kernel::{Block, Kernel, Sink, SplitKernel, block_index, contains_scalar, insert_scalar};

@@ -134,6 +134,28 @@ impl Builder {
         self
     }
 
+    /// A secret random seed instead of the default 0, so that nobody who does not know it can
+    /// compute where a key lands (see the README's threat model): the defence of a filter fed
+    /// by untrusted keys (a block list, a dedup filter on network traffic) against keys crafted
+    /// to make a chosen key a false positive or to fill the filter fast.
+    ///
+    /// The seed comes from the operating system's randomness (through std's `RandomState`),
+    /// is different for every filter, and is stored in the filter's encoding like any seed:
+    /// a keyed filter persists, and answers identically on every machine that loads it. Keep
+    /// its file as secret as the seed should be. The batch paths stay on SIMD lanes (the hash
+    /// is the same seeded XXH3). A later `seed(..)` replaces it; filters must share a seed to
+    /// be merged, so draw one keyed filter and derive the others with `seed(f.seed())`.
+    ///
+    /// ```
+    /// let a = blockbloom::BloomFilter::builder().capacity(100).keyed().build()?;
+    /// let b = blockbloom::BloomFilter::builder().capacity(100).keyed().build()?;
+    /// assert_ne!(a.seed(), b.seed());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn keyed(self) -> Builder {
+        self.seed(crate::hashing::random_seed())
+    }
+
     /// Kernel tier for the batch methods (default: [`Isa::active`]).
     ///
     /// ```

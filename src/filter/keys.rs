@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::kernel::Keys;
-use crate::kernel::keys::ByteKeys;
+use crate::kernel::keys::{ByteKeys, check_offsets};
 
 /// Key types the batch methods take. Each hashes exactly as the single-key method named
 /// below, so a batch gives the same filter and the same answers:
@@ -163,21 +163,7 @@ impl<'a> ByteColumn<'a> {
     /// [`Error::InvalidOffsets`] naming the first offset that is negative, smaller than the
     /// one before it, or past `values.len()`. Checked once here, in one pass.
     pub fn new<O: Offset>(offsets: &'a [O], values: &'a [u8]) -> Result<ByteColumn<'a>, Error> {
-        let mut prev = 0i64;
-        for (index, &o) in offsets.iter().enumerate() {
-            let o: i64 = o.into();
-            let reason = if o < 0 {
-                "negative"
-            } else if o < prev {
-                "smaller than the offset before it"
-            } else if o as u64 > values.len() as u64 {
-                "past the end of the values"
-            } else {
-                prev = o;
-                continue;
-            };
-            return Err(Error::InvalidOffsets { index, reason });
-        }
+        check_offsets(offsets, values.len())?;
         Ok(ByteColumn {
             keys: O::column(offsets, values).0,
         })

@@ -2,6 +2,8 @@
 //! [`Builder`].
 
 mod algebra;
+#[cfg(feature = "arrow")]
+mod arrow;
 mod atomic;
 mod builder;
 mod counting;

@@ -3,8 +3,10 @@
 //! two hash arms.
 
 use super::Lanes;
-use crate::hashing::{seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed};
-use xxhash_rust::xxh3::xxh3_64_with_seed;
+use crate::error::Error;
+use crate::hashing::{
+    bytes_with_seed, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
+};
 
 /// Keys of a batch: raw integer keys (hashed in lanes), 16-byte keys, byte strings, or hashes.
 #[derive(Clone, Copy)]
@@ -34,6 +36,32 @@ pub enum ByteKeys<'a> {
         offsets: &'a [i64],
         values: &'a [u8],
     },
+}
+
+/// Checks Arrow offsets against `values_len` bytes of values, in one pass: the first offset
+/// that is negative, smaller than the one before it, or past the end of the values is
+/// [`Error::InvalidOffsets`]. What `ByteColumn::new` and the Arrow arrays check before their
+/// offsets become [`ByteKeys`].
+pub(crate) fn check_offsets<O: Copy + Into<i64>>(
+    offsets: &[O],
+    values_len: usize,
+) -> Result<(), Error> {
+    let mut prev = 0i64;
+    for (index, &o) in offsets.iter().enumerate() {
+        let o: i64 = o.into();
+        let reason = if o < 0 {
+            "negative"
+        } else if o < prev {
+            "smaller than the offset before it"
+        } else if o as u64 > values_len as u64 {
+            "past the end of the values"
+        } else {
+            prev = o;
+            continue;
+        };
+        return Err(Error::InvalidOffsets { index, reason });
+    }
+    Ok(())
 }
 
 impl<'a> ByteKeys<'a> {
@@ -68,23 +96,23 @@ impl<'a> ByteKeys<'a> {
         match self {
             ByteKeys::Slices(k) => {
                 for (o, b) in out.iter_mut().zip(*k) {
-                    *o = xxh3_64_with_seed(b, seed);
+                    *o = bytes_with_seed(b, seed);
                 }
             }
             ByteKeys::Strs(k) => {
                 for (o, s) in out.iter_mut().zip(*k) {
-                    *o = xxh3_64_with_seed(s.as_bytes(), seed);
+                    *o = bytes_with_seed(s.as_bytes(), seed);
                 }
             }
             ByteKeys::Offsets32 { offsets, values } => {
                 for (o, w) in out.iter_mut().zip(offsets.windows(2)) {
                     // In bounds: the front-end validated the offsets against `values`.
-                    *o = xxh3_64_with_seed(&values[w[0] as usize..w[1] as usize], seed);
+                    *o = bytes_with_seed(&values[w[0] as usize..w[1] as usize], seed);
                 }
             }
             ByteKeys::Offsets64 { offsets, values } => {
                 for (o, w) in out.iter_mut().zip(offsets.windows(2)) {
-                    *o = xxh3_64_with_seed(&values[w[0] as usize..w[1] as usize], seed);
+                    *o = bytes_with_seed(&values[w[0] as usize..w[1] as usize], seed);
                 }
             }
         }
@@ -158,11 +186,26 @@ impl<'a> Keys<'a> {
             self.len(),
             "output slice length must equal key count"
         );
+        self.hash_lanes_at(l, flip, 0, out)
+    }
+
+    /// Hashes keys `start..start + out.len()` into `out` in `l`'s lanes: the pipeline's
+    /// per-chunk step, one match and no re-slicing of the other sources. Sources hashed one
+    /// key at a time leave the hot function ([`hash_one_by_one`](Self::hash_one_by_one)).
+    #[inline(always)]
+    pub(crate) fn hash_lanes_at<L: Lanes>(&self, l: L, flip: u64, start: usize, out: &mut [u64]) {
+        let end = start + out.len();
         match self {
-            Keys::U64(k) => l.hash_u64(flip, k, out),
-            Keys::U32(k) => l.hash_u32(flip, k, out),
-            Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) => self.hash_scalar(flip, out),
-            Keys::Hashes(k) => out.copy_from_slice(k),
+            Keys::U64(k) => l.hash_u64(flip, &k[start..end], out),
+            Keys::U32(k) => l.hash_u32(flip, &k[start..end], out),
+            Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
+            _ => self.hash_one_by_one(flip, start, out),
         }
+    }
+
+    /// [`hash_scalar`](Self::hash_scalar) of keys `start..start + out.len()`, out of line.
+    #[inline(never)]
+    fn hash_one_by_one(&self, flip: u64, start: usize, out: &mut [u64]) {
+        self.slice(start, start + out.len()).hash_scalar(flip, out)
     }
 }

@@ -195,12 +195,12 @@ impl Staged {
         len: 0,
     };
 
-    /// Hashes keys `start..start + chunk` and, when the walk says so, prefetches their blocks.
+    /// Hashes keys `start..start + chunk` (of `len`) and, when the walk says so, prefetches their blocks.
     #[inline(always)]
-    fn load<L: Lanes>(&mut self, l: L, walk: &Walk, keys: Keys<'_>, start: usize) {
-        let n = walk.chunk.min(CHUNK).min(keys.len() - start);
+    fn load<L: Lanes>(&mut self, l: L, walk: &Walk, keys: Keys<'_>, len: usize, start: usize) {
+        let n = walk.chunk.min(CHUNK).min(len - start);
         let out = &mut self.hashes[..n];
-        keys.slice(start, start + n).hash_lanes(l, walk.flip, out);
+        keys.hash_lanes_at(l, walk.flip, start, out);
         if walk.prefetch {
             for &h in out.iter() {
                 let i = block_index(h, walk.num_blocks);
@@ -240,12 +240,12 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
         return;
     }
     let n = walk.num_blocks;
-    stage[0].load(l, walk, keys, 0);
+    stage[0].load(l, walk, keys, len, 0);
     let (mut start, mut cur) = (0, 0);
     while start < len {
         let next = start + stage[cur].len;
         if next < len {
-            stage[cur ^ 1].load(l, walk, keys, next);
+            stage[cur ^ 1].load(l, walk, keys, len, next);
         }
         let entries = stage[cur].entries(n);
         // SAFETY (each `key` call): `entries` yields `block_index(h, n)`, which is below `n`.

@@ -105,6 +105,12 @@ impl BloomierBuilder {
         self
     }
 
+    /// A secret random first seed, as [`Builder::keyed`](crate::Builder::keyed): keys crafted
+    /// to make construction fail (or to collide with a chosen key's slots) need the seed.
+    pub fn keyed(self) -> BloomierBuilder {
+        self.seed(crate::hashing::random_seed())
+    }
+
     /// Builds from `(key, value)` pairs of any hashable key (hashed like
     /// [`BloomFilter::insert`](crate::BloomFilter::insert)).
     ///

@@ -179,6 +179,11 @@ impl ScalableBuilder {
         self
     }
 
+    /// A secret random seed for every stage, as [`Builder::keyed`](crate::Builder::keyed).
+    pub fn keyed(self) -> ScalableBuilder {
+        self.seed(crate::hashing::random_seed())
+    }
+
     /// Kernel tier of every stage (default: [`Isa::active`]).
     ///
     /// ```

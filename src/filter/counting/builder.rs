@@ -124,6 +124,11 @@ impl CountingBuilder {
         self
     }
 
+    /// A secret random seed, as [`Builder::keyed`](crate::Builder::keyed).
+    pub fn keyed(self) -> CountingBuilder {
+        self.seed(crate::hashing::random_seed())
+    }
+
     /// Kernel tier for batch hashing (default: [`Isa::active`]).
     ///
     /// ```

@@ -1,0 +1,341 @@
+//! Arrow arrays as key sources (cargo feature `arrow`): what `insert_array` and
+//! `contains_array` take, borrowed in place. The filters' methods live beside the filters
+//! (`filter/arrow.rs`, `parquet/arrow.rs`); this module reads an array into a [`Column`] over
+//! its buffers, walks its valid keys for inserts, and turns a bitmap of answers into a
+//! [`BooleanArray`] with the input's null buffer.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, BooleanArray};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
+use arrow_schema::DataType;
+
+use crate::error::Error;
+use crate::kernel::Keys;
+use crate::kernel::keys::{ByteKeys, check_offsets};
+
+/// The keys of an array (or of part of one), borrowed from its buffers or from a gather
+/// buffer.
+#[derive(Clone, Copy)]
+pub(crate) enum Column<'a> {
+    /// `Int32` (bits reinterpreted) and `UInt32`.
+    U32(&'a [u32]),
+    /// `Int64` (bits reinterpreted) and `UInt64`.
+    U64(&'a [u64]),
+    /// `Utf8`, `Binary`: key `i` is `values[offsets[i]..offsets[i + 1]]` (validated).
+    Bytes32 {
+        offsets: &'a [i32],
+        values: &'a [u8],
+    },
+    /// `LargeUtf8`, `LargeBinary`.
+    Bytes64 {
+        offsets: &'a [i64],
+        values: &'a [u8],
+    },
+    /// Byte-string keys gathered from a byte column with nulls.
+    Slices(&'a [&'a [u8]]),
+    /// `FixedSizeBinary(width)`, `width > 0`: key `i` is `values[i * width..(i + 1) * width]`.
+    Fixed { width: usize, values: &'a [u8] },
+}
+
+impl<'a> Column<'a> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Column::U32(k) => k.len(),
+            Column::U64(k) => k.len(),
+            Column::Bytes32 { offsets, .. } => offsets.len().saturating_sub(1),
+            Column::Bytes64 { offsets, .. } => offsets.len().saturating_sub(1),
+            Column::Slices(k) => k.len(),
+            Column::Fixed { width, values } => values.len() / width,
+        }
+    }
+
+    /// Keys `start..end`.
+    pub(crate) fn slice(self, start: usize, end: usize) -> Column<'a> {
+        match self {
+            Column::U32(k) => Column::U32(&k[start..end]),
+            Column::U64(k) => Column::U64(&k[start..end]),
+            Column::Bytes32 { offsets, values } => Column::Bytes32 {
+                offsets: &offsets[start..=end],
+                values,
+            },
+            Column::Bytes64 { offsets, values } => Column::Bytes64 {
+                offsets: &offsets[start..=end],
+                values,
+            },
+            Column::Slices(k) => Column::Slices(&k[start..end]),
+            Column::Fixed { width, values } => Column::Fixed {
+                width,
+                values: &values[start * width..end * width],
+            },
+        }
+    }
+
+    /// The bytes of key `i` of a byte-string or fixed-width column.
+    ///
+    /// # Panics
+    /// On an integer column.
+    #[inline]
+    pub(crate) fn bytes(&self, i: usize) -> &'a [u8] {
+        match *self {
+            Column::Bytes32 { offsets, values } => {
+                &values[offsets[i] as usize..offsets[i + 1] as usize]
+            }
+            Column::Bytes64 { offsets, values } => {
+                &values[offsets[i] as usize..offsets[i + 1] as usize]
+            }
+            Column::Slices(k) => k[i],
+            Column::Fixed { width, values } => &values[i * width..(i + 1) * width],
+            Column::U32(_) | Column::U64(_) => unreachable!("integer keys have no byte form here"),
+        }
+    }
+
+    /// The keys as the Bloom filter kernels take them.
+    ///
+    /// # Panics
+    /// On a fixed-width column of another width than 16 (refused by [`ArrowKeys::new`]
+    /// with `any_width: false`).
+    pub(crate) fn keys(self) -> Keys<'a> {
+        match self {
+            Column::U32(k) => Keys::U32(k),
+            Column::U64(k) => Keys::U64(k),
+            // Checked by `ArrowKeys::new` (`check_offsets`), as `ByteColumn::new` checks.
+            Column::Bytes32 { offsets, values } => {
+                Keys::Bytes(ByteKeys::Offsets32 { offsets, values })
+            }
+            Column::Bytes64 { offsets, values } => {
+                Keys::Bytes(ByteKeys::Offsets64 { offsets, values })
+            }
+            Column::Slices(k) => Keys::Bytes(ByteKeys::Slices(k)),
+            Column::Fixed { width, values } => {
+                assert_eq!(
+                    width, 16,
+                    "the Bloom filter takes 16-byte fixed-width keys only"
+                );
+                Keys::Fixed16(values.as_chunks::<16>().0)
+            }
+        }
+    }
+}
+
+/// An Arrow array read for a filter: its keys in place and its null buffer.
+pub(crate) struct ArrowKeys<'a> {
+    pub(crate) column: Column<'a>,
+    /// The input's null buffer, as given (it may count no nulls).
+    nulls: Option<&'a NullBuffer>,
+    len: usize,
+}
+
+/// Valid runs at least this long are inserted in place; shorter ones are gathered.
+const RUN: usize = 64;
+/// Keys gathered per batch.
+const GATHER: usize = 1024;
+
+impl<'a> ArrowKeys<'a> {
+    /// Reads `array`. `any_width`: accept `FixedSizeBinary` of any width above 0 (the Parquet
+    /// filter hashes the bytes), not only 16.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedType`] naming the array's data type if it is not one of the
+    /// supported ones; [`Error::InvalidOffsets`] if a byte array's offsets are not valid
+    /// (an Arrow array built with its checks skipped).
+    pub(crate) fn new(array: &'a dyn Array, any_width: bool) -> Result<ArrowKeys<'a>, Error> {
+        let unsupported = || Error::UnsupportedType(array.data_type().to_string());
+        let len = array.len();
+        let column = match array.data_type() {
+            DataType::Int32 => {
+                let v: &[i32] = array
+                    .as_primitive_opt::<Int32Type>()
+                    .ok_or_else(unsupported)?
+                    .values();
+                // SAFETY: i32 and u32 have the same size and alignment and every bit pattern
+                // is valid for both; the new slice borrows the same memory for the same
+                // lifetime. Key `i` then hashes as `insert(&v[i])` does (4 LE bytes).
+                Column::U32(unsafe {
+                    std::slice::from_raw_parts(v.as_ptr().cast::<u32>(), v.len())
+                })
+            }
+            DataType::UInt32 => Column::U32(
+                array
+                    .as_primitive_opt::<UInt32Type>()
+                    .ok_or_else(unsupported)?
+                    .values(),
+            ),
+            DataType::Int64 => {
+                let v: &[i64] = array
+                    .as_primitive_opt::<Int64Type>()
+                    .ok_or_else(unsupported)?
+                    .values();
+                // SAFETY: as for `Int32`, with i64 and u64.
+                Column::U64(unsafe {
+                    std::slice::from_raw_parts(v.as_ptr().cast::<u64>(), v.len())
+                })
+            }
+            DataType::UInt64 => Column::U64(
+                array
+                    .as_primitive_opt::<UInt64Type>()
+                    .ok_or_else(unsupported)?
+                    .values(),
+            ),
+            DataType::Utf8 => {
+                let a = array.as_string_opt::<i32>().ok_or_else(unsupported)?;
+                bytes32(a.value_offsets(), a.value_data())?
+            }
+            DataType::Binary => {
+                let a = array.as_binary_opt::<i32>().ok_or_else(unsupported)?;
+                bytes32(a.value_offsets(), a.value_data())?
+            }
+            DataType::LargeUtf8 => {
+                let a = array.as_string_opt::<i64>().ok_or_else(unsupported)?;
+                bytes64(a.value_offsets(), a.value_data())?
+            }
+            DataType::LargeBinary => {
+                let a = array.as_binary_opt::<i64>().ok_or_else(unsupported)?;
+                bytes64(a.value_offsets(), a.value_data())?
+            }
+            &DataType::FixedSizeBinary(w) if w == 16 || (any_width && w > 0) => {
+                let a = array.as_fixed_size_binary_opt().ok_or_else(unsupported)?;
+                let width = w as usize;
+                // A sliced array's `value_data` starts at its first value.
+                let values = a.value_data().get(..len * width).ok_or_else(unsupported)?;
+                Column::Fixed { width, values }
+            }
+            _ => return Err(unsupported()),
+        };
+        debug_assert_eq!(column.len(), len);
+        Ok(ArrowKeys {
+            column,
+            nulls: array.nulls(),
+            len,
+        })
+    }
+
+    /// Calls `f` with the valid keys, in batches: all of them at once, in place, when the
+    /// array has no nulls; otherwise the long valid runs in place and the rest gathered into
+    /// batches of up to [`GATHER`] keys (integers and 16-byte keys copied, byte strings as
+    /// slices). Every valid key is in exactly one batch; a null key is in none.
+    pub(crate) fn for_each_valid(&self, mut f: impl FnMut(Column<'_>)) {
+        let nulls = match self.nulls {
+            Some(n) if n.null_count() > 0 => n,
+            _ => {
+                if self.len > 0 {
+                    f(self.column);
+                }
+                return;
+            }
+        };
+        let mut gather = Gather::new(self.column);
+        for (start, end) in nulls.valid_slices() {
+            if end - start >= RUN {
+                f(self.column.slice(start, end));
+                continue;
+            }
+            for i in start..end {
+                gather.push(self.column, i);
+                if gather.len() == GATHER {
+                    gather.flush(&mut f);
+                }
+            }
+        }
+        gather.flush(&mut f);
+    }
+
+    /// Bitmap words for one answer bit per key (all zero).
+    pub(crate) fn answer_words(&self) -> Vec<u64> {
+        vec![0; self.len.div_ceil(64)]
+    }
+
+    /// The answers in `words` (bit `i % 64` of word `i / 64` for key `i`) as a
+    /// [`BooleanArray`] with the input's null buffer; the value bit under a null is 0.
+    pub(crate) fn answer(&self, mut words: Vec<u64>) -> BooleanArray {
+        // Arrow's bitmaps are bytes, least significant bit first: little-endian words.
+        for w in &mut words {
+            *w = w.to_le();
+        }
+        let mut values = BooleanBuffer::new(Buffer::from_vec(words), 0, self.len);
+        if let Some(nulls) = self.nulls.filter(|n| n.null_count() > 0) {
+            values = &values & nulls.inner();
+        }
+        BooleanArray::new(values, self.nulls.cloned())
+    }
+}
+
+fn bytes32<'a>(offsets: &'a [i32], values: &'a [u8]) -> Result<Column<'a>, Error> {
+    check_offsets(offsets, values.len())?;
+    Ok(Column::Bytes32 { offsets, values })
+}
+
+fn bytes64<'a>(offsets: &'a [i64], values: &'a [u8]) -> Result<Column<'a>, Error> {
+    check_offsets(offsets, values.len())?;
+    Ok(Column::Bytes64 { offsets, values })
+}
+
+/// Valid keys of short runs, collected into a batch.
+enum Gather<'a> {
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    Bytes(Vec<&'a [u8]>),
+    Fixed(usize, Vec<u8>),
+}
+
+impl<'a> Gather<'a> {
+    fn new(column: Column<'a>) -> Gather<'a> {
+        match column {
+            Column::U32(_) => Gather::U32(Vec::with_capacity(GATHER)),
+            Column::U64(_) => Gather::U64(Vec::with_capacity(GATHER)),
+            Column::Fixed { width, .. } => Gather::Fixed(width, Vec::with_capacity(GATHER * width)),
+            Column::Bytes32 { .. } | Column::Bytes64 { .. } | Column::Slices(_) => {
+                Gather::Bytes(Vec::with_capacity(GATHER))
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Gather::U32(v) => v.len(),
+            Gather::U64(v) => v.len(),
+            Gather::Bytes(v) => v.len(),
+            Gather::Fixed(width, v) => v.len() / width,
+        }
+    }
+
+    /// Adds key `i` of `column` (the column this gather was made for).
+    #[inline]
+    fn push(&mut self, column: Column<'a>, i: usize) {
+        match (self, column) {
+            (Gather::U32(v), Column::U32(k)) => v.push(k[i]),
+            (Gather::U64(v), Column::U64(k)) => v.push(k[i]),
+            (Gather::Fixed(_, v), c) => v.extend_from_slice(c.bytes(i)),
+            (Gather::Bytes(v), c) => v.push(c.bytes(i)),
+            _ => unreachable!("a gather takes the keys of the column it was made for"),
+        }
+    }
+
+    /// Hands the gathered keys to `f` and empties the batch.
+    fn flush(&mut self, f: &mut impl FnMut(Column<'_>)) {
+        if self.len() == 0 {
+            return;
+        }
+        match self {
+            Gather::U32(v) => {
+                f(Column::U32(v));
+                v.clear();
+            }
+            Gather::U64(v) => {
+                f(Column::U64(v));
+                v.clear();
+            }
+            Gather::Bytes(v) => {
+                f(Column::Slices(v));
+                v.clear();
+            }
+            Gather::Fixed(width, v) => {
+                f(Column::Fixed {
+                    width: *width,
+                    values: v,
+                });
+                v.clear();
+            }
+        }
+    }
+}

@@ -1,0 +1,734 @@
+//! Arrow arrays on the filters (cargo feature `arrow`): `insert_array` and `contains_array`
+//! on `BloomFilter`, `AtomicBloomFilter` and `parquet::SplitBlockFilter`, for every supported
+//! type, against the single-key forms; nulls, sliced arrays, unsupported types; and (with
+//! the `parquet` feature too) the filters a Parquet writer stores for Arrow columns.
+//!
+//! `cargo test -p blockbloom --features arrow,parquet --test arrow`
+
+mod common;
+
+use std::sync::Arc;
+
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BinaryViewArray, BooleanArray, Date32Array, DictionaryArray,
+    FixedSizeBinaryArray, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array,
+    Int64Array, LargeBinaryArray, LargeStringArray, NullArray, StringArray, StringViewArray,
+    UInt8Array, UInt16Array, UInt32Array, UInt64Array,
+};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use blockbloom::parquet::SplitBlockFilter;
+use blockbloom::{
+    AtomicBloomFilter, BloomFilter, CountingBloomFilter, Error, Filter, FilterRef, Isa, Storage,
+};
+use common::{splitmix64, tiers};
+
+/// The array types the filters take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    I32,
+    U32,
+    I64,
+    U64,
+    Utf8,
+    LargeUtf8,
+    Binary,
+    LargeBinary,
+    /// `FixedSizeBinary(width)`: 16 for every filter, any width for the Parquet filter.
+    Fixed(usize),
+}
+
+const KINDS: [Kind; 9] = [
+    Kind::I32,
+    Kind::U32,
+    Kind::I64,
+    Kind::U64,
+    Kind::Utf8,
+    Kind::LargeUtf8,
+    Kind::Binary,
+    Kind::LargeBinary,
+    Kind::Fixed(16),
+];
+
+/// One key, in the form its single-key method takes.
+#[derive(Clone, Debug, PartialEq)]
+enum Key {
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    Bytes(Vec<u8>),
+}
+
+impl Key {
+    fn insert(&self, f: &mut BloomFilter) {
+        match self {
+            Key::I32(x) => f.insert(x),
+            Key::U32(x) => f.insert(x),
+            Key::I64(x) => f.insert(x),
+            Key::U64(x) => f.insert(x),
+            Key::Bytes(b) => f.insert_bytes(b),
+        }
+    }
+
+    fn insert_counting(&self, f: &mut CountingBloomFilter) {
+        match self {
+            Key::I32(x) => f.insert(x),
+            Key::U32(x) => f.insert(x),
+            Key::I64(x) => f.insert(x),
+            Key::U64(x) => f.insert(x),
+            Key::Bytes(b) => f.insert_bytes(b),
+        }
+    }
+
+    /// The single-key answer of any `Filter` (plain, atomic, view, counting).
+    fn contains<S: Storage>(&self, f: &Filter<S>) -> bool {
+        match self {
+            Key::I32(x) => f.contains(x),
+            Key::U32(x) => f.contains(x),
+            Key::I64(x) => f.contains(x),
+            Key::U64(x) => f.contains(x),
+            Key::Bytes(b) => f.contains_bytes(b),
+        }
+    }
+
+    fn split_insert(&self, f: &mut SplitBlockFilter) {
+        match self {
+            Key::I32(x) => f.insert(x),
+            Key::U32(x) => f.insert(x),
+            Key::I64(x) => f.insert(x),
+            Key::U64(x) => f.insert(x),
+            Key::Bytes(b) => f.insert(&b[..]),
+        }
+    }
+
+    fn split_contains(&self, f: &SplitBlockFilter) -> bool {
+        match self {
+            Key::I32(x) => f.contains(x),
+            Key::U32(x) => f.contains(x),
+            Key::I64(x) => f.contains(x),
+            Key::U64(x) => f.contains(x),
+            Key::Bytes(b) => f.contains(&b[..]),
+        }
+    }
+}
+
+/// Key `i` of kind `kind` from `seed`: distinct for distinct `i`; strings of 0 to 20 bytes
+/// (some empty), binaries with zero bytes, full-range integers.
+fn key(kind: Kind, seed: u64, i: u64) -> Key {
+    let x = splitmix64(seed ^ i.wrapping_mul(0x1000_0000_01b3));
+    match kind {
+        Kind::I32 => Key::I32(x as i32),
+        Kind::U32 => Key::U32((x >> 32) as u32),
+        Kind::I64 => Key::I64(x as i64),
+        Kind::U64 => Key::U64(x),
+        Kind::Utf8 | Kind::LargeUtf8 => Key::Bytes(if i.is_multiple_of(97) {
+            format!("{i}").into_bytes()
+        } else {
+            let mut s = format!("{x:x}-{i}").into_bytes();
+            s.truncate((x % 21) as usize);
+            s
+        }),
+        Kind::Binary | Kind::LargeBinary => {
+            let mut b = x.to_le_bytes().to_vec();
+            b.extend_from_slice(&i.to_le_bytes());
+            b.truncate((x % 17) as usize);
+            b.push((i % 7) as u8);
+            b.extend_from_slice(&i.to_be_bytes());
+            Key::Bytes(b)
+        }
+        Kind::Fixed(w) => {
+            let mut b = Vec::with_capacity(w);
+            let mut j = 0;
+            while b.len() < w {
+                b.extend_from_slice(&splitmix64(x ^ j).to_le_bytes());
+                j += 1;
+            }
+            b.truncate(w);
+            if w >= 16 {
+                b[..8].copy_from_slice(&i.to_le_bytes()); // distinct for distinct `i`
+            }
+            Key::Bytes(b)
+        }
+    }
+}
+
+fn keys(kind: Kind, seed: u64, n: usize) -> Vec<Key> {
+    (0..n as u64).map(|i| key(kind, seed, i)).collect()
+}
+
+/// An array of `kind` holding `keys` (the values under nulls stay in the buffers).
+fn array(kind: Kind, keys: &[Key], nulls: Option<NullBuffer>) -> ArrayRef {
+    fn ints<T: arrow_buffer::ArrowNativeType>(
+        keys: &[Key],
+        f: impl Fn(&Key) -> T,
+    ) -> ScalarBuffer<T> {
+        keys.iter().map(f).collect::<Vec<_>>().into()
+    }
+    let bytes = || -> (Vec<usize>, Buffer) {
+        let mut lens = Vec::new();
+        let mut values = Vec::new();
+        for k in keys {
+            let Key::Bytes(b) = k else { panic!("{k:?}") };
+            lens.push(b.len());
+            values.extend_from_slice(b);
+        }
+        (lens, Buffer::from_vec(values))
+    };
+    match kind {
+        Kind::I32 => Arc::new(Int32Array::new(
+            ints(keys, |k| match k {
+                Key::I32(x) => *x,
+                _ => unreachable!(),
+            }),
+            nulls,
+        )),
+        Kind::U32 => Arc::new(UInt32Array::new(
+            ints(keys, |k| match k {
+                Key::U32(x) => *x,
+                _ => unreachable!(),
+            }),
+            nulls,
+        )),
+        Kind::I64 => Arc::new(Int64Array::new(
+            ints(keys, |k| match k {
+                Key::I64(x) => *x,
+                _ => unreachable!(),
+            }),
+            nulls,
+        )),
+        Kind::U64 => Arc::new(UInt64Array::new(
+            ints(keys, |k| match k {
+                Key::U64(x) => *x,
+                _ => unreachable!(),
+            }),
+            nulls,
+        )),
+        Kind::Utf8 => {
+            let (lens, values) = bytes();
+            Arc::new(StringArray::new(
+                OffsetBuffer::from_lengths(lens),
+                values,
+                nulls,
+            ))
+        }
+        Kind::LargeUtf8 => {
+            let (lens, values) = bytes();
+            Arc::new(LargeStringArray::new(
+                OffsetBuffer::from_lengths(lens),
+                values,
+                nulls,
+            ))
+        }
+        Kind::Binary => {
+            let (lens, values) = bytes();
+            Arc::new(BinaryArray::new(
+                OffsetBuffer::from_lengths(lens),
+                values,
+                nulls,
+            ))
+        }
+        Kind::LargeBinary => {
+            let (lens, values) = bytes();
+            Arc::new(LargeBinaryArray::new(
+                OffsetBuffer::from_lengths(lens),
+                values,
+                nulls,
+            ))
+        }
+        Kind::Fixed(w) => {
+            let (_, values) = bytes();
+            Arc::new(FixedSizeBinaryArray::new(w as i32, values, nulls))
+        }
+    }
+}
+
+/// Null patterns over `n` keys: scattered single nulls (short valid runs: gathered keys, more
+/// than one gather batch), long valid runs between null runs (inserted in place), a null at
+/// each end, every other key, all null.
+fn null_patterns(n: usize) -> Vec<(&'static str, NullBuffer)> {
+    let pattern = |f: &dyn Fn(usize) -> bool| NullBuffer::new(BooleanBuffer::collect_bool(n, f));
+    vec![
+        (
+            "scattered",
+            pattern(&|i| !splitmix64(i as u64 + 99).is_multiple_of(3)),
+        ),
+        ("runs", pattern(&|i| i % 237 < 170)),
+        ("ends", pattern(&|i| i != 0 && i != n - 1)),
+        ("alternate", pattern(&|i| i % 2 == 1)),
+        ("all null", pattern(&|_| false)),
+    ]
+}
+
+/// The keys of `keys` that `nulls` marks valid.
+fn valid(keys: &[Key], nulls: Option<&NullBuffer>) -> Vec<Key> {
+    keys.iter()
+        .enumerate()
+        .filter(|&(i, _)| nulls.is_none_or(|n| n.is_valid(i)))
+        .map(|(_, k)| k.clone())
+        .collect()
+}
+
+const N: usize = 3000;
+
+/// A small filter (many false positives, so answers are both true and false), seeded.
+fn bloom(isa: Isa) -> BloomFilter {
+    BloomFilter::builder()
+        .capacity(N as u64 / 4)
+        .fpr(0.05)
+        .seed(0x5eed)
+        .isa(isa)
+        .build()
+        .unwrap()
+}
+
+fn split(isa: Isa) -> SplitBlockFilter {
+    SplitBlockFilter::new_with_num_bytes(512)
+        .unwrap()
+        .with_isa(isa)
+        .unwrap()
+}
+
+/// Checks `answers` for `probe`, whose keys are `keys`: same length, the probe's null buffer,
+/// null keys null with value bit 0, and every valid key answered as `single` answers it.
+fn check_answers(
+    what: &str,
+    answers: &BooleanArray,
+    probe: &dyn Array,
+    keys: &[Key],
+    single: impl Fn(&Key) -> bool,
+) {
+    assert_eq!(answers.len(), probe.len(), "{what}");
+    assert_eq!(answers.nulls(), probe.nulls(), "{what}: null buffer");
+    assert_eq!(answers.offset(), 0, "{what}");
+    for (i, k) in keys.iter().enumerate() {
+        if probe.is_null(i) {
+            assert!(answers.is_null(i), "{what}: key {i} is null");
+            assert!(
+                !answers.values().value(i),
+                "{what}: value bit under null {i}"
+            );
+        } else {
+            assert!(answers.is_valid(i), "{what}: key {i}");
+            assert_eq!(answers.value(i), single(k), "{what}: key {i} = {k:?}");
+        }
+    }
+}
+
+#[test]
+fn arrays_hash_as_single_keys() {
+    for isa in tiers() {
+        for kind in KINDS {
+            let what = format!("{isa} {kind:?}");
+            let members = keys(kind, 1, N);
+            let arr = array(kind, &members, None);
+
+            let mut by_array = bloom(isa);
+            by_array.insert_array(&arr).unwrap();
+            let mut by_key = bloom(isa);
+            members.iter().for_each(|k| k.insert(&mut by_key));
+            assert_eq!(by_array, by_key, "{what}: insert_array");
+            let atomic = bloom(isa).into_atomic();
+            atomic.insert_array(&arr).unwrap();
+            assert_eq!(atomic.snapshot(), by_key, "{what}: atomic insert_array");
+
+            // Members (no false negatives) and others, answered as `contains` answers.
+            let mut probe_keys = keys(kind, 2, N);
+            probe_keys[..N / 3].clone_from_slice(&members[..N / 3]);
+            let probe = array(kind, &probe_keys, None);
+            let answers = by_key.contains_array(&probe).unwrap();
+            check_answers(&what, &answers, &probe, &probe_keys, |k| {
+                k.contains(&by_key)
+            });
+            assert!(
+                answers.values().slice(0, N / 3).count_set_bits() == N / 3,
+                "{what}"
+            );
+            let rest = answers.values().slice(N / 3, N - N / 3).count_set_bits();
+            assert!(
+                rest > 0 && rest < N - N / 3,
+                "{what}: {rest} positives among others"
+            );
+            assert_eq!(
+                atomic.contains_array(&probe).unwrap(),
+                answers,
+                "{what}: atomic"
+            );
+            // A zero-copy view too (Arrow allocates its buffers 64-byte aligned).
+            let bytes = Buffer::from_slice_ref(by_key.to_bytes());
+            let view = FilterRef::from_bytes(bytes.as_slice()).unwrap();
+            assert_eq!(
+                view.contains_array(&probe).unwrap(),
+                answers,
+                "{what}: view"
+            );
+            // `contains_array` is on every `Filter`: the counting filter's answers too.
+            let mut counting = CountingBloomFilter::builder()
+                .capacity(N as u64 / 4)
+                .fpr(0.05)
+                .isa(isa)
+                .build()
+                .unwrap();
+            members
+                .iter()
+                .for_each(|k| k.insert_counting(&mut counting));
+            let answers = counting.contains_array(&probe).unwrap();
+            check_answers(&what, &answers, &probe, &probe_keys, |k| {
+                k.contains(&counting)
+            });
+            assert_eq!(answers.values().slice(0, N / 3).count_set_bits(), N / 3);
+        }
+    }
+}
+
+#[test]
+fn nulls_answer_null_and_are_not_inserted() {
+    for isa in tiers() {
+        for kind in KINDS {
+            let all = keys(kind, 3, N);
+            for (name, nulls) in null_patterns(N) {
+                let what = format!("{isa} {kind:?} {name}");
+                let arr = array(kind, &all, Some(nulls.clone()));
+                let valid_keys = valid(&all, Some(&nulls));
+
+                // The same filter as one built from the non-null keys alone.
+                let mut with_nulls = bloom(isa);
+                with_nulls.insert_array(&arr).unwrap();
+                let mut only_valid = bloom(isa);
+                only_valid
+                    .insert_array(&array(kind, &valid_keys, None))
+                    .unwrap();
+                assert_eq!(with_nulls, only_valid, "{what}");
+                let mut by_key = bloom(isa);
+                valid_keys.iter().for_each(|k| k.insert(&mut by_key));
+                assert_eq!(with_nulls, by_key, "{what}: single keys");
+                let atomic = bloom(isa).into_atomic();
+                atomic.insert_array(&arr).unwrap();
+                assert_eq!(atomic.into_filter(), by_key, "{what}: atomic");
+
+                let mut s = split(isa);
+                s.insert_array(&arr).unwrap();
+                let mut s_key = split(isa);
+                valid_keys.iter().for_each(|k| k.split_insert(&mut s_key));
+                assert_eq!(s, s_key, "{what}: split block");
+
+                // Answers: null under null; the valid keys as single keys answer.
+                let answers = by_key.contains_array(&arr).unwrap();
+                check_answers(&what, &answers, arr.as_ref(), &all, |k| k.contains(&by_key));
+                let answers = s_key.contains_array(&arr).unwrap();
+                check_answers(&what, &answers, arr.as_ref(), &all, |k| {
+                    k.split_contains(&s_key)
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn sliced_arrays() {
+    let slices = [
+        (0, N),
+        (1, 100),
+        (63, 1000),
+        (64, 64),
+        (65, 2000),
+        (1000, 0),
+        (N - 7, 7),
+    ];
+    for isa in tiers() {
+        for kind in KINDS {
+            let all = keys(kind, 4, N);
+            let (_, scattered) = null_patterns(N).swap_remove(0);
+            for nulls in [None, Some(scattered)] {
+                let full = array(kind, &all, nulls.clone());
+                for (offset, len) in slices {
+                    let what =
+                        format!("{isa} {kind:?} [{offset}; {len}] nulls {}", nulls.is_some());
+                    let arr = full.slice(offset, len);
+                    assert_eq!(arr.len(), len, "{what}");
+                    let sub = &all[offset..offset + len];
+                    let valid_keys = valid(sub, arr.nulls());
+
+                    let mut f = bloom(isa);
+                    f.insert_array(&arr).unwrap();
+                    let mut by_key = bloom(isa);
+                    valid_keys.iter().for_each(|k| k.insert(&mut by_key));
+                    assert_eq!(f, by_key, "{what}");
+                    let answers = f.contains_array(&arr).unwrap();
+                    check_answers(&what, &answers, arr.as_ref(), sub, |k| k.contains(&f));
+
+                    let mut s = split(isa);
+                    s.insert_array(&arr).unwrap();
+                    let mut s_key = split(isa);
+                    valid_keys.iter().for_each(|k| k.split_insert(&mut s_key));
+                    assert_eq!(s, s_key, "{what}: split block");
+                    let answers = s.contains_array(&arr).unwrap();
+                    check_answers(&what, &answers, arr.as_ref(), sub, |k| k.split_contains(&s));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn split_block_filter_hashes_plain_encoding() {
+    // Every kind, and FixedSizeBinary of other widths (FIXED_LEN_BYTE_ARRAY of any length).
+    let kinds = KINDS
+        .into_iter()
+        .chain([Kind::Fixed(5), Kind::Fixed(20), Kind::Fixed(64)]);
+    for isa in tiers() {
+        for kind in kinds.clone() {
+            let what = format!("{isa} {kind:?}");
+            let members = keys(kind, 5, N);
+            let mut by_array = split(isa);
+            by_array.insert_array(&array(kind, &members, None)).unwrap();
+            let mut by_value = split(isa);
+            members.iter().for_each(|k| k.split_insert(&mut by_value));
+            assert_eq!(by_array, by_value, "{what}");
+
+            let mut probe_keys = keys(kind, 6, N);
+            probe_keys[..N / 3].clone_from_slice(&members[..N / 3]);
+            let probe = array(kind, &probe_keys, None);
+            let answers = by_value.contains_array(&probe).unwrap();
+            check_answers(&what, &answers, &probe, &probe_keys, |k| {
+                k.split_contains(&by_value)
+            });
+            assert_eq!(answers.values().slice(0, N / 3).count_set_bits(), N / 3);
+            let rest = answers.values().slice(N / 3, N - N / 3).count_set_bits();
+            assert!(
+                rest > 0 && rest < N - N / 3,
+                "{what}: {rest} positives among others"
+            );
+        }
+    }
+    // Strings are hashed as their bytes (no length prefix), as `insert(str)` hashes them.
+    let mut a = split(Isa::Scalar);
+    a.insert_array(&StringArray::from(vec!["Paris", ""]))
+        .unwrap();
+    let mut b = split(Isa::Scalar);
+    b.insert("Paris");
+    b.insert("");
+    assert_eq!(a, b);
+    // Unsigned integers as the signed ones with the same bits (how INT32/INT64 store them).
+    let mut a = split(Isa::Scalar);
+    a.insert_array(&UInt32Array::from(vec![u32::MAX, 7]))
+        .unwrap();
+    a.insert_array(&UInt64Array::from(vec![u64::MAX])).unwrap();
+    let mut b = split(Isa::Scalar);
+    b.insert_batch(&[-1i32, 7]);
+    b.insert(&-1i64);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn empty_arrays() {
+    for kind in KINDS {
+        let arr = array(kind, &[], None);
+        let mut f = bloom(Isa::Scalar);
+        f.insert_array(&arr).unwrap();
+        assert_eq!(f, bloom(Isa::Scalar), "{kind:?}");
+        assert_eq!(f.contains_array(&arr).unwrap().len(), 0);
+        let mut s = split(Isa::Scalar);
+        s.insert_array(&arr).unwrap();
+        assert_eq!(s.contains_array(&arr).unwrap().len(), 0);
+    }
+}
+
+#[test]
+fn unsupported_types_are_errors() {
+    let dict: DictionaryArray<Int32Type> = vec!["a", "b", "a"].into_iter().collect();
+    let fixed20 = array(Kind::Fixed(20), &keys(Kind::Fixed(20), 7, 3), None);
+    let unsupported: Vec<(ArrayRef, &str)> = vec![
+        (Arc::new(Float32Array::from(vec![1.5])), "Float32"),
+        (Arc::new(Float64Array::from(vec![1.5])), "Float64"),
+        (Arc::new(Int8Array::from(vec![1])), "Int8"),
+        (Arc::new(Int16Array::from(vec![1])), "Int16"),
+        (Arc::new(UInt8Array::from(vec![1])), "UInt8"),
+        (Arc::new(UInt16Array::from(vec![1])), "UInt16"),
+        (Arc::new(BooleanArray::from(vec![true])), "Boolean"),
+        (Arc::new(Date32Array::from(vec![1])), "Date32"),
+        (Arc::new(StringViewArray::from(vec!["a"])), "Utf8View"),
+        (
+            Arc::new(BinaryViewArray::from(vec![&b"a"[..]])),
+            "BinaryView",
+        ),
+        (Arc::new(NullArray::new(2)), "Null"),
+        (Arc::new(dict), "Dictionary(Int32, Utf8)"),
+        (fixed20.clone(), "FixedSizeBinary(20)"),
+    ];
+    for (arr, name) in &unsupported {
+        let is_type =
+            |r: Result<_, Error>| matches!(r, Err(Error::UnsupportedType(t)) if t == *name);
+        let mut f = bloom(Isa::Scalar);
+        assert!(is_type(f.insert_array(arr).map(|_| ())), "{name}");
+        assert_eq!(f, bloom(Isa::Scalar), "{name}: nothing inserted");
+        assert!(is_type(f.contains_array(arr).map(|_| ())), "{name}");
+        let a = bloom(Isa::Scalar).into_atomic();
+        assert!(is_type(a.insert_array(arr).map(|_| ())), "{name}");
+        assert!(is_type(a.contains_array(arr).map(|_| ())), "{name}");
+        let message = f.insert_array(arr).unwrap_err().to_string();
+        assert!(message.contains(name), "{message}");
+        assert!(message.contains("FixedSizeBinary(16)"), "{message}");
+        if *name != "FixedSizeBinary(20)" {
+            let mut s = split(Isa::Scalar);
+            assert!(is_type(s.insert_array(arr).map(|_| ())), "split {name}");
+            assert_eq!(s, split(Isa::Scalar), "{name}: nothing inserted");
+            assert!(is_type(s.contains_array(arr).map(|_| ())), "split {name}");
+        }
+    }
+    // The Parquet filter takes any width (FIXED_LEN_BYTE_ARRAY): only the Bloom filter's
+    // 16-byte keys are limited to 16.
+    let mut s = split(Isa::Scalar);
+    s.insert_array(&fixed20).unwrap();
+    assert!(
+        s.contains_array(&fixed20)
+            .unwrap()
+            .iter()
+            .all(|a| a == Some(true))
+    );
+    // An AtomicBloomFilter refuses like the plain one.
+    let a = AtomicBloomFilter::with_capacity(10, 0.01).unwrap();
+    assert!(a.insert_array(&fixed20).is_err());
+}
+
+/// Files written by the `parquet` crate's `ArrowWriter` with Bloom filters: the filter read
+/// back for each column answers true for every written value, and is bit for bit the filter
+/// `insert_array` builds from the column at the same size.
+#[cfg(feature = "parquet")]
+mod file {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use arrow_array::{Array, ArrayRef, RecordBatch};
+    use arrow_buffer::{BooleanBuffer, NullBuffer};
+    use arrow_schema::{Field, Schema};
+    use blockbloom::parquet::{SplitBlockFilter, read_column_filter, read_column_filters};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    use super::{Kind, array, keys};
+    use crate::common::splitmix64;
+
+    /// A temporary file path, removed on drop.
+    struct TempPath(PathBuf);
+
+    impl TempPath {
+        fn new(name: &str) -> TempPath {
+            TempPath(std::env::temp_dir().join(format!(
+                "blockbloom-arrow-{name}-{}-{:?}.parquet",
+                std::process::id(),
+                std::thread::current().id()
+            )))
+        }
+    }
+
+    impl Drop for TempPath {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    /// The columns written: (name, kind, with nulls).
+    const COLUMNS: [(&str, Kind, bool); 9] = [
+        ("id", Kind::I64, true),
+        ("name", Kind::Utf8, true),
+        ("blob", Kind::Binary, false),
+        ("n32", Kind::I32, false),
+        ("u32", Kind::U32, true),
+        ("u64", Kind::U64, false),
+        ("large_name", Kind::LargeUtf8, false),
+        ("large_blob", Kind::LargeBinary, true),
+        ("uuid", Kind::Fixed(16), false),
+    ];
+
+    /// Writes `groups` row groups of `rows` rows, each a batch of the [`COLUMNS`]; returns
+    /// each group's columns.
+    fn write(path: &TempPath, groups: usize, rows: usize) -> Vec<Vec<ArrayRef>> {
+        let columns = |g: usize| -> Vec<ArrayRef> {
+            COLUMNS
+                .iter()
+                .enumerate()
+                .map(|(c, &(_, kind, nullable))| {
+                    let seed = (g * 100 + c) as u64;
+                    let nulls = nullable.then(|| {
+                        NullBuffer::new(BooleanBuffer::collect_bool(rows, |i| {
+                            !splitmix64(seed ^ i as u64).is_multiple_of(5)
+                        }))
+                    });
+                    array(kind, &keys(kind, seed, rows), nulls)
+                })
+                .collect()
+        };
+        let written: Vec<Vec<ArrayRef>> = (0..groups).map(columns).collect();
+        let schema = Arc::new(Schema::new(
+            COLUMNS
+                .iter()
+                .zip(&written[0])
+                .map(|(&(name, _, nullable), a)| Field::new(name, a.data_type().clone(), nullable))
+                .collect::<Vec<_>>(),
+        ));
+        let props = WriterProperties::builder()
+            .set_bloom_filter_enabled(true)
+            .set_bloom_filter_max_ndv(rows as u64)
+            .set_bloom_filter_fpp(0.01)
+            .set_max_row_group_row_count(Some(rows))
+            .build();
+        let file = std::fs::File::create(&path.0).unwrap();
+        let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).unwrap();
+        for cols in &written {
+            w.write(&RecordBatch::try_new(schema.clone(), cols.clone()).unwrap())
+                .unwrap();
+        }
+        w.close().unwrap();
+        written
+    }
+
+    #[test]
+    fn arrow_writer_filters_answer_true_for_every_value() {
+        let path = TempPath::new("roundtrip");
+        let rows = 5000;
+        let written = write(&path, 1, rows);
+        for (c, &(name, kind, nullable)) in COLUMNS.iter().enumerate() {
+            let column = &written[0][c];
+            let read = read_column_filter(&path.0, name)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{name}: no Bloom filter"));
+            let answers = read.contains_array(column).unwrap();
+            assert_eq!(answers.nulls(), column.nulls(), "{name}");
+            assert_eq!(answers.null_count(), column.null_count(), "{name}");
+            assert_eq!(nullable, column.null_count() > 0, "{name}");
+            assert!(
+                (0..rows).all(|i| column.is_null(i) || answers.value(i)),
+                "{name} ({kind:?}): a written value answers false"
+            );
+            // The writer's filter is exactly ours for the column's non-null values.
+            let mut ours = SplitBlockFilter::new_with_num_bytes(read.num_bytes()).unwrap();
+            ours.insert_array(column).unwrap();
+            assert_eq!(ours, read, "{name} ({kind:?}): bitsets differ");
+        }
+    }
+
+    #[test]
+    fn arrow_writer_filters_per_row_group() {
+        let path = TempPath::new("groups");
+        let rows = 700;
+        let written = write(&path, 3, rows);
+        for (c, &(name, kind, _)) in COLUMNS.iter().enumerate() {
+            let filters = read_column_filters(&path.0, name).unwrap();
+            assert_eq!(filters.len(), 3, "{name}");
+            for (g, f) in filters.iter().enumerate() {
+                let f = f.as_ref().unwrap();
+                let column = &written[g][c];
+                let answers = f.contains_array(column).unwrap();
+                assert!(
+                    (0..rows).all(|i| column.is_null(i) || answers.value(i)),
+                    "{name} ({kind:?}) group {g}"
+                );
+                // A slice of the column answers like the column does.
+                let part = column.slice(123, 400);
+                let sliced = f.contains_array(&part).unwrap();
+                assert_eq!(sliced, answers.slice(123, 400), "{name} group {g}");
+            }
+        }
+    }
+}
