@@ -38,11 +38,16 @@ pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink:
         Keys::U64(k) => drive(shape, k.iter().map(|&x| u64_with_flip(x, flip)), op, sink),
         Keys::U32(k) => drive(shape, k.iter().map(|&x| u32_with_flip(x, flip)), op, sink),
         Keys::Hashes(k) => drive(shape, k.iter().copied(), op, sink),
+        // Hashed a chunk at a time (one dispatch per chunk, not per key), then driven in order.
         Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) => {
-            let mut h = [0u64];
-            let hashes = (0..keys.len()).map(move |i| {
-                keys.slice(i, i + 1).hash_scalar(flip, &mut h);
-                h[0]
+            const CHUNK: usize = 64;
+            let len = keys.len();
+            let hashes = (0..len).step_by(CHUNK).flat_map(move |start| {
+                let n = CHUNK.min(len - start);
+                let mut buf = [0u64; CHUNK];
+                keys.slice(start, start + n)
+                    .hash_scalar(flip, &mut buf[..n]);
+                buf.into_iter().take(n)
             });
             drive(shape, hashes, op, sink)
         }

@@ -238,10 +238,7 @@ impl AtomicBlock {
     /// word would cost as much as the atomic it avoids.
     #[inline(always)]
     pub fn or(&self, pattern: &Block) {
-        let mut missing = 0u32;
-        for (w, (word, &p)) in self.0.iter().zip(&pattern.0).enumerate() {
-            missing |= ((word.load(Relaxed) & p != p) as u32) << w;
-        }
+        let mut missing = self.missing(pattern);
         while missing != 0 {
             let w = missing.trailing_zeros() as usize;
             self.0[w].fetch_or(pattern.0[w], Relaxed);
@@ -255,10 +252,7 @@ impl AtomicBlock {
     /// `true` (more than one can, each first on a different word).
     #[inline(always)]
     pub fn or_new(&self, pattern: &Block) -> bool {
-        let mut missing = 0u32;
-        for (w, (word, &p)) in self.0.iter().zip(&pattern.0).enumerate() {
-            missing |= ((word.load(Relaxed) & p != p) as u32) << w;
-        }
+        let mut missing = self.missing(pattern);
         let mut new = false;
         while missing != 0 {
             let w = missing.trailing_zeros() as usize;
@@ -267,6 +261,17 @@ impl AtomicBlock {
             missing &= missing - 1;
         }
         new
+    }
+
+    /// Bit `w` set for each word `w` that lacks some bit of `pattern` (relaxed loads, no
+    /// branches).
+    #[inline(always)]
+    fn missing(&self, pattern: &Block) -> u32 {
+        let mut missing = 0u32;
+        for (w, (word, &p)) in self.0.iter().zip(&pattern.0).enumerate() {
+            missing |= ((word.load(Relaxed) & p != p) as u32) << w;
+        }
+        missing
     }
 
     /// Whether every bit of `pattern` is set, from relaxed loads.
