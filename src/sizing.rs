@@ -127,10 +127,10 @@ pub(crate) struct InBlock {
     sectors: u32,
     b: usize,
     w: f64,
-    /// `S(e, t) * (W)_t / W^t` for `e` in `{b, 2b}` (rows 0 and 1), `t <= e`.
+    /// `S(e, t) * (W)_t / W^t / W^(e - t)` for `e` in `{b, 2b}` (rows 0 and 1), `t <= e`.
+    /// `W` is a power of two, so the last factor scales exactly: `coef * a` is the bits of
+    /// `S(e, t) * (W)_t / W^t * a / W^(e - t)` without a division per term.
     coef: [[f64; MAX_POWER + 1]; 2],
-    /// `W^j`, exact: `W` is a power of two.
-    w_pow: [f64; MAX_POWER + 1],
 }
 
 impl InBlock {
@@ -140,16 +140,13 @@ impl InBlock {
     pub(crate) fn new(layout: Layout, probes: u32, unit_bits: u32) -> InBlock {
         let b = (probes / layout.sectors()) as usize;
         let w = (layout.sector_bits() / unit_bits) as f64;
+        debug_assert!((w as u64).is_power_of_two());
         let mut coef = [[0.0; MAX_POWER + 1]; 2];
-        let mut w_pow = [1.0; MAX_POWER + 1];
-        for (j, p) in w_pow.iter_mut().enumerate() {
-            *p = w.powi(j as i32);
-        }
         for (row, e) in [b, 2 * b].into_iter().enumerate() {
             let mut falling = 1.0; // (W)_t / W^t
             for t in 1..=e {
                 falling *= (w - (t as f64 - 1.0)) / w;
-                coef[row][t] = STIRLING[e][t] * falling;
+                coef[row][t] = STIRLING[e][t] * falling / w.powi((e - t) as i32);
             }
         }
         InBlock {
@@ -157,7 +154,6 @@ impl InBlock {
             b,
             w,
             coef,
-            w_pow,
         }
     }
 
@@ -207,10 +203,11 @@ impl InBlock {
     /// are all set (shared by both exponents).
     #[inline(always)]
     fn sector_moments_b<const B: usize>(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
+        // Half-open ranges with constant ends: the loops unroll fully per `B`.
         let mut all_set = [0.0; MAX_POWER + 1];
-        for t in 1..=2 * B {
+        for t in 1..2 * B + 1 {
             let mut s = 0.0;
-            for i in 0..=t {
+            for i in 0..t + 1 {
                 let term = BINOM[t][i] * pw[i];
                 s += if i % 2 == 0 { term } else { -term };
             }
@@ -218,8 +215,8 @@ impl InBlock {
         }
         let moment = |row: usize, e: usize| {
             let mut total = 0.0;
-            for (t, &a) in all_set.iter().enumerate().take(e + 1).skip(1) {
-                total += self.coef[row][t] * a / self.w_pow[e - t];
+            for t in 1..e + 1 {
+                total += self.coef[row][t] * all_set[t];
             }
             total.clamp(0.0, 1.0)
         };
@@ -274,7 +271,7 @@ fn block_moments_b<const B: usize>(model: &InBlock, keys: u64, num_blocks: u64) 
     let step = model.step();
     let powers_at = |c: u64| {
         let mut pw = [1.0; MAX_POWER + 1];
-        for (x, s) in pw[..=2 * B].iter_mut().zip(&step[..=2 * B]) {
+        for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step[..2 * B + 1]) {
             *x = s.powf(c as f64);
         }
         pw
@@ -304,7 +301,7 @@ fn block_moments_b<const B: usize>(model: &InBlock, keys: u64, num_blocks: u64) 
     while c < keys {
         pmf *= (n - c as f64) / (c as f64 + 1.0) * ratio;
         c += 1;
-        for (x, s) in pw[..=2 * B].iter_mut().zip(&step[..=2 * B]) {
+        for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step[..2 * B + 1]) {
             *x *= *s;
         }
         let (m1, m2) = model.moments_b::<B>(&pw);
@@ -318,7 +315,7 @@ fn block_moments_b<const B: usize>(model: &InBlock, keys: u64, num_blocks: u64) 
     while c > 0 {
         pmf *= c as f64 / (n - c as f64 + 1.0) / ratio;
         c -= 1;
-        for (x, s) in pw[..=2 * B].iter_mut().zip(&step[..=2 * B]) {
+        for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step[..2 * B + 1]) {
             *x /= *s;
         }
         let (m1, m2) = model.moments_b::<B>(&pw);

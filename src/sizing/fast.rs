@@ -144,6 +144,29 @@ impl Shape {
     }
 }
 
+/// `prod_{i < h} r * a_i / b_i` for the pairs `(a_i, b_i) = factor(i)`, given `r8 = r^8`
+/// and `r_last = r^(h mod 8)`: one division per eight factors. Each `a_i`, `b_i` is below
+/// 2^64, so a product of eight stays far from overflow, and `r` enters per chunk, as the
+/// factors' ratios do, so the running product neither overflows nor underflows where the
+/// whole stride's `r^h` would.
+#[inline(always)]
+fn step_ratio(h: u64, r8: f64, r_last: f64, factor: impl Fn(u64) -> (f64, f64)) -> f64 {
+    let mut f = 1.0;
+    let mut i = 0;
+    while i < h {
+        let end = h.min(i + 8);
+        let (mut num, mut den) = (if end - i == 8 { r8 } else { r_last }, 1.0);
+        for j in i..end {
+            let (a, b) = factor(j);
+            num *= a;
+            den *= b;
+        }
+        f *= num / den;
+        i = end;
+    }
+    f
+}
+
 fn eval_b<const B: usize>(
     shape: &Shape,
     keys: u64,
@@ -176,19 +199,22 @@ fn eval_b<const B: usize>(
     // Tails: where the exact model stops (fine), or once terms fall below 1e-10 of the
     // sums so far (coarse; past the summand's peak they only shrink).
     let cut = if fine { 0.0 } else { 1e-10 };
+    // Per chunk of eight key counts (see `step_ratio`), up and down.
+    let (up8, up_last) = (ratio.powi(8), ratio.powi((h % 8) as i32));
+    let (down8, down_last) = (1.0 / up8, 1.0 / up_last);
     let mut step_h = [1.0; MAX_POWER + 1];
-    for (x, s) in step_h[..=2 * B].iter_mut().zip(&shape.step[..=2 * B]) {
+    for (x, s) in step_h[..2 * B + 1].iter_mut().zip(&shape.step[..2 * B + 1]) {
         *x = s.powi(h as i32);
     }
     let c0 = mode as u64;
     let mut pw0 = [1.0; MAX_POWER + 1];
     if fine {
         // As the exact model: its sparse sectors cancel, so the powers must match.
-        for (x, s) in pw0[..=2 * B].iter_mut().zip(&shape.step[..=2 * B]) {
+        for (x, s) in pw0[..2 * B + 1].iter_mut().zip(&shape.step[..2 * B + 1]) {
             *x = s.powf(mode);
         }
     } else if mode > 0.0 {
-        for (x, s) in pw0[..=2 * B].iter_mut().zip(&shape.ln_step[..=2 * B]) {
+        for (x, s) in pw0[..2 * B + 1].iter_mut().zip(&shape.ln_step[..2 * B + 1]) {
             *x = (mode * s).exp();
         }
     }
@@ -200,13 +226,11 @@ fn eval_b<const B: usize>(
     // Upward.
     let (mut w, mut c, mut pw) = (1.0f64, c0, pw0);
     while c + h <= keys {
-        let mut f = 1.0;
-        for i in 0..h {
-            f *= (n - (c + i) as f64) / ((c + i) as f64 + 1.0) * ratio;
-        }
-        w *= f;
+        w *= step_ratio(h, up8, up_last, |i| {
+            (n - (c + i) as f64, (c + i) as f64 + 1.0)
+        });
         c += h;
-        for (x, s) in pw[..=2 * B].iter_mut().zip(&step_h[..=2 * B]) {
+        for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step_h[..2 * B + 1]) {
             *x *= *s;
         }
         let (m1, m2) = shape.model.moments_b::<B>(&pw);
@@ -222,13 +246,11 @@ fn eval_b<const B: usize>(
     // Downward.
     let (mut w, mut c, mut pw) = (1.0f64, c0, pw0);
     while c >= h {
-        let mut f = 1.0;
-        for i in 0..h {
-            f *= (c - i) as f64 / (n - (c - i) as f64 + 1.0) / ratio;
-        }
-        w *= f;
+        w *= step_ratio(h, down8, down_last, |i| {
+            ((c - i) as f64, n - (c - i) as f64 + 1.0)
+        });
         c -= h;
-        for (x, s) in pw[..=2 * B].iter_mut().zip(&step_h[..=2 * B]) {
+        for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step_h[..2 * B + 1]) {
             *x /= *s;
         }
         let (m1, m2) = shape.model.moments_b::<B>(&pw);
