@@ -178,7 +178,48 @@ pub enum Error {
         kind: std::io::ErrorKind,
         /// Its message.
         message: String,
+        /// The error that caused it (the `std::io::Error`, or the Parquet reader's error),
+        /// also given by [`std::error::Error::source`].
+        source: IoSource,
     },
+}
+
+/// The error behind an [`Error::Io`], shared so that [`Error`] stays `Clone`.
+///
+/// Two are equal when they say the same (their `Display`): an `Error` compares by what it
+/// says.
+///
+/// ```
+/// use std::error::Error as _;
+/// let e = blockbloom::Error::from(std::io::Error::other("disk on fire"));
+/// let source = e.source().expect("an I/O error keeps its cause");
+/// assert_eq!(source.to_string(), "disk on fire");
+/// ```
+#[derive(Clone)]
+pub struct IoSource(std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl IoSource {
+    /// Wraps the error that caused an [`Error::Io`].
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> IoSource {
+        IoSource(std::sync::Arc::new(e))
+    }
+
+    /// The error itself.
+    pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for IoSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl PartialEq for IoSource {
+    fn eq(&self, other: &IoSource) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
 }
 
 impl From<std::io::Error> for Error {
@@ -186,6 +227,7 @@ impl From<std::io::Error> for Error {
         Error::Io {
             kind: e.kind(),
             message: e.to_string(),
+            source: IoSource::new(e),
         }
     }
 }
@@ -346,12 +388,19 @@ impl fmt::Display for Error {
                  UInt32, UInt64, Utf8, LargeUtf8, Binary, LargeBinary and FixedSizeBinary(16) \
                  (the Parquet filter any FixedSizeBinary width)"
             ),
-            Error::Io { kind, message } => write!(f, "I/O error ({kind:?}): {message}"),
+            Error::Io { kind, message, .. } => write!(f, "I/O error ({kind:?}): {message}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source.get()),
+            _ => None,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -21,8 +21,8 @@
 //! Force a kernel with `BLOCKBLOOM_ISA=scalar|portable|avx2|avx512` (an unsupported choice is
 //! an error, never a silent fallback) or per filter with [`Builder::isa`].
 //!
-//! To send a filter over a network, [`compressed`] sizes it for its compressed size
-//! (Mitzenmacher's compressed Bloom filters) and encodes it with zstd.
+//! To send a filter over a network, `compressed` (feature `compress`) sizes it for its
+//! compressed size (Mitzenmacher's compressed Bloom filters) and encodes it with zstd.
 //!
 //! The hash is XXH3-64 with a seed ([`hash`]); it is stable across platforms, kernels and
 //! compile flags, so a filter's bits mean the same everywhere.
@@ -33,9 +33,31 @@
 //! small values for every key it was built from, `None` for other keys at a chosen rate.
 //! Built on the same engine: [`DeletableBloomFilter`] (remove keys whose bits no other key
 //! shares) and [`ScalableBloomFilter`] (grows with the keys under a fixed false-positive target).
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds | what it pulls in |
+//! | :--- | :---: | :--- | :--- |
+//! | `std` | yes | run-time kernel detection, `read_from`/`write_to`, `std::error::Error` | — |
+//! | `parallel` | yes | `BloomFilter::par_insert_batch`, `ParallelBuild` | rayon |
+//! | `compress` | no | `compressed`: filters sized and sent as zstd frames | zstd (C sources) |
+//! | `serde` | no | `Serialize`/`Deserialize` for every filter kind, as `to_bytes` | serde |
+//! | `parquet` | no | `parquet::read_column_filter`, `SplitBlockFilter::from_sbbf` | parquet |
+//! | `arrow` | no | `insert_array`/`contains_array` on Arrow arrays | arrow-array, -buffer, -schema |
+//!
+//! Every combination builds; CI tests no features, the defaults and all of them. Without
+//! `std` the crate still builds, but it is not yet `no_std`: see the changelog.
+//!
+//! # Threads
+//!
+//! Every filter type is `Send` and `Sync`. The owned filters change only through `&mut self`;
+//! [`AtomicBloomFilter`] takes inserts through `&self` from any number of threads.
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
+
+extern crate alloc;
 
 #[cfg(feature = "arrow")]
 mod arrow;
@@ -50,14 +72,20 @@ mod kernel;
 pub mod layout;
 mod limits;
 pub mod parquet;
+#[cfg(feature = "serde")]
+mod serialize;
 pub mod sizing;
 
-pub use family::{bloomier, compressed, deletable, scalable};
+#[cfg(feature = "compress")]
+pub use family::compressed;
+pub use family::{bloomier, deletable, scalable};
 
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use deletable::DeletableBloomFilter;
-pub use error::Error;
-pub use filter::{AtomicBloomFilter, ParallelBuild};
+pub use error::{Error, IoSource};
+pub use filter::AtomicBloomFilter;
+#[cfg(feature = "parallel")]
+pub use filter::ParallelBuild;
 pub use filter::{
     BatchKey, Bits, BloomFilter, Builder, ByteColumn, Filter, FilterRef, KeySource, Offset, Storage,
 };

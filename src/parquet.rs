@@ -355,6 +355,8 @@ fn round_num_bytes(num_bytes: usize) -> usize {
 ///
 /// Single-value calls run the scalar reference inline; batch calls make one dispatched call
 /// per batch (per chunk of values for the value batches).
+///
+/// `Send` and `Sync`: share it across threads for queries; inserts take `&mut self`.
 #[derive(Clone)]
 pub struct SplitBlockFilter {
     blocks: Vec<Block>,

@@ -168,9 +168,15 @@ fn decoders_on_damaged_bytes() {
         assert!(CountingBloomFilter::read_from(&c[..cut]).is_err());
     }
     // zstd is C: the interpreter cannot call it.
+    #[cfg(feature = "compress")]
     if !cfg!(miri) {
-        let wire = f.to_compressed_bytes().unwrap();
-        assert_eq!(BloomFilter::from_compressed_bytes(&wire).unwrap(), f);
-        assert!(BloomFilter::from_compressed_bytes(&wire[..wire.len() - 1]).is_err());
+        compressed_round_trip(&f);
     }
+}
+
+#[cfg(feature = "compress")]
+fn compressed_round_trip(f: &BloomFilter) {
+    let wire = f.to_compressed_bytes().unwrap();
+    assert_eq!(&BloomFilter::from_compressed_bytes(&wire).unwrap(), f);
+    assert!(BloomFilter::from_compressed_bytes(&wire[..wire.len() - 1]).is_err());
 }

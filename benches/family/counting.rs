@@ -16,11 +16,8 @@ fn build(n: usize, bits: CounterBits) -> CountingBloomFilter {
         .expect("valid")
 }
 
-fn name(bits: CounterBits) -> &'static str {
-    match bits {
-        CounterBits::Four => "4bit",
-        CounterBits::Eight => "8bit",
-    }
+fn name(bits: CounterBits) -> String {
+    format!("{}bit", bits.bits())
 }
 
 /// `counting/<operation>/<size>/<implementation>` at 1%.

@@ -9,15 +9,19 @@ mod builder;
 mod counting;
 mod keys;
 mod owned;
+#[cfg(feature = "parallel")]
+mod parallel;
 mod storage;
 mod view;
 
-pub use atomic::{AtomicBloomFilter, ParallelBuild};
+pub use atomic::AtomicBloomFilter;
 pub use builder::Builder;
 pub(crate) use builder::Options;
 pub use counting::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
 pub use keys::{BatchKey, ByteColumn, KeySource, Offset};
 pub use owned::BloomFilter;
+#[cfg(feature = "parallel")]
+pub use parallel::ParallelBuild;
 pub use storage::{Bits, Storage};
 pub use view::FilterRef;
 
@@ -44,6 +48,8 @@ use crate::layout::{BLOCK_BITS, Block, Layout};
 /// assert_eq!(f.num_blocks(), a.num_blocks());
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
+///
+/// `Send` and `Sync` when its storage `S` is, as it is for every storage the crate defines.
 #[derive(Clone, Copy)]
 pub struct Filter<S> {
     store: S,

@@ -33,6 +33,9 @@ use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
 /// more than it saves); the batch calls make one dispatched call per batch. The queries and
 /// accessors are [`Filter`]'s, shared with [`FilterRef`](crate::FilterRef) and
 /// [`AtomicBloomFilter`](crate::AtomicBloomFilter).
+///
+/// `Send` and `Sync`: share it across threads for queries; inserts take `&mut self` (for
+/// concurrent inserts use [`AtomicBloomFilter`](crate::AtomicBloomFilter)).
 pub type BloomFilter = Filter<Vec<Block>>;
 
 impl BloomFilter {

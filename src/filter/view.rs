@@ -32,6 +32,8 @@ use crate::layout::Block;
 ///
 /// The queries and accessors are [`Filter`]'s, shared with [`BloomFilter`] and
 /// [`AtomicBloomFilter`](crate::AtomicBloomFilter).
+///
+/// `Send` and `Sync`: it borrows read-only bytes, so any number of threads may query it.
 pub type FilterRef<'a> = Filter<&'a [Block]>;
 
 impl<'a> FilterRef<'a> {

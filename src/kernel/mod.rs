@@ -43,9 +43,11 @@ mod x86_64;
 
 pub(crate) use keys::Keys;
 pub(crate) use lanes::Lanes;
+#[cfg(feature = "parallel")]
+pub(crate) use ops::InsertWindow;
 pub(crate) use ops::{
-    AtomicInsert, AtomicInsertNew, AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew,
-    InsertWindow, Probes, Query, Shape,
+    AtomicInsert, AtomicInsertNew, AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew, Probes,
+    Query, Shape,
 };
 pub(crate) use pipeline::{CACHE_RESIDENT_BYTES, Sink, cache_resident, chunk_len, prefetch};
 pub(crate) use split::{SplitBatch, SplitOp, SplitProbes};
@@ -328,8 +330,9 @@ impl Kernel {
         self.blocks(shape, keys, AtomicQuery(blocks), sink)
     }
 
-    /// Inserts `hashes` into `window`, the blocks `first..first + window.len()` of a filter of
+    /// (Feature `parallel`: the partitioned build.) Inserts `hashes` into `window`, the blocks `first..first + window.len()` of a filter of
     /// `shape`. Every hash must select a block inside the window (checked).
+    #[cfg(feature = "parallel")]
     pub fn insert_window(&self, shape: &Shape, window: &mut [Block], first: usize, hashes: &[u64]) {
         let op = InsertWindow {
             window,

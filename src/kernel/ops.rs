@@ -329,12 +329,14 @@ impl BlockOp for AtomicQuery<'_> {
 /// window.len()` of `num_blocks` (one worker's share of a partitioned parallel build). Every
 /// key must select a block inside the window; the index is checked, so a broken promise
 /// panics instead of writing elsewhere.
+#[cfg(feature = "parallel")]
 pub(crate) struct InsertWindow<'a> {
     pub window: &'a mut [Block],
     pub first: usize,
     pub num_blocks: usize,
 }
 
+#[cfg(feature = "parallel")]
 impl BlockOp for InsertWindow<'_> {
     const UNROLL: bool = true;
 

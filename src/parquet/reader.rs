@@ -8,7 +8,7 @@ use parquet::bloom_filter::Sbbf;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use super::SplitBlockFilter;
-use crate::error::Error;
+use crate::error::{Error, IoSource};
 
 /// The Bloom filter of column `column` in the **first row group** of the Parquet file at
 /// `path`, or `None` if the file has no row groups or that column chunk has no Bloom filter.
@@ -91,7 +91,7 @@ fn read_filters(
     let file = File::open(path)?;
     let chunks = file.try_clone()?;
     // The default reader properties read the footer only (no Bloom filters, no page index).
-    let reader = SerializedFileReader::new(file).map_err(|e| invalid_data("footer", &e))?;
+    let reader = SerializedFileReader::new(file).map_err(|e| invalid_data("footer", e))?;
     let meta = reader.metadata();
     let schema = meta.file_metadata().schema_descr();
     let index = (0..schema.num_columns())
@@ -105,7 +105,7 @@ fn read_filters(
         .map(|g| {
             let chunk = meta.row_group(g).column(index);
             let sbbf = Sbbf::read_from_column_chunk(chunk, &chunks)
-                .map_err(|e| invalid_data("Bloom filter", &e))?;
+                .map_err(|e| invalid_data("Bloom filter", e))?;
             sbbf.as_ref().map(SplitBlockFilter::from_sbbf).transpose()
         })
         .collect()
@@ -113,8 +113,8 @@ fn read_filters(
 
 /// A Parquet reader error, as [`Error::Io`]: an I/O error keeps its kind, a malformed file
 /// is [`std::io::ErrorKind::InvalidData`]; the message says what was being read.
-fn invalid_data(what: &str, e: &parquet::errors::ParquetError) -> Error {
-    let kind = match e {
+fn invalid_data(what: &str, e: parquet::errors::ParquetError) -> Error {
+    let kind = match &e {
         parquet::errors::ParquetError::External(inner) => inner
             .downcast_ref::<std::io::Error>()
             .map_or(std::io::ErrorKind::InvalidData, std::io::Error::kind),
@@ -123,6 +123,7 @@ fn invalid_data(what: &str, e: &parquet::errors::ParquetError) -> Error {
     Error::Io {
         kind,
         message: format!("reading the Parquet file's {what}: {e}"),
+        source: IoSource::new(e),
     }
 }
 
@@ -147,6 +148,7 @@ impl SplitBlockFilter {
         sbbf.write_bitset(&mut bitset).map_err(|e| Error::Io {
             kind: std::io::ErrorKind::Other,
             message: format!("could not copy the Sbbf's bitset: {e}"),
+            source: IoSource::new(e),
         })?;
         SplitBlockFilter::from_bitset(&bitset)
     }

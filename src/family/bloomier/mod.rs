@@ -147,6 +147,8 @@ fn try_vec<T: Clone>(n: usize, zero: T) -> Result<Vec<T>, Error> {
 /// assert_eq!(f.len(), 3);
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
+///
+/// `Send` and `Sync`: it is immutable once built, so any number of threads may query it.
 #[derive(Clone)]
 pub struct BloomierFilter {
     /// The packed slots, plus one zero word so a field read may always load two words.

@@ -73,6 +73,8 @@ const CHUNK: usize = 256;
 /// assert_eq!(f.remove(&"session-17"), Err(Error::NotPresent));
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
+///
+/// `Send` and `Sync`: share it across threads for queries; inserts and removals take `&mut self`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DeletableBloomFilter {
     filter: BloomFilter,

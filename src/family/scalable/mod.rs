@@ -76,6 +76,8 @@ const SCHEDULE_BYTES: usize = 64;
 /// assert_eq!(f.len(), 1);
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
+///
+/// `Send` and `Sync`: share it across threads for queries; inserts take `&mut self`.
 #[derive(Clone, PartialEq)]
 pub struct ScalableBloomFilter {
     /// Oldest first; never empty.

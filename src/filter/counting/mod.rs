@@ -33,6 +33,7 @@ use crate::sizing;
 /// assert_eq!((CounterBits::Four.bits(), CounterBits::Four.max()), (4, 15));
 /// assert_eq!((CounterBits::Eight.bits(), CounterBits::Eight.max()), (8, 255));
 /// ```
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CounterBits {
     /// 4-bit counters, 16 per word, saturating at 15.
@@ -128,6 +129,9 @@ macro_rules! by_width {
 ///
 /// The queries and accessors are [`Filter`]'s, shared with the plain filters; the counters
 /// answer them ([`Counters`]).
+///
+/// `Send` and `Sync`: share it across threads for queries; inserts and removals take
+/// `&mut self`.
 pub type CountingBloomFilter = Filter<Counters>;
 
 /// The storage of a [`CountingBloomFilter`]: blocks of `c`-bit counters.
