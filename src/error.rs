@@ -1,6 +1,8 @@
 //! The crate's one error type.
 
-use std::fmt;
+use alloc::string::String;
+
+use core::fmt;
 
 use crate::isa::Isa;
 
@@ -172,14 +174,15 @@ pub enum Error {
     /// An Arrow array of a data type the filter does not take (`insert_array` and
     /// `contains_array`, cargo feature `arrow`); the text is the type, as Arrow prints it.
     UnsupportedType(String),
-    /// Reading or writing failed.
+    /// Reading or writing failed (feature `std`).
+    #[cfg(feature = "std")]
     Io {
         /// The I/O error's kind.
         kind: std::io::ErrorKind,
         /// Its message.
         message: String,
         /// The error that caused it (the `std::io::Error`, or the Parquet reader's error),
-        /// also given by [`std::error::Error::source`].
+        /// also given by [`core::error::Error::source`].
         source: IoSource,
     },
 }
@@ -190,38 +193,43 @@ pub enum Error {
 /// says.
 ///
 /// ```
-/// use std::error::Error as _;
+/// use core::error::Error as _;
 /// let e = blockbloom::Error::from(std::io::Error::other("disk on fire"));
 /// let source = e.source().expect("an I/O error keeps its cause");
 /// assert_eq!(source.to_string(), "disk on fire");
 /// ```
+#[cfg(feature = "std")]
 #[derive(Clone)]
-pub struct IoSource(std::sync::Arc<dyn std::error::Error + Send + Sync + 'static>);
+pub struct IoSource(std::sync::Arc<dyn core::error::Error + Send + Sync + 'static>);
 
+#[cfg(feature = "std")]
 impl IoSource {
     /// Wraps the error that caused an [`Error::Io`].
-    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> IoSource {
+    pub fn new(e: impl core::error::Error + Send + Sync + 'static) -> IoSource {
         IoSource(std::sync::Arc::new(e))
     }
 
     /// The error itself.
-    pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+    pub fn get(&self) -> &(dyn core::error::Error + Send + Sync + 'static) {
         &*self.0
     }
 }
 
+#[cfg(feature = "std")]
 impl fmt::Debug for IoSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)
     }
 }
 
+#[cfg(feature = "std")]
 impl PartialEq for IoSource {
     fn eq(&self, other: &IoSource) -> bool {
         std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
     }
 }
 
+#[cfg(feature = "std")]
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
         Error::Io {
@@ -388,14 +396,16 @@ impl fmt::Display for Error {
                  UInt32, UInt64, Utf8, LargeUtf8, Binary, LargeBinary and FixedSizeBinary(16) \
                  (the Parquet filter any FixedSizeBinary width)"
             ),
+            #[cfg(feature = "std")]
             Error::Io { kind, message, .. } => write!(f, "I/O error ({kind:?}): {message}"),
         }
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
+            #[cfg(feature = "std")]
             Error::Io { source, .. } => Some(source.get()),
             _ => None,
         }
@@ -405,6 +415,7 @@ impl std::error::Error for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
 
     #[test]
     fn numbers_in_messages_are_readable() {

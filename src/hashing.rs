@@ -2,7 +2,9 @@
 //! XXH64 with seed 0 (the split block filter's). The public `blockbloom::hash` module
 //! (in `lib.rs`) re-exports these beside the kernel tiers' batch forms.
 
-use std::hash::{Hash, Hasher};
+use alloc::boxed::Box;
+
+use core::hash::{Hash, Hasher};
 
 use xxhash_rust::xxh3::{Xxh3, xxh3_64_with_seed};
 
@@ -24,9 +26,10 @@ pub(crate) const fn seed_flip(seed: u64) -> u64 {
 /// A seed nobody outside this process can predict: SipHash-1-3 (std's `RandomState`, keyed
 /// from the operating system's randomness once per thread, with a fresh key per call) of a
 /// process-wide counter. What the builders' `keyed()` draws.
+#[cfg(feature = "std")]
 pub(crate) fn random_seed() -> u64 {
+    use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
     use std::hash::BuildHasher;
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     static DRAWN: AtomicU64 = AtomicU64::new(0);
     std::collections::hash_map::RandomState::new().hash_one(DRAWN.fetch_add(1, Relaxed))
 }
@@ -219,7 +222,7 @@ const INLINE: usize = 64;
 /// platform. Short keys stay in an inline buffer and take XXH3's one-shot path.
 ///
 /// ```
-/// use std::hash::{Hash, Hasher};
+/// use core::hash::{Hash, Hasher};
 /// let mut h = blockbloom::hash::StableHasher::new(0);
 /// 5u64.hash(&mut h);
 /// assert_eq!(h.finish(), blockbloom::hash::hash_u64(5, 0));
@@ -236,7 +239,7 @@ impl StableHasher {
     /// A hasher with this seed.
     ///
     /// ```
-    /// use std::hash::Hasher;
+    /// use core::hash::Hasher;
     /// let h = blockbloom::hash::StableHasher::new(3);
     /// assert_eq!(h.finish(), blockbloom::hash::hash_bytes(b"", 3));
     /// ```
@@ -250,8 +253,8 @@ impl StableHasher {
     }
 }
 
-impl std::fmt::Debug for StableHasher {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for StableHasher {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("StableHasher")
             .field("seed", &self.seed)
             .finish_non_exhaustive()
@@ -351,7 +354,7 @@ mod tests {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
         [0, 1, u64::MAX, 1 << 63, 0xffff_ffff]
             .into_iter()
-            .chain(std::iter::repeat_with(move || {
+            .chain(core::iter::repeat_with(move || {
                 s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
                 let mut z = s;
                 z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -1,7 +1,7 @@
 //! The kernel tiers by name. Detection, the `BLOCKBLOOM_ISA` choice and dispatch live in the
 //! kernel layer; this enum sits below the error type so both can name it.
 
-use std::fmt;
+use core::fmt;
 
 /// A kernel tier: the instruction set the batch loops run on.
 ///
@@ -42,7 +42,7 @@ impl Isa {
         Isa::Neon,
     ];
 
-    /// The name `BLOCKBLOOM_ISA` and [`FromStr`](std::str::FromStr) accept.
+    /// The name `BLOCKBLOOM_ISA` and [`FromStr`](core::str::FromStr) accept.
     ///
     /// ```
     /// assert_eq!(blockbloom::Isa::Avx512.name(), "avx512");

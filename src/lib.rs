@@ -38,7 +38,7 @@
 //!
 //! | feature | default | what it adds | what it pulls in |
 //! | :--- | :---: | :--- | :--- |
-//! | `std` | yes | run-time kernel detection, `read_from`/`write_to`, `std::error::Error` | — |
+//! | `std` | yes | run-time kernel detection, `read_from`/`write_to`, `core::error::Error` | — |
 //! | `parallel` | yes | `BloomFilter::par_insert_batch`, `ParallelBuild` | rayon |
 //! | `compress` | no | `compressed`: filters sized and sent as zstd frames | zstd (C sources) |
 //! | `serde` | no | `Serialize`/`Deserialize` for every filter kind, as `to_bytes` | serde |
@@ -53,11 +53,16 @@
 //! Every filter type is `Send` and `Sync`. The owned filters change only through `&mut self`;
 //! [`AtomicBloomFilter`] takes inserts through `&self` from any number of threads.
 
+#![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 extern crate alloc;
+// The unit tests use the standard library even when the crate does not.
+#[cfg(all(test, not(feature = "std")))]
+#[macro_use]
+extern crate std;
 
 #[cfg(feature = "arrow")]
 mod arrow;
@@ -67,10 +72,13 @@ mod family;
 mod filter;
 pub mod format;
 mod hashing;
+mod io;
 mod isa;
 mod kernel;
 pub mod layout;
 mod limits;
+#[cfg(any(not(feature = "std"), test))]
+mod math;
 pub mod parquet;
 #[cfg(feature = "serde")]
 mod serialize;
@@ -82,7 +90,9 @@ pub use family::{bloomier, deletable, scalable};
 
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use deletable::DeletableBloomFilter;
-pub use error::{Error, IoSource};
+pub use error::Error;
+#[cfg(feature = "std")]
+pub use error::IoSource;
 pub use filter::AtomicBloomFilter;
 #[cfg(feature = "parallel")]
 pub use filter::ParallelBuild;

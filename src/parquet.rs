@@ -46,6 +46,13 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use crate::error::Error;
 use crate::isa::Isa;
 
@@ -499,7 +506,7 @@ impl SplitBlockFilter {
         // `self`. The words are stored little-endian, so these are Parquet's bytes on every
         // platform.
         unsafe {
-            std::slice::from_raw_parts(
+            core::slice::from_raw_parts(
                 self.blocks.as_ptr().cast::<u8>(),
                 self.blocks.len() * BLOCK_BYTES,
             )
@@ -747,8 +754,8 @@ impl PartialEq for SplitBlockFilter {
 
 impl Eq for SplitBlockFilter {}
 
-impl std::fmt::Debug for SplitBlockFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for SplitBlockFilter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("SplitBlockFilter")
             .field("num_bytes", &self.num_bytes())
             .field("isa", &self.isa())

@@ -21,10 +21,10 @@ use core::marker::PhantomData;
 use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 
-use crate::{
-    AtomicBloomFilter, BloomFilter, BloomierFilter, CountingBloomFilter, DeletableBloomFilter,
-    FilterRef, ScalableBloomFilter,
-};
+use crate::family::bloomier::BloomierFilter;
+use crate::family::deletable::DeletableBloomFilter;
+use crate::family::scalable::ScalableBloomFilter;
+use crate::filter::{AtomicBloomFilter, BloomFilter, CountingBloomFilter, FilterRef};
 
 /// Most bytes a sequence's size hint may reserve up front: a hostile hint costs no more,
 /// and a longer payload grows the buffer as its bytes arrive.

@@ -33,6 +33,12 @@
 //! assert!(sizing::false_positive_rate(1_000_000, plan.num_blocks, plan.layout, plan.probes) <= 0.01);
 //! ```
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
+use alloc::vec::Vec;
+
 use crate::error::Error;
 
 mod fast;
@@ -401,7 +407,7 @@ fn check_fpr(fpr: f64) -> Result<(), Error> {
 
 fn too_many(keys: u64, fpr: f64) -> Error {
     // What the unsectorized bound would ask for, to report an honest order of magnitude.
-    let bits = -(keys as f64) * fpr.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2);
+    let bits = -(keys as f64) * fpr.ln() / (core::f64::consts::LN_2 * core::f64::consts::LN_2);
     Error::TooManyBlocks {
         requested: (bits / BLOCK_BITS as f64).ceil() as u128,
         max: MAX_BLOCKS,
@@ -711,12 +717,13 @@ pub(crate) fn ln_gamma(x: f64) -> f64 {
     for (i, &c) in C.iter().enumerate().skip(1) {
         a += c / (x + i as f64);
     }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+    0.5 * (2.0 * core::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::String;
 
     /// The unsectorized 512-bit best-k bound (DESIGN.md, from Putze et al.).
     const BOUND: [(f64, f64); 3] = [(1e-2, 9.90), (1e-3, 15.49), (1e-4, 21.9)];
@@ -1076,8 +1083,8 @@ mod tests {
                     let mut best = std::time::Duration::MAX;
                     for _ in 0..5 {
                         let t = std::time::Instant::now();
-                        let _ = std::hint::black_box(plan_for(
-                            std::hint::black_box(n),
+                        let _ = core::hint::black_box(plan_for(
+                            core::hint::black_box(n),
                             goal(p, unit),
                             layout,
                             probes,

@@ -110,6 +110,7 @@ pub(super) fn parse_family<T: Encoded>(h: &[u8; HEADER_BYTES]) -> Result<(Envelo
 mod tests {
     use super::*;
     use crate::codec::Out;
+    use alloc::vec::Vec;
 
     /// A kind whose body is raw bytes: the codec alone.
     #[derive(Debug, PartialEq)]

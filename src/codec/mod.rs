@@ -10,11 +10,15 @@
 //! size is checked against the bytes present before anything is allocated, and a reader is
 //! consumed in bounded chunks.
 
+use alloc::vec;
+use alloc::vec::Vec;
+
 mod envelope;
 mod plain;
 
-use std::collections::TryReserveError;
-use std::io::{Read, Write};
+use alloc::collections::TryReserveError;
+
+use crate::io::{self, Read, Write};
 
 use xxhash_rust::xxh3::Xxh3;
 
@@ -262,6 +266,7 @@ pub(crate) fn read_streamed<T: Encoded, R: Read>(
         x: checksum_start(&head),
     };
     let decoded = decode(env, body_len, &mut body);
+    #[cfg(feature = "std")]
     if let Err(e @ Error::Io { .. }) = decoded {
         return Err(e);
     }
@@ -309,7 +314,7 @@ pub(crate) struct Body<'r, R> {
 }
 
 impl<R: Read> Read for Body<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = (buf.len() as u64).min(self.left) as usize;
         if n == 0 {
             return Ok(0);
@@ -417,7 +422,7 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<usize, Error> {
         match r.read(&mut buf[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if io::interrupted(&e) => {}
             Err(e) => return Err(e.into()),
         }
     }
@@ -454,7 +459,7 @@ pub(crate) fn blocks_le(blocks: &[Block], out: &mut Out<'_>) -> Result<(), Error
 /// Appends the blocks of `bytes` (whole 64-byte blocks of little-endian words) to `out`.
 pub(crate) fn blocks_from_le(bytes: &[u8], out: &mut Vec<Block>) {
     out.extend(bytes.chunks_exact(BLOCK_BYTES).map(|b| {
-        Block(std::array::from_fn(|w| {
+        Block(core::array::from_fn(|w| {
             u64::from_le_bytes(b[8 * w..8 * w + 8].try_into().expect("8 bytes"))
         }))
     }));

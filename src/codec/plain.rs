@@ -2,7 +2,11 @@
 //! capacity, target FPR), bytes 56..64 are zero (the block count implies the body's length),
 //! and the body is the blocks, which [`FilterRef`] views in place.
 
-use std::io::{Read, Write};
+use alloc::vec::Vec;
+
+use crate::io::Read;
+#[cfg(feature = "std")]
+use crate::io::Write;
 
 use super::envelope::{check_hash, preamble};
 use super::{
@@ -178,6 +182,7 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Io`] if `w` fails.
+    #[cfg(feature = "std")]
     pub fn write_to<W: Write>(&self, w: W) -> Result<(), Error> {
         <Self as Encoded>::write_to(self, w)
     }
@@ -209,6 +214,7 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`from_bytes`](Self::from_bytes) (but not `TrailingBytes`), plus [`Error::Io`].
+    #[cfg(feature = "std")]
     pub fn read_from<R: Read>(r: R) -> Result<BloomFilter, Error> {
         <Self as Encoded>::read_from(r)
     }
@@ -227,7 +233,7 @@ impl<'a> FilterRef<'a> {
         }
         let (env, raw) = split::<BloomFilter>(bytes)?;
         let address = raw.as_ptr() as usize;
-        if !address.is_multiple_of(std::mem::align_of::<Block>()) {
+        if !address.is_multiple_of(core::mem::align_of::<Block>()) {
             return Err(Error::Misaligned { address });
         }
         let kernel = Kernel::get(Isa::active()?)?;
@@ -238,7 +244,7 @@ impl<'a> FilterRef<'a> {
         // target those bytes are the words' values. The view borrows `bytes` immutably for
         // `'a`.
         let blocks = unsafe {
-            std::slice::from_raw_parts(raw.as_ptr().cast::<Block>(), raw.len() / BLOCK_BYTES)
+            core::slice::from_raw_parts(raw.as_ptr().cast::<Block>(), raw.len() / BLOCK_BYTES)
         };
         Ok(FilterRef::from_parts(blocks, meta))
     }

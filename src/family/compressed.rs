@@ -34,6 +34,10 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
 use std::io::Read;
 
 use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind};

@@ -2,7 +2,11 @@
 //! around the counter words. The filter itself is in the front-end
 //! (`crate::filter::counting`).
 
-use std::io::{Read, Write};
+use alloc::vec::Vec;
+
+use crate::io::Read;
+#[cfg(feature = "std")]
+use crate::io::Write;
 
 use crate::codec::{
     Encoded, Envelope, Out, blocks_from_le, blocks_le, kind, read_framed, reserve_geometric,
@@ -53,6 +57,7 @@ impl CountingBloomFilter {
     /// assert_eq!(file, f.to_bytes());
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
+    #[cfg(feature = "std")]
     pub fn write_to<W: Write>(&self, w: W) -> Result<(), Error> {
         <Self as Encoded>::write_to(self, w)
     }
@@ -90,6 +95,7 @@ impl CountingBloomFilter {
     /// assert_eq!(f, g);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
+    #[cfg(feature = "std")]
     pub fn read_from<R: Read>(r: R) -> Result<CountingBloomFilter, Error> {
         <Self as Encoded>::read_from(r)
     }

@@ -103,7 +103,7 @@ impl BloomFilter {
         }
         let mut blocks = crate::filter::allocate(n / 2)?;
         for (out, pair) in blocks.iter_mut().zip(self.store.chunks_exact(2)) {
-            *out = Block(std::array::from_fn(|w| pair[0].0[w] | pair[1].0[w]));
+            *out = Block(core::array::from_fn(|w| pair[0].0[w] | pair[1].0[w]));
         }
         let m = &self.meta;
         let meta = crate::filter::Meta::new(

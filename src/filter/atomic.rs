@@ -1,7 +1,9 @@
 //! [`AtomicBloomFilter`]: the same filter over atomic words, for many concurrent writers.
 
-use std::hash::Hash;
-use std::mem::ManuallyDrop;
+use alloc::vec::Vec;
+
+use core::hash::Hash;
+use core::mem::ManuallyDrop;
 
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource};
 use crate::error::Error;
@@ -234,8 +236,8 @@ impl AtomicBloomFilter {
     }
 }
 
-impl std::fmt::Debug for AtomicBloomFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for AtomicBloomFilter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("AtomicBloomFilter")
             .field("num_blocks", &self.num_blocks())
             .field("layout", &self.layout())

@@ -1,5 +1,9 @@
 //! [`Builder`], and the [`Options`] core it shares with the other kinds' builders.
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
 use super::{BloomFilter, Meta, allocate};
 use crate::error::Error;
 use crate::isa::Isa;
@@ -152,6 +156,7 @@ impl Builder {
     /// assert_ne!(a.seed(), b.seed());
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
+    #[cfg(feature = "std")]
     pub fn keyed(self) -> Builder {
         self.seed(crate::hashing::random_seed())
     }

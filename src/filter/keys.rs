@@ -1,6 +1,8 @@
 //! What a batch method takes: slices of a [`BatchKey`] type, or a [`ByteColumn`] (Arrow's
 //! offsets and values), each turned into the kernel's key source once, without copying.
 
+use alloc::vec::Vec;
+
 use crate::error::Error;
 use crate::kernel::Keys;
 use crate::kernel::keys::{ByteKeys, check_offsets};
@@ -14,7 +16,7 @@ use crate::kernel::keys::{ByteKeys, check_offsets};
 /// | `u128`, `[u8; 16]` | the 16 little-endian bytes (IPv6, UUID, flow keys) | `insert(&u128)`, [`insert_bytes`](crate::BloomFilter::insert_bytes) |
 /// | `&[u8]`, `&str` | the bytes | [`insert_bytes`](crate::BloomFilter::insert_bytes) |
 ///
-/// `insert(&key)` goes through [`Hash`](std::hash::Hash), which for `str` appends a `0xff`
+/// `insert(&key)` goes through [`Hash`](core::hash::Hash), which for `str` appends a `0xff`
 /// byte and for arrays a length prefix: use `insert_bytes` as the single-key form of string
 /// and `[u8; 16]` keys.
 ///
@@ -71,7 +73,7 @@ impl BatchKey for i64 {
     fn as_keys(keys: &[i64]) -> private::KeySlice<'_> {
         // SAFETY: i64 and u64 have the same size and alignment and every bit pattern is valid
         // for both; the new slice borrows the same memory for the same lifetime.
-        let u = unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u64>(), keys.len()) };
+        let u = unsafe { core::slice::from_raw_parts(keys.as_ptr().cast::<u64>(), keys.len()) };
         private::KeySlice(Keys::U64(u))
     }
 }
@@ -79,7 +81,7 @@ impl BatchKey for i32 {
     fn as_keys(keys: &[i32]) -> private::KeySlice<'_> {
         // SAFETY: i32 and u32 have the same size and alignment and every bit pattern is valid
         // for both; the new slice borrows the same memory for the same lifetime.
-        let u = unsafe { std::slice::from_raw_parts(keys.as_ptr().cast::<u32>(), keys.len()) };
+        let u = unsafe { core::slice::from_raw_parts(keys.as_ptr().cast::<u32>(), keys.len()) };
         private::KeySlice(Keys::U32(u))
     }
 }
@@ -147,8 +149,8 @@ pub struct ByteColumn<'a> {
     keys: Keys<'a>,
 }
 
-impl std::fmt::Debug for ByteColumn<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for ByteColumn<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("ByteColumn")
             .field("len", &self.len())
             .finish_non_exhaustive()

@@ -1,6 +1,12 @@
 //! The filter front-end: [`BloomFilter`] (owned), [`FilterRef`] (borrowed) and their
 //! [`Builder`].
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
+use alloc::vec::Vec;
+
 mod algebra;
 #[cfg(feature = "arrow")]
 mod arrow;
@@ -25,7 +31,7 @@ pub use parallel::ParallelBuild;
 pub use storage::{Bits, Storage};
 pub use view::FilterRef;
 
-use std::hash::Hash;
+use core::hash::Hash;
 
 use crate::error::Error;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
@@ -297,7 +303,7 @@ impl<S: Storage> Filter<S> {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn size_in_bytes(&self) -> usize {
-        self.meta.shape.num_blocks as usize * std::mem::size_of::<Block>()
+        self.meta.shape.num_blocks as usize * core::mem::size_of::<Block>()
     }
 
     /// Number of 512-bit blocks.

@@ -1,6 +1,8 @@
 //! The owned filter, [`BloomFilter`]: construction, inserts, and what only owned bits can do.
 
-use std::hash::Hash;
+use alloc::vec::Vec;
+
+use core::hash::Hash;
 
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource, Meta};
 use crate::error::Error;
@@ -271,8 +273,8 @@ impl PartialEq for BloomFilter {
 
 impl Eq for BloomFilter {}
 
-impl std::fmt::Debug for BloomFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for BloomFilter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("BloomFilter")
             .field("num_blocks", &self.meta.shape.num_blocks)
             .field("layout", &self.meta.shape.layout)

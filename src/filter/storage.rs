@@ -2,11 +2,15 @@
 //! shared queries ([`Filter`](super::Filter)) need from its storage: owned, borrowed and
 //! atomic blocks here; counters in [`super::counting`].
 
+use alloc::vec::Vec;
+
 use super::Meta;
 use crate::kernel::{Keys, Sink};
 use crate::layout::{AtomicBlock, Block, block_index, contains_scalar, pattern_scalar};
 
 mod sealed {
+    use alloc::vec::Vec;
+
     pub trait Sealed {}
     impl Sealed for Vec<crate::layout::Block> {}
     impl Sealed for &[crate::layout::Block] {}

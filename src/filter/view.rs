@@ -57,8 +57,8 @@ impl<'a> FilterRef<'a> {
     }
 }
 
-impl std::fmt::Debug for FilterRef<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for FilterRef<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("FilterRef")
             .field("num_blocks", &self.num_blocks())
             .field("layout", &self.layout())

@@ -22,7 +22,11 @@
 //! check is the safety proof every entry point relies on. A filter stores its
 //! `&'static Kernel`.
 
-use std::str::FromStr;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use core::str::FromStr;
+#[cfg(feature = "std")]
 use std::sync::OnceLock;
 
 use crate::error::Error;
@@ -109,15 +113,23 @@ impl Isa {
     /// }
     /// ```
     pub fn active() -> Result<Isa, Error> {
-        static ACTIVE: OnceLock<Result<Isa, Error>> = OnceLock::new();
-        ACTIVE
-            .get_or_init(|| {
-                choose(
-                    std::env::var("BLOCKBLOOM_ISA").ok().as_deref(),
-                    Isa::is_supported,
-                )
-            })
-            .clone()
+        #[cfg(feature = "std")]
+        {
+            static ACTIVE: OnceLock<Result<Isa, Error>> = OnceLock::new();
+            ACTIVE
+                .get_or_init(|| {
+                    choose(
+                        std::env::var("BLOCKBLOOM_ISA").ok().as_deref(),
+                        Isa::is_supported,
+                    )
+                })
+                .clone()
+        }
+        // No environment to read: the best tier the build targets.
+        #[cfg(not(feature = "std"))]
+        {
+            choose(None, Isa::is_supported)
+        }
     }
 
     /// `Ok(self)` if the CPU supports it, else [`Error::UnsupportedIsa`].
@@ -187,6 +199,9 @@ struct Cpu {
     neon: bool,
 }
 
+/// The tiers this CPU has: detected once at run time with `std`; without it, the features
+/// the build enables (`-C target-feature` or `target-cpu`), since detection needs the OS.
+#[cfg(feature = "std")]
 fn cpu() -> Cpu {
     static CPU: OnceLock<Cpu> = OnceLock::new();
     *CPU.get_or_init(|| {
@@ -220,6 +235,20 @@ fn cpu() -> Cpu {
     })
 }
 
+#[cfg(not(feature = "std"))]
+fn cpu() -> Cpu {
+    Cpu {
+        avx2: cfg!(all(target_arch = "x86_64", target_feature = "avx2")),
+        avx512: cfg!(all(
+            target_arch = "x86_64",
+            target_feature = "avx512f",
+            target_feature = "avx512dq",
+            target_feature = "avx2"
+        )),
+        neon: cfg!(all(target_arch = "aarch64", target_feature = "neon")),
+    }
+}
+
 /// Work that runs on one tier: the scalar reference, or a SIMD tier's lanes. Implemented by
 /// the batch kinds ([`BlockBatch`], [`SplitBatch`], [`HashBatch`]); [`Kernel::run`] picks the
 /// tier.
@@ -236,8 +265,8 @@ pub(crate) struct Kernel {
     isa: Isa,
 }
 
-impl std::fmt::Debug for Kernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "Kernel({})", self.isa)
     }
 }

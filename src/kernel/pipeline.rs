@@ -8,6 +8,8 @@
 //! once). The one closure, in [`Staged::entries`], only computes an index. The answers go to
 //! a [`Sink`], matched once per chunk.
 
+use alloc::vec::Vec;
+
 use super::{Keys, Lanes};
 use crate::layout::block_index;
 
@@ -42,14 +44,14 @@ pub(crate) fn prefetch<T>(line: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint that never faults, whatever the address.
     unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>(line.cast::<i8>());
     }
     #[cfg(target_arch = "aarch64")]
     // SAFETY: `prfm` is a hint that never faults, whatever the address; it reads no memory
     // the program can observe and leaves the flags alone.
     unsafe {
-        std::arch::asm!("prfm pldl1keep, [{0}]", in(reg) line, options(nostack, preserves_flags, readonly));
+        core::arch::asm!("prfm pldl1keep, [{0}]", in(reg) line, options(nostack, preserves_flags, readonly));
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     let _ = line;

@@ -20,7 +20,7 @@
 //! 4.5% over at 0.01% (22.89 vs 21.9 bits) and wastes words below k = 8. Sizing picks the
 //! layout per filter.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 pub(crate) mod split;
 
@@ -48,8 +48,8 @@ impl Block {
     pub const ZERO: Block = Block([0; 8]);
 }
 
-impl std::fmt::Debug for Block {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for Block {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "Block(")?;
         for (i, w) in self.0.iter().enumerate() {
             if i > 0 {
@@ -123,8 +123,8 @@ impl Layout {
     }
 }
 
-impl std::fmt::Display for Layout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for Layout {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(match self {
             Layout::Sectors8x64 => "8x64",
             Layout::Sectors4x128 => "4x128",
@@ -218,8 +218,8 @@ pub fn contains_scalar(block: &Block, layout: Layout, lo: u32, k: usize) -> bool
 #[derive(Default)]
 pub struct AtomicBlock(pub [AtomicU64; 8]);
 
-impl std::fmt::Debug for AtomicBlock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for AtomicBlock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         self.load().fmt(f)
     }
 }
@@ -228,7 +228,7 @@ impl AtomicBlock {
     /// A copy of the words, each read with a relaxed load.
     #[inline(always)]
     pub fn load(&self) -> Block {
-        Block(std::array::from_fn(|w| self.0[w].load(Relaxed)))
+        Block(core::array::from_fn(|w| self.0[w].load(Relaxed)))
     }
 
     /// Sets the bits of `pattern`: a relaxed `fetch_or` on each word that lacks some of them,
@@ -286,8 +286,8 @@ impl AtomicBlock {
 }
 
 const _: () = {
-    assert!(std::mem::size_of::<AtomicBlock>() == std::mem::size_of::<Block>());
-    assert!(std::mem::align_of::<AtomicBlock>() == std::mem::align_of::<Block>());
+    assert!(core::mem::size_of::<AtomicBlock>() == core::mem::size_of::<Block>());
+    assert!(core::mem::align_of::<AtomicBlock>() == core::mem::align_of::<Block>());
 };
 
 /// The `k`-bit pattern of `lo` as a block, one probe at a time (the reference).

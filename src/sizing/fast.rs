@@ -16,6 +16,10 @@
 //!   again at the fine level, then decides single block counts. The exact model's rate
 //!   falls with the block count, so this is the count the reference's bisection finds.
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
 use super::{Goal, InBlock, MAX_POWER, block_moments_of, with_b};
 use crate::layout::{Layout, MAX_BLOCKS};
 
@@ -64,7 +68,7 @@ fn ln_factorial_series(x: f64) -> f64 {
     let r = 1.0 / x;
     let r2 = r * r;
     (x + 0.5) * x.ln() - x
-        + 0.5 * (2.0 * std::f64::consts::PI).ln()
+        + 0.5 * (2.0 * core::f64::consts::PI).ln()
         + r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 * (1.0 / 1260.0 - r2 / 1680.0)))
 }
 

@@ -1,6 +1,8 @@
 //! The exact planner as it was before the fast search (issue 12 part 6), kept verbatim as
 //! the reference the tests compare [`super::plan_for`] and [`super::block_moments`] with.
 
+use alloc::vec::Vec;
+
 use super::{Goal, Plan, ROUNDS_PREMIUM, check_fpr, check_probes, too_many};
 use crate::error::Error;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS, MAX_PROBES};

@@ -1,7 +1,9 @@
 //! Building a Bloomier filter: hash, sort, deduplicate, peel the keys' 3-hypergraph and
 //! solve the table, retrying with the next seed when a table does not peel.
 
-use std::hash::Hash;
+use alloc::vec::Vec;
+
+use core::hash::Hash;
 
 use super::{
     BloomierFilter, Geometry, MAX_ATTEMPTS, MAX_ENTRIES, SEED_STEP, low_mask, read_field, try_vec,
@@ -107,6 +109,7 @@ impl BloomierBuilder {
 
     /// A secret random first seed, as [`Builder::keyed`](crate::Builder::keyed): keys crafted
     /// to make construction fail (or to collide with a chosen key's slots) need the seed.
+    #[cfg(feature = "std")]
     pub fn keyed(self) -> BloomierBuilder {
         self.seed(crate::hashing::random_seed())
     }

@@ -1,7 +1,11 @@
 //! The Bloomier filter in the codec: the envelope (layout id 20), then the packed slot words,
 //! little-endian.
 
-use std::io::{Read, Write};
+use alloc::vec::Vec;
+
+use crate::io::Read;
+#[cfg(feature = "std")]
+use crate::io::Write;
 
 use super::{BloomierFilter, Geometry, MAX_ENTRIES, MAX_SEGMENT_LOG2, MIN_SEGMENT_LOG2, words_for};
 use crate::codec::{
@@ -38,6 +42,7 @@ impl BloomierFilter {
     /// assert_eq!(buf, f.to_bytes());
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
+    #[cfg(feature = "std")]
     pub fn write_to<W: Write>(&self, w: W) -> Result<(), Error> {
         <Self as Encoded>::write_to(self, w)
     }
@@ -71,6 +76,7 @@ impl BloomierFilter {
     /// assert_eq!(blockbloom::BloomierFilter::read_from(&bytes[..])?, f);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
+    #[cfg(feature = "std")]
     pub fn read_from<R: Read>(r: R) -> Result<BloomierFilter, Error> {
         <Self as Encoded>::read_from(r)
     }

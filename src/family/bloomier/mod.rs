@@ -26,10 +26,16 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
+use alloc::vec::Vec;
+
 mod build;
 mod codec;
 
-use std::hash::Hash;
+use core::hash::Hash;
 
 use crate::error::Error;
 use crate::filter::BatchKey;
@@ -128,7 +134,7 @@ fn try_vec<T: Clone>(n: usize, zero: T) -> Result<Vec<T>, Error> {
     let mut v = Vec::new();
     v.try_reserve_exact(n)
         .map_err(|_| Error::AllocationFailed {
-            bytes: n as u128 * std::mem::size_of::<T>() as u128,
+            bytes: n as u128 * core::mem::size_of::<T>() as u128,
         })?;
     v.resize(n, zero);
     Ok(v)
@@ -307,7 +313,7 @@ impl BloomierFilter {
             for (o, &h) in out[start..end].iter_mut().zip(&cur) {
                 *o = self.lookup(h);
             }
-            std::mem::swap(&mut cur, &mut next);
+            core::mem::swap(&mut cur, &mut next);
             start = end;
         }
     }
@@ -472,8 +478,8 @@ impl PartialEq for BloomierFilter {
 
 impl Eq for BloomierFilter {}
 
-impl std::fmt::Debug for BloomierFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for BloomierFilter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("BloomierFilter")
             .field("len", &self.len)
             .field("value_bits", &self.value_bits)

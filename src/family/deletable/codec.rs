@@ -1,7 +1,11 @@
 //! The deletable filter in the codec: the envelope (layout id 17), then the plain filter's
 //! own encoding, then the collision bitmap.
 
-use std::io::{Read, Write};
+use alloc::vec::Vec;
+
+use crate::io::Read;
+#[cfg(feature = "std")]
+use crate::io::Write;
 
 use super::{DeletableBloomFilter, MAX_REGION_SHIFT, MIN_REGION_SHIFT, num_regions};
 use crate::codec::{
@@ -52,6 +56,7 @@ impl DeletableBloomFilter {
     ///
     /// # Errors
     /// [`Error::Io`] if `w` fails.
+    #[cfg(feature = "std")]
     pub fn write_to<W: Write>(&self, w: W) -> Result<(), Error> {
         <Self as Encoded>::write_to(self, w)
     }
@@ -88,6 +93,7 @@ impl DeletableBloomFilter {
     ///
     /// # Errors
     /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`].
+    #[cfg(feature = "std")]
     pub fn read_from<R: Read>(r: R) -> Result<DeletableBloomFilter, Error> {
         <Self as Encoded>::read_from(r)
     }
@@ -162,7 +168,7 @@ fn decode<R: Read>(
             "deletable filter: body length is not filter plus bitmap",
         ));
     }
-    let filter = BloomFilter::read_from((&inner_head[..]).chain(&mut *body))?;
+    let filter = <BloomFilter as Encoded>::read_from((&inner_head[..]).chain(&mut *body))?;
     if filter.seed() != env.seed {
         return Err(Error::InvalidHeader(
             "deletable filter: inner seed differs from the header's",

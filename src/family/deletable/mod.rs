@@ -28,10 +28,12 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 
+use alloc::vec::Vec;
+
 mod codec;
 mod model;
 
-use std::hash::Hash;
+use core::hash::Hash;
 
 use crate::error::Error;
 use crate::filter::BatchKey;
@@ -608,8 +610,8 @@ impl DeletableBloomFilter {
     }
 }
 
-impl std::fmt::Debug for DeletableBloomFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for DeletableBloomFilter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("DeletableBloomFilter")
             .field("filter", &self.filter)
             .field("region_bits", &self.region_bits())

@@ -1,6 +1,10 @@
 //! The analytic model of deletability: how likely a key can be removed, for the blocked
 //! layout and under the paper's unblocked assumptions.
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
 use crate::layout::Layout;
 use crate::sizing::ln_gamma;
 

@@ -1,7 +1,15 @@
 //! The scalable filter in the codec: the envelope (layout id 18), a 64-byte schedule, then
 //! each stage's plain encoding back to back.
 
-use std::io::{Read, Write};
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
+use alloc::vec::Vec;
+
+use crate::io::Read;
+#[cfg(feature = "std")]
+use crate::io::Write;
 
 use super::{SCHEDULE_BYTES, ScalableBloomFilter, validate};
 use crate::codec::{
@@ -52,6 +60,7 @@ impl ScalableBloomFilter {
     ///
     /// # Errors
     /// [`Error::Io`] if `w` fails.
+    #[cfg(feature = "std")]
     pub fn write_to<W: Write>(&self, w: W) -> Result<(), Error> {
         <Self as Encoded>::write_to(self, w)
     }
@@ -84,6 +93,7 @@ impl ScalableBloomFilter {
     ///
     /// # Errors
     /// As [`from_bytes`](Self::from_bytes), plus [`Error::Io`].
+    #[cfg(feature = "std")]
     pub fn read_from<R: Read>(r: R) -> Result<ScalableBloomFilter, Error> {
         <Self as Encoded>::read_from(r)
     }
@@ -187,7 +197,7 @@ fn decode<R: Read>(
         if stage_len > left {
             return Err(bad("scalable filter: a stage is cut short"));
         }
-        let stage = BloomFilter::read_from((&head[..]).chain(&mut *body))?;
+        let stage = <BloomFilter as Encoded>::read_from((&head[..]).chain(&mut *body))?;
         if stage.seed() != env.seed {
             return Err(bad(
                 "scalable filter: a stage's seed differs from the header's",
@@ -204,7 +214,7 @@ fn decode<R: Read>(
             before = before.saturating_add(capacity);
         }
         stages.try_reserve(1).map_err(|_| Error::AllocationFailed {
-            bytes: (stages.len() as u128 + 1) * std::mem::size_of::<BloomFilter>() as u128,
+            bytes: (stages.len() as u128 + 1) * core::mem::size_of::<BloomFilter>() as u128,
         })?;
         stages.push(stage);
         left -= stage_len;

@@ -36,9 +36,15 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
+use alloc::vec::Vec;
+
 mod codec;
 
-use std::hash::Hash;
+use core::hash::Hash;
 
 use crate::error::Error;
 use crate::filter::BatchKey;
@@ -182,6 +188,7 @@ impl ScalableBuilder {
     }
 
     /// A secret random seed for every stage, as [`Builder::keyed`](crate::Builder::keyed).
+    #[cfg(feature = "std")]
     pub fn keyed(self) -> ScalableBuilder {
         self.seed(crate::hashing::random_seed())
     }
@@ -316,7 +323,7 @@ impl ScalableBloomFilter {
         self.stages
             .try_reserve(1)
             .map_err(|_| Error::AllocationFailed {
-                bytes: std::mem::size_of::<BloomFilter>() as u128,
+                bytes: core::mem::size_of::<BloomFilter>() as u128,
             })?;
         self.stages.push(stage);
         self.newest_len = 0;
@@ -723,8 +730,8 @@ fn resolve(stages: &[BloomFilter], hashes: &[u64], found: &mut [bool]) {
     }
 }
 
-impl std::fmt::Debug for ScalableBloomFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for ScalableBloomFilter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("ScalableBloomFilter")
             .field("stages", &self.stages.len())
             .field("len", &self.len)

@@ -125,6 +125,7 @@ impl CountingBuilder {
     }
 
     /// A secret random seed, as [`Builder::keyed`](crate::Builder::keyed).
+    #[cfg(feature = "std")]
     pub fn keyed(self) -> CountingBuilder {
         self.seed(crate::hashing::random_seed())
     }

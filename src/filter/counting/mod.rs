@@ -1,12 +1,18 @@
 //! [`CountingBloomFilter`]: the front-end over counter storage (the design is in its docs),
 //! and its [`CountingBuilder`]. Its encoding is the family's (`crate::family::counting`).
 
+// Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
+#[cfg(not(any(feature = "std", test)))]
+use crate::math::F64Math as _;
+
+use alloc::vec::Vec;
+
 mod builder;
 mod counters;
 
 pub use builder::CountingBuilder;
 
-use std::hash::Hash;
+use core::hash::Hash;
 
 use counters::{
     Decrement, Has, Increment, block_decrement, block_has, block_increment, block_min,
@@ -60,8 +66,8 @@ impl CounterBits {
     }
 }
 
-impl std::fmt::Display for CounterBits {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Display for CounterBits {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "{}-bit", self.bits())
     }
 }
@@ -654,8 +660,8 @@ impl PartialEq for CountingBloomFilter {
 
 impl Eq for CountingBloomFilter {}
 
-impl std::fmt::Debug for CountingBloomFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl core::fmt::Debug for CountingBloomFilter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("CountingBloomFilter")
             .field("counter_bits", &self.store.bits)
             .field("num_blocks", &self.meta.shape.num_blocks)

@@ -4,7 +4,7 @@
 //! `USHL` shifts left by the count's signed low byte and gives zero from 64 up, which is
 //! exactly what [`Lanes::shl_var`] promises for counts `0..128`.
 
-use std::arch::aarch64::*;
+use core::arch::aarch64::*;
 
 use crate::kernel::{Batch, Lanes};
 

@@ -1,6 +1,6 @@
 //! AVX2 tier: a block is two 256-bit registers, a split block one.
 
-use std::arch::x86_64::*;
+use core::arch::x86_64::*;
 
 use crate::kernel::{Batch, Lanes};
 

@@ -1,7 +1,7 @@
 //! AVX-512 tier (F + DQ): a block is one 512-bit register. Split blocks (256 bits) use the
 //! AVX2 primitives, which every AVX-512 CPU has.
 
-use std::arch::x86_64::*;
+use core::arch::x86_64::*;
 
 use super::avx2::Avx2;
 use crate::hashing::PRIME_MX2;
