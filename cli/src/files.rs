@@ -209,10 +209,12 @@ const STDIN: &str = "<stdin>";
 pub fn build(args: BuildArgs) -> Result<()> {
     let sources = sources(&args.keys)?;
     let quiet = args.quiet;
-    let known: Option<u64> = sources
+    let has_stdin = sources.iter().any(|s| matches!(s, Source::Stdin));
+    // Bytes of the key files, for the ETA (unknown if one is a pipe).
+    let files_len: Option<u64> = sources
         .iter()
-        .map(|s| match s {
-            Source::File(p) => file_len(p),
+        .filter_map(|s| match s {
+            Source::File(p) => Some(file_len(p)),
             Source::Stdin => None,
         })
         .sum();
@@ -223,7 +225,8 @@ pub fn build(args: BuildArgs) -> Result<()> {
     let capacity = match args.capacity {
         Some(c) => c,
         None => {
-            let counting = Phase::new("count", known, quiet);
+            let files_only = sources.iter().all(|s| matches!(s, Source::File(_)));
+            let counting = Phase::new("count", files_len, quiet || !files_only);
             let mut total = 0u64;
             for s in &sources {
                 total += match s {
@@ -263,10 +266,11 @@ pub fn build(args: BuildArgs) -> Result<()> {
         .map(|f| f.metadata().map(|m| m.len()))
         .transpose()
         .map_err(|e| at(Path::new(STDIN), e))?;
-    let total = match (known, spilled) {
-        (Some(k), Some(s)) => Some(k + s),
-        (Some(k), None) if !sources.iter().any(|s| matches!(s, Source::Stdin)) => Some(k),
-        _ => None,
+    // Known unless stdin streams (with --capacity) or a key file is a pipe.
+    let total = match (has_stdin, spilled) {
+        (false, _) => files_len,
+        (true, Some(s)) => files_len.map(|f| f + s),
+        (true, None) => None,
     };
     let inserting = Phase::new("build", total, quiet);
     let mut ins = Inserter {
