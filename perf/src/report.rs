@@ -149,11 +149,11 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
     for &(n, _) in &SIZES {
         let line = match size_named(results, n).and_then(|r| r.worst_kernel_fpr().map(|w| (r, w))) {
             Some((r, w)) => {
-                let (fpr, ci, target) = (w.m.fpr(), w.m.fpr_ci95(), r.plan.fpr);
+                let (fpr, (lo, hi), target) = (w.m.fpr(), w.m.fpr_interval95(), r.plan.fpr);
                 let exact = r.instance_fpr;
                 let reached = if fpr <= target {
                     "yes".to_string()
-                } else if fpr - ci <= target {
+                } else if lo <= target {
                     "no (within the 95% interval)".to_string()
                 } else {
                     "no".to_string()
@@ -161,11 +161,12 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
                 [
                     format!("{}: measured FPR / target, worst blockbloom row", label(n)),
                     format!(
-                        "{:.3} ({}: {:.4}% ± {:.4}% of {} non-members; model {:.4}%, this filter's exact FPR {:.4}%)",
+                        "{:.3} ({}: {:.4}% (95% interval {:.4}%–{:.4}%) of {} non-members; model {:.4}%, this filter's exact FPR {:.4}%)",
                         fpr / target,
                         w.name,
                         fpr * 100.0,
-                        ci * 100.0,
+                        lo * 100.0,
+                        hi * 100.0,
                         group(w.m.non_members as u64),
                         r.model_fpr * 100.0,
                         exact * 100.0,

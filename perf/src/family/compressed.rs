@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use blockbloom::compressed::{self, MIN_FILL, entropy};
 use blockbloom::layout::{BLOCK_BITS, Layout};
 use blockbloom::{BloomFilter, sizing};
+use blockbloom_measure::interval::rate_interval95;
 use blockbloom_measure::keys;
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
@@ -70,8 +71,8 @@ fn lowest_fpr_shape(n: u64, blocks: u64) -> (Layout, u32) {
         .unwrap_or((Layout::Sectors4x128, 4))
 }
 
-/// Measured false-positive rate of `f` over `queries` non-members, and its 95% half-width.
-fn measured_fpr(f: &BloomFilter, queries: u64) -> (f64, f64) {
+/// Measured false-positive rate of `f` over `queries` non-members, and its 95% interval.
+fn measured_fpr(f: &BloomFilter, queries: u64) -> (f64, (f64, f64)) {
     let chunk = 1 << 20;
     let mut hits = 0usize;
     let mut buf = Vec::with_capacity(chunk);
@@ -84,7 +85,7 @@ fn measured_fpr(f: &BloomFilter, queries: u64) -> (f64, f64) {
         i = end;
     }
     let p = hits as f64 / queries as f64;
-    (p, 1.96 * (p * (1.0 - p) / queries as f64).sqrt())
+    (p, rate_interval95(hits as u64, queries))
 }
 
 fn sci(x: f64) -> String {
@@ -109,7 +110,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          planner's size model (Huffman-coded bytes at the expected fill, see \
          `compressed::predicted_bytes`), \"measured\" the length of the bytes actually \
          produced, headers included. Measured FPR: {queries} non-member lookups on the \
-         *decompressed* filter, with a 95% interval; every member was found in it.\n",
+         *decompressed* filter, with its 95% Wilson score interval; every member was found in it.\n",
         compressed::ZSTD_LEVEL
     );
     let mut t = Table::new([
@@ -193,7 +194,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
                 )
                 .into());
             }
-            let (fpr, half) = measured_fpr(&received, queries);
+            let (fpr, (lo, hi)) = measured_fpr(&received, queries);
             t.row(vec![
                 format!("{budget}"),
                 d.name,
@@ -204,7 +205,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
                 predicted,
                 format!("{:.2}", sent as f64 * 8.0 / n as f64),
                 sci(f.model_fpr(n)),
-                format!("{} ± {}", sci(fpr), sci(half)),
+                format!("{} ({}–{})", sci(fpr), sci(lo), sci(hi)),
             ]);
         }
         // Mitzenmacher's designs for this budget (his Table 1's array sizes and hash counts
