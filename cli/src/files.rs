@@ -230,16 +230,16 @@ pub fn build(args: BuildArgs) -> Result<()> {
             let mut total = 0u64;
             for s in &sources {
                 total += match s {
-                    Source::File(p) => {
-                        count_lines(counting.wrap(File::open(p).map_err(|e| at(p, e))?), io::sink())
-                            .map_err(|e| at(p, e))?
-                    }
+                    Source::File(p) => count_lines(
+                        counting.wrap(File::open(p).map_err(|e| at(p, e))?),
+                        io::sink(),
+                    )
+                    .map_err(|e| at(p, e))?,
                     Source::Stdin => {
                         let stdin_at = |e| at(Path::new(STDIN), e);
                         let reading = Phase::new("read stdin", None, quiet);
-                        let mut file = tempfile::tempfile().map_err(|e| {
-                            at(Path::new("<temporary file for stdin>"), e)
-                        })?;
+                        let mut file = tempfile::tempfile()
+                            .map_err(|e| at(Path::new("<temporary file for stdin>"), e))?;
                         let mut w = BufWriter::with_capacity(1 << 16, &mut file);
                         let n = count_lines(reading.wrap(io::stdin().lock()), &mut w)
                             .map_err(stdin_at)?;
@@ -418,7 +418,11 @@ pub fn load(path: &Path) -> Result<BloomFilter> {
 /// Loads a filter file of any kind: exactly one filter, nothing after it.
 pub fn load_any(path: &Path) -> Result<AnyFilter> {
     let file = File::open(path).map_err(|e| at(path, e))?;
-    let len = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let len = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
     AnyFilter::read_exactly(BufReader::with_capacity(1 << 16, file), len).map_err(|e| at(path, e))
 }
 

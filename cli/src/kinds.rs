@@ -57,11 +57,15 @@ impl AnyFilter {
         let id = layout_id(&head);
         let mut input = io::Cursor::new(&head).chain(&mut r);
         let f = match id {
-            Some(kind::COUNTING) => AnyFilter::Counting(CountingBloomFilter::read_from(&mut input)?),
+            Some(kind::COUNTING) => {
+                AnyFilter::Counting(CountingBloomFilter::read_from(&mut input)?)
+            }
             Some(kind::DELETABLE) => {
                 AnyFilter::Deletable(DeletableBloomFilter::read_from(&mut input)?)
             }
-            Some(kind::SCALABLE) => AnyFilter::Scalable(ScalableBloomFilter::read_from(&mut input)?),
+            Some(kind::SCALABLE) => {
+                AnyFilter::Scalable(ScalableBloomFilter::read_from(&mut input)?)
+            }
             Some(kind::BLOOMIER) => AnyFilter::Bloomier(BloomierFilter::read_from(&mut input)?),
             Some(kind::COMPRESSED) => {
                 // The transfer form decodes from a buffer; it is small by construction.

@@ -158,8 +158,8 @@ pub fn command(args: ParquetArgs) -> Result<()> {
     let path = &args.file;
     // The library's reader first: a missing file, a non-Parquet file, a malformed filter and
     // a missing column are its typed errors.
-    let filters: Vec<Option<SplitBlockFilter>> = read_column_filters(path, &args.column)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let filters: Vec<Option<SplitBlockFilter>> =
+        read_column_filters(path, &args.column).map_err(|e| format!("{}: {e}", path.display()))?;
     let (physical, len, rows) = schema(path, &args.column)?;
     let hashes: Vec<u64> = args
         .values
@@ -259,12 +259,30 @@ mod tests {
         );
         for (value, t, len, hex, says) in [
             ("x1", Physical::INT64, 0, false, "is not a whole number"),
-            ("4294967296", Physical::INT32, 0, false, "is not a whole number"),
+            (
+                "4294967296",
+                Physical::INT32,
+                0,
+                false,
+                "is not a whole number",
+            ),
             ("1.5", Physical::INT32, 0, false, "is not a whole number"),
             ("abc", Physical::DOUBLE, 0, false, "is not a number"),
             ("yes", Physical::BOOLEAN, 0, false, "is not true or false"),
-            ("abc", Physical::FIXED_LEN_BYTE_ARRAY, 4, false, "has 3 bytes"),
-            ("0g", Physical::BYTE_ARRAY, 0, true, "is not hexadecimal bytes"),
+            (
+                "abc",
+                Physical::FIXED_LEN_BYTE_ARRAY,
+                4,
+                false,
+                "has 3 bytes",
+            ),
+            (
+                "0g",
+                Physical::BYTE_ARRAY,
+                0,
+                true,
+                "is not hexadecimal bytes",
+            ),
             ("abc", Physical::INT96, 12, false, "give them with --hex"),
         ] {
             let e = value_hash(&v(value), t, len, hex).unwrap_err();

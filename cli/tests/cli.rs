@@ -675,7 +675,9 @@ fn query_absent_prints_the_complement() {
     assert_eq!(both, all);
 
     // Keys as arguments: only the certain non-members, one per line, no answer column.
-    let args = ["query", "--absent", &f, "key-1", "nope-1", "key-2", "nope-2"];
+    let args = [
+        "query", "--absent", &f, "key-1", "nope-1", "key-2", "nope-2",
+    ];
     let stdout = ok(&blockbloom(&args, None));
     let printed: Vec<&str> = stdout.lines().collect();
     let answers = ok(&blockbloom(
@@ -733,7 +735,11 @@ fn info_and_query_read_every_kind() {
 
     let files = [
         ("counting.bb", counting.to_bytes(), "counting filter"),
-        ("deletable.bb", deletable.to_bytes(), "deletable Bloom filter"),
+        (
+            "deletable.bb",
+            deletable.to_bytes(),
+            "deletable Bloom filter",
+        ),
         ("scalable.bb", scalable.to_bytes(), "scalable filter"),
         ("compressed.bb", compressed.clone(), "compressed filter"),
         ("bloomier.bb", bloomier.to_bytes(), "Bloomier filter"),
@@ -749,7 +755,11 @@ fn info_and_query_read_every_kind() {
         let mut args = vec!["query", p.as_str()];
         args.extend(keys[..100].iter().map(String::as_str));
         let answers = ok(&blockbloom(&args, None));
-        assert_eq!(answers.matches("\tmaybe\n").count(), 100, "{name}: {answers}");
+        assert_eq!(
+            answers.matches("\tmaybe\n").count(),
+            100,
+            "{name}: {answers}"
+        );
         let others = ok(&blockbloom(
             &["query", "--absent", &p, "x-1", "x-2", "x-3", "x-4", "x-5"],
             None,
@@ -770,8 +780,14 @@ fn info_and_query_read_every_kind() {
 
     let s = info("deletable.bb");
     assert_eq!(field(&s, "regions"), deletable.num_regions().to_string());
-    assert_eq!(field(&s, "collided"), deletable.collided_regions().to_string());
-    assert_eq!(field(&s, "region bits"), deletable.region_bits().to_string());
+    assert_eq!(
+        field(&s, "collided"),
+        deletable.collided_regions().to_string()
+    );
+    assert_eq!(
+        field(&s, "region bits"),
+        deletable.region_bits().to_string()
+    );
 
     let s = info("scalable.bb");
     assert_eq!(field(&s, "keys"), scalable.len().to_string());
@@ -969,7 +985,9 @@ fn parquet_answers_per_row_group_for_every_physical_type() {
         assert_eq!(a[3], (1, in1.to_string(), "maybe".to_string()), "{column}");
     }
     let out = blockbloom(
-        &["parquet", file, "--column", "code", "--hex", "00000005", "000005dc"],
+        &[
+            "parquet", file, "--column", "code", "--hex", "00000005", "000005dc",
+        ],
         None,
     );
     let a = parquet_answers(&ok(&out));
@@ -1005,7 +1023,11 @@ fn parquet_bad_input_fails_clearly() {
     let no_filters = dir.join("none.parquet");
     parquet_files::write(&no_filters, 3, false);
     let not_parquet = path(&dir, "keys.txt");
-    std::fs::write(&not_parquet, "just some text, long enough to have a footer\n").unwrap();
+    std::fs::write(
+        &not_parquet,
+        "just some text, long enough to have a footer\n",
+    )
+    .unwrap();
     let none = no_filters.to_str().unwrap();
     let cases: [(&[&str], &str); 9] = [
         (
@@ -1014,7 +1036,13 @@ fn parquet_bad_input_fails_clearly() {
         ),
         (&["parquet", &not_parquet, "--column", "id", "1"], "Parquet"),
         (
-            &["parquet", &path(&dir, "missing.parquet"), "--column", "id", "1"],
+            &[
+                "parquet",
+                &path(&dir, "missing.parquet"),
+                "--column",
+                "id",
+                "1",
+            ],
             "missing.parquet",
         ),
         (
@@ -1219,5 +1247,8 @@ fn mistyped_commands_and_options_get_a_suggestion() {
     let out = blockbloom(&["query", "--absnet", "f.bb"], None);
     let (_, stderr) = text(&out);
     assert!(!out.status.success());
-    assert!(stderr.contains("similar argument exists: '--absent'"), "{stderr}");
+    assert!(
+        stderr.contains("similar argument exists: '--absent'"),
+        "{stderr}"
+    );
 }

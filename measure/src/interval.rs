@@ -37,8 +37,16 @@ pub fn wilson(successes: u64, trials: u64, z: f64) -> (f64, f64) {
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
     let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
     // At k = 0 (k = n) the lower (upper) end is exactly 0 (1); keep rounding from moving it.
-    let lower = if successes == 0 { 0.0 } else { (centre - half).max(0.0) };
-    let upper = if successes >= trials { 1.0 } else { (centre + half).min(1.0) };
+    let lower = if successes == 0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let upper = if successes >= trials {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
     (lower, upper)
 }
 
@@ -68,7 +76,10 @@ mod tests {
         ] {
             let (lo, hi) = rate_interval95(k, n);
             let p = k as f64 / n as f64;
-            assert!(0.0 < lo && lo < p && p < hi && hi < 1.0, "{k}/{n}: {lo} {hi}");
+            assert!(
+                0.0 < lo && lo < p && p < hi && hi < 1.0,
+                "{k}/{n}: {lo} {hi}"
+            );
             // Relative to the interval's scale, both ends solve the score equation...
             let scale = (hi - lo).powi(2);
             assert!(score_gap(k, n, lo).abs() < 1e-9 * scale, "{k}/{n} lower");

@@ -303,7 +303,11 @@ mod tests {
             None => assert_eq!(commit(), "unknown"),
         }
         assert!(!rustc_version().is_empty());
-        assert!(modified_files().iter().all(|p| !p.is_empty() && !p.contains('\t')));
+        assert!(
+            modified_files()
+                .iter()
+                .all(|p| !p.is_empty() && !p.contains('\t'))
+        );
     }
 
     #[test]

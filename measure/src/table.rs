@@ -166,8 +166,7 @@ mod tests {
     fn text_is_aligned_with_a_rule() {
         let text = sample().text();
         assert_eq!(
-            text,
-            "kernel  ns/key\n--------------\navx512    1.25\nscalar   10.50\n",
+            text, "kernel  ns/key\n--------------\navx512    1.25\nscalar   10.50\n",
             "{text}"
         );
         let mut prose = Table::new(["what", "measured"]).left_aligned();
@@ -193,11 +192,22 @@ mod tests {
     #[test]
     fn json_types_plain_numbers_only() {
         let mut t = Table::new(["n", "rate", "size", "x"]);
-        t.row(vec!["64000".into(), "0.98%".into(), "77.1 MiB".into(), "1.5".into()]);
+        t.row(vec![
+            "64000".into(),
+            "0.98%".into(),
+            "77.1 MiB".into(),
+            "1.5".into(),
+        ]);
         t.row(vec!["-".into(), "1e-5".into(), "NaN".into(), "-2".into()]);
         let j = t.json();
         assert_eq!(j["columns"], json!(["n", "rate", "size", "x"]));
-        assert_eq!(j["rows"][0], json!({"n": 64000, "rate": "0.98%", "size": "77.1 MiB", "x": 1.5}));
-        assert_eq!(j["rows"][1], json!({"n": "-", "rate": 1e-5, "size": "NaN", "x": -2}));
+        assert_eq!(
+            j["rows"][0],
+            json!({"n": 64000, "rate": "0.98%", "size": "77.1 MiB", "x": 1.5})
+        );
+        assert_eq!(
+            j["rows"][1],
+            json!({"n": "-", "rate": 1e-5, "size": "NaN", "x": -2})
+        );
     }
 }

@@ -105,9 +105,14 @@ pub fn bits_per_key() -> Result<Table, blockbloom::Error> {
     Ok(t)
 }
 
+/// Both tables, measured once: `(measured, bits_per_key)`.
+pub fn tables() -> Result<(Table, Table), blockbloom::Error> {
+    Ok((measured()?, bits_per_key()?))
+}
+
 /// Both tables as a Markdown section.
-pub fn markdown() -> Result<String, blockbloom::Error> {
-    Ok(format!(
+pub fn markdown(measured: &Table, bits_per_key: &Table) -> String {
+    format!(
         "## Sizing\n\nFalse-positive rate, target vs measured: `BloomFilter::with_capacity(n, target)`, \
          `n` u64 keys inserted, non-members queried until about {EXPECTED_FALSE_POSITIVES} false \
          positives are expected. \"Model\" is the sizing model's mean over all such filters; \
@@ -115,7 +120,7 @@ pub fn markdown() -> Result<String, blockbloom::Error> {
          Bits per key as filters grow (the model's mean), against the 512-bit best-k bound \
          quoted in DESIGN.md; \"chosen\" is the planner's pick at 1M keys, including its margin \
          for one filter's scatter.\n\n{}",
-        measured()?.markdown(),
-        bits_per_key()?.markdown()
-    ))
+        measured.markdown(),
+        bits_per_key.markdown()
+    )
 }

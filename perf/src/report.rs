@@ -425,6 +425,20 @@ mod tests {
     use super::*;
     use crate::peers::SUITE;
 
+    /// Markdown table rows with the cells' padding removed (`| a | b |`), other lines as is.
+    fn squeeze(md: &str) -> String {
+        md.lines()
+            .map(|l| {
+                if l.starts_with('|') {
+                    let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+                    format!("| {} |\n", cells.join(" | "))
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect()
+    }
+
     fn m(insert: f64, contains: f64, fp: usize) -> Measurement {
         Measurement {
             insert: Timing {
@@ -489,6 +503,7 @@ mod tests {
             ],
         };
         let t = targets(std::slice::from_ref(&r), "not measured").markdown();
+        let t = squeeze(&t);
         let line = |needle: &str| t.lines().find(|l| l.contains(needle)).unwrap().to_string();
         // 20 / 4 = 5x against scalar: reached.
         assert!(
@@ -511,7 +526,7 @@ mod tests {
         );
 
         let ctx = Context::gather(Isa::Scalar, "blockbloom-perf");
-        let md = markdown(&ctx, &[r], true);
+        let md = squeeze(&markdown(&ctx, &[r], true));
         for needle in [
             "## Targets",
             "## L2 (n=50,000)",
@@ -553,6 +568,7 @@ mod tests {
             problems: Vec::new(),
         };
         let t = concurrent_targets(std::slice::from_ref(&r), "not measured").markdown();
+        let t = squeeze(&t);
         let line = |needle: &str| t.lines().find(|l| l.contains(needle)).unwrap().to_string();
         // 20 / 11 = 1.82x
         assert!(line("2 threads vs 1 thread").contains("1.82x"), "{t}");
@@ -570,7 +586,7 @@ mod tests {
         );
         assert!(line("L3 (n=1,000,000): par_insert_batch_with").contains("not measured"));
         let ctx = Context::gather(Isa::Scalar, "blockbloom-perf");
-        let md = concurrent_markdown(&ctx, &[r], false);
+        let md = squeeze(&concurrent_markdown(&ctx, &[r], false));
         for needle in [
             "## Concurrent insert",
             "### Targets (concurrent insert)",

@@ -15,7 +15,7 @@ use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::Scale;
+use super::{Scale, Tables};
 
 /// SplitMix64 of `x`: a bijection, so distinct inputs give distinct keys.
 fn mix(x: u64) -> u64 {
@@ -93,7 +93,11 @@ fn sci(x: f64) -> String {
 }
 
 /// The section's markdown.
-pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Error>> {
+pub fn section(
+    scale: Scale,
+    progress: &Progress,
+    tables: &mut Tables,
+) -> Result<String, Box<dyn Error>> {
     let n: u64 = if scale.quick { 100_000 } else { 1_000_000 };
     let queries: u64 = if scale.quick { 2_000_000 } else { 20_000_000 };
     let reps = if scale.quick { 3 } else { 7 };
@@ -238,7 +242,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
             ]);
         }
     }
-    let _ = writeln!(out, "{}", t.markdown());
+    let _ = writeln!(out, "{}", tables.markdown(&t));
     let _ = writeln!(
         out,
         "The \"paper\" rows are not measured here: they take the array size m/n and hash count \
@@ -300,7 +304,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          square of the all-zero byte's probability (`compressed::CODEC_SKEW_OVERHEAD`) fitted to \
          these rows. Below a fill of {MIN_FILL} zstd falls behind the model (matches in runs of \
          zero bytes), so the planner stays above it.\n\n{}",
-        c.markdown()
+        tables.markdown(&c)
     );
 
     // Speed, on the 16-bit design.
@@ -365,7 +369,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
         p.bits_per_key(),
         raw / 1e6,
         wire.len() as f64 / 1e6,
-        s.markdown()
+        tables.markdown(&s)
     );
     Ok(out)
 }
