@@ -621,9 +621,12 @@ fn stale_temporary_files_are_removed_by_the_next_write() {
     let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
         .map(|s| s.trim().parse().unwrap())
         .unwrap_or(4_194_304);
+    // Names as `tempfile` makes them (`.NAME.tmpPID.RANDOM`) and as older versions did.
     let stale = format!(".f.bb.tmp{}", pid_max + 1);
-    let live = format!(".f.bb.tmp{}", std::process::id());
+    let stale_random = format!(".f.bb.tmp{}.a1B2c3", pid_max + 1);
+    let live = format!(".f.bb.tmp{}.x9Y8z7", std::process::id());
     std::fs::write(dir.join(&stale), b"half a filter").unwrap();
+    std::fs::write(dir.join(&stale_random), b"half a filter").unwrap();
     std::fs::write(dir.join(&live), b"a live writer's file").unwrap();
     let target = path(&dir, "f.bb");
     ok(&blockbloom(
@@ -631,6 +634,7 @@ fn stale_temporary_files_are_removed_by_the_next_write() {
         None,
     ));
     assert!(!dir.join(&stale).exists());
+    assert!(!dir.join(&stale_random).exists());
     assert!(dir.join(&live).exists());
 }
 
