@@ -1,6 +1,7 @@
 //! Nothing left behind by an interrupted write.
 //!
-//! `build` and `merge` write a temporary file beside the target (`.NAME.tmpPID`) and rename it
+//! `build` and `merge` write a temporary file beside the target (`.NAME.tmpPID.RANDOM`, made by
+//! `tempfile`, which removes it on every error path) and rename it
 //! over the target only once it is complete and synced, so the target is never harmed. This
 //! module makes sure the temporary file does not outlive the process either:
 //!
@@ -90,9 +91,11 @@ pub fn remove_stale(dir: &Path, name: &std::ffi::OsStr) {
     let prefix = prefix.as_bytes();
     for entry in entries.flatten() {
         let file = entry.file_name();
-        let Some(pid) = file.as_bytes().strip_prefix(prefix) else {
+        let Some(rest) = file.as_bytes().strip_prefix(prefix) else {
             continue;
         };
+        // `PID.RANDOM` (or `PID` from versions before the random part).
+        let pid = rest.split(|&b| b == b'.').next().unwrap_or(rest);
         let Some(pid) = std::str::from_utf8(pid)
             .ok()
             .and_then(|p| p.parse::<libc::pid_t>().ok())

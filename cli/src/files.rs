@@ -5,33 +5,36 @@
 //!   line needs no terminator; an empty line is a key (the empty string). Lines need not be
 //!   UTF-8. Each is hashed exactly as `BloomFilter::insert_bytes`/`contains_bytes` hash it
 //!   (`hash::hash_bytes(line, seed)`), in batches.
-//! * Filters are loaded with `BloomFilter::read_from` over a `BufReader<File>` (a copy, which
-//!   the checksum check reads in full anyway), and a file holding anything after the filter
-//!   is rejected as `TrailingBytes`.
-//! * Filters are written with `write_to` into a temporary file next to the destination, which
-//!   is synced and renamed over it only once complete: a failure never leaves a half file, and
+//! * Filters are loaded with the kind's `read_from` over a `BufReader<File>` (a copy, which
+//!   the checksum check reads in full anyway; `query` and `info` take every kind, `kinds`), and
+//!   a file holding anything after the filter is rejected as `TrailingBytes`.
+//! * Filters are written with `write_to` into a `tempfile` next to the destination, which is
+//!   synced and renamed over it only once complete: a failure never leaves a half file, and
 //!   an interrupted write (a signal, a file-size limit, a full disk) leaves no temporary file
 //!   either (`cleanup`).
 //! * `build` refuses `--capacity 0` with keys to insert, and a filter that would answer
 //!   "maybe" for 99% or more of absent keys: neither could filter anything.
+//! * Without `--capacity`, `build` counts the keys first: files are read twice, and stdin is
+//!   copied to an anonymous temporary file while it is counted (so memory stays flat however
+//!   much is piped in; the disk holds one copy of the input until the build ends).
 //!
 //! Every failure is the library's typed error (prefixed with the file it concerns).
 
 use std::error::Error;
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use blockbloom::BloomFilter;
 use blockbloom::hash::hash_bytes;
-use blockbloom_measure::format::group;
 use clap::Args;
+
+use crate::kinds::AnyFilter;
+use crate::progress::Phase;
 
 /// Keys hashed and inserted (or queried) per batch call.
 const BATCH: usize = 4096;
-/// Progress is reported on stderr every this many keys.
-const PROGRESS_EVERY: u64 = 1_000_000;
 
 #[derive(Args)]
 pub struct BuildArgs {
@@ -40,8 +43,10 @@ pub struct BuildArgs {
     // unknown option.
     #[arg(long, allow_hyphen_values = true)]
     fpr: f64,
-    /// Keys to size the filter for. Default: the number of input lines, which means reading
-    /// the input twice (files: a counting pass first) or buffering it in memory (stdin).
+    /// Keys to size the filter for. Default: the number of input lines, counted first: files
+    /// are read twice, and stdin is copied to an anonymous temporary file (in $TMPDIR) while
+    /// it is counted, so memory stays flat however much is piped in. Give --capacity to read
+    /// stdin once, with no copy.
     #[arg(long, allow_hyphen_values = true)]
     capacity: Option<u64>,
     /// Hash seed (filters merge only with filters of the same seed).
@@ -52,20 +57,29 @@ pub struct BuildArgs {
     /// The filter file to write (replaced atomically).
     #[arg(short, long)]
     output: PathBuf,
+    /// No progress bar. (It is drawn on stderr only when stderr is a terminal.)
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
 pub struct QueryArgs {
-    /// The filter file.
+    /// The filter file (any kind `info` reads; a Bloomier map answers whether a key maps to
+    /// a value).
     filter: PathBuf,
     /// Keys to look up, each printed as `KEY<TAB>maybe` or `KEY<TAB>no`. Without any, stdin is
     /// read line by line and the lines that may be members are printed (a prefilter).
     keys: Vec<OsString>,
+    /// Print only the keys (or stdin lines) that are certainly not members, without an
+    /// answer column: the complement of the default (spell checks, set reconciliation).
+    #[arg(long)]
+    absent: bool,
 }
 
 #[derive(Args)]
 pub struct InfoArgs {
-    /// The filter file.
+    /// The filter file: any kind the library writes (plain, counting, deletable, scalable,
+    /// compressed, Bloomier).
     filter: PathBuf,
 }
 
@@ -132,8 +146,9 @@ fn strip_newline(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-/// Counts lines (a final line without terminator counts) without keeping them.
-fn count_lines(mut r: impl Read) -> io::Result<u64> {
+/// Counts lines (a final line without terminator counts) without keeping them, copying the
+/// bytes to `copy` on the way (`io::sink()` to keep nothing).
+fn count_lines(mut r: impl Read, mut copy: impl Write) -> io::Result<u64> {
     let mut buf = vec![0u8; 1 << 16];
     let (mut lines, mut last) = (0u64, b'\n');
     loop {
@@ -145,43 +160,9 @@ fn count_lines(mut r: impl Read) -> io::Result<u64> {
         };
         lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
         last = buf[n - 1];
+        copy.write_all(&buf[..n])?;
     }
     Ok(lines + u64::from(last != b'\n'))
-}
-
-/// Keys read so far, on stderr: a line every [`PROGRESS_EVERY`] keys, overwritten in place on
-/// a terminal.
-struct KeyCounter {
-    what: &'static str,
-    tty: bool,
-    shown: bool,
-}
-
-impl KeyCounter {
-    fn new(what: &'static str) -> KeyCounter {
-        KeyCounter {
-            what,
-            tty: io::stderr().is_terminal(),
-            shown: false,
-        }
-    }
-
-    fn tick(&mut self, done: u64) {
-        if done > 0 && done.is_multiple_of(PROGRESS_EVERY) {
-            self.shown = true;
-            if self.tty {
-                eprint!("\r{}: {} keys", self.what, group(done));
-            } else {
-                eprintln!("{}: {} keys", self.what, group(done));
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if self.shown && self.tty {
-            eprintln!();
-        }
-    }
 }
 
 /// Inserts lines into a filter in hashed batches (the same bits as `insert_bytes` per line).
@@ -189,17 +170,17 @@ struct Inserter<'f> {
     filter: &'f mut BloomFilter,
     hashes: Vec<u64>,
     keys: u64,
-    progress: KeyCounter,
+    progress: &'f Phase,
 }
 
 impl Inserter<'_> {
     fn add(&mut self, line: &[u8]) {
         self.hashes.push(hash_bytes(line, self.filter.seed()));
+        self.keys += 1;
         if self.hashes.len() == BATCH {
             self.flush();
+            self.progress.keys(self.keys);
         }
-        self.keys += 1;
-        self.progress.tick(self.keys);
     }
 
     fn flush(&mut self) {
@@ -215,30 +196,63 @@ fn open(path: &Path) -> Result<BufReader<File>> {
     ))
 }
 
+/// The size of a key file, for the progress bar's ETA (none for a pipe or a special file).
+fn file_len(path: &Path) -> Option<u64> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+}
+
+const STDIN: &str = "<stdin>";
+
 pub fn build(args: BuildArgs) -> Result<()> {
     let sources = sources(&args.keys)?;
+    let quiet = args.quiet;
+    let has_stdin = sources.iter().any(|s| matches!(s, Source::Stdin));
+    // Bytes of the key files, for the ETA (unknown if one is a pipe).
+    let files_len: Option<u64> = sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::File(p) => Some(file_len(p)),
+            Source::Stdin => None,
+        })
+        .sum();
     // Without --capacity the key count sizes the filter: count the files' lines in a first
-    // pass, and buffer stdin (it cannot be read twice).
-    let mut stdin_buffer: Option<Vec<u8>> = None;
+    // pass, and spill stdin to an anonymous temporary file while counting it (stdin cannot be
+    // read twice, and holding it in memory would cost as much memory as the input).
+    let mut spill: Option<File> = None;
     let capacity = match args.capacity {
         Some(c) => c,
         None => {
+            let files_only = sources.iter().all(|s| matches!(s, Source::File(_)));
+            let counting = Phase::new("count", files_len, quiet || !files_only);
             let mut total = 0u64;
             for s in &sources {
                 total += match s {
-                    Source::File(p) => count_lines(open(p)?).map_err(|e| at(p, e))?,
+                    Source::File(p) => count_lines(
+                        counting.wrap(File::open(p).map_err(|e| at(p, e))?),
+                        io::sink(),
+                    )
+                    .map_err(|e| at(p, e))?,
                     Source::Stdin => {
-                        let mut buf = Vec::new();
-                        io::stdin()
-                            .lock()
-                            .read_to_end(&mut buf)
-                            .map_err(|e| at(Path::new("<stdin>"), e))?;
-                        let n = count_lines(&buf[..]).expect("reading a slice cannot fail");
-                        stdin_buffer = Some(buf);
+                        let stdin_at = |e| at(Path::new(STDIN), e);
+                        let reading = Phase::new("read stdin", None, quiet);
+                        let mut file = tempfile::tempfile()
+                            .map_err(|e| at(Path::new("<temporary file for stdin>"), e))?;
+                        let mut w = BufWriter::with_capacity(1 << 16, &mut file);
+                        let n = count_lines(reading.wrap(io::stdin().lock()), &mut w)
+                            .map_err(stdin_at)?;
+                        w.flush().map_err(stdin_at)?;
+                        drop(w);
+                        file.rewind().map_err(stdin_at)?;
+                        reading.finish();
+                        spill = Some(file);
                         n
                     }
                 };
             }
+            counting.finish();
             total
         }
     };
@@ -247,29 +261,51 @@ pub fn build(args: BuildArgs) -> Result<()> {
         .fpr(args.fpr)
         .seed(args.seed)
         .build()?;
+    let spilled = spill
+        .as_ref()
+        .map(|f| f.metadata().map(|m| m.len()))
+        .transpose()
+        .map_err(|e| at(Path::new(STDIN), e))?;
+    // Known unless stdin streams (with --capacity) or a key file is a pipe.
+    let total = match (has_stdin, spilled) {
+        (false, _) => files_len,
+        (true, Some(s)) => files_len.map(|f| f + s),
+        (true, None) => None,
+    };
+    let inserting = Phase::new("build", total, quiet);
     let mut ins = Inserter {
         filter: &mut filter,
         hashes: Vec::with_capacity(BATCH),
         keys: 0,
-        progress: KeyCounter::new("build"),
+        progress: &inserting,
     };
     for s in &sources {
         match s {
             Source::File(p) => {
-                for_each_line(open(p)?, |l| ins.add(l)).map_err(|e| at(p, e))?;
+                let r = BufReader::with_capacity(
+                    1 << 16,
+                    inserting.wrap(File::open(p).map_err(|e| at(p, e))?),
+                );
+                for_each_line(r, |l| ins.add(l)).map_err(|e| at(p, e))?;
             }
             Source::Stdin => {
-                let r = match &stdin_buffer {
-                    Some(buf) => for_each_line(&buf[..], |l| ins.add(l)),
-                    None => for_each_line(io::stdin().lock(), |l| ins.add(l)),
+                let r = match spill.take() {
+                    Some(file) => for_each_line(
+                        BufReader::with_capacity(1 << 16, inserting.wrap(file)),
+                        |l| ins.add(l),
+                    ),
+                    None => for_each_line(
+                        BufReader::with_capacity(1 << 16, inserting.wrap(io::stdin().lock())),
+                        |l| ins.add(l),
+                    ),
                 };
-                r.map_err(|e| at(Path::new("<stdin>"), e))?;
+                r.map_err(|e| at(Path::new(STDIN), e))?;
             }
         }
     }
     ins.flush();
-    ins.progress.finish();
     let keys = ins.keys;
+    inserting.finish();
     if capacity == 0 && keys > 0 {
         return Err(format!(
             "--capacity 0 cannot hold the {keys} keys read; omit --capacity to size the \
@@ -331,36 +367,32 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
         .file_name()
         .ok_or_else(|| format!("{}: not a file name", path.display()))?;
     crate::cleanup::remove_stale(dir, name);
-    let mut tmp_name = OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp = dir.join(tmp_name);
+    // `.NAME.tmpPID.RANDOM`: the pid lets a later write remove it if this process is killed
+    // outright (`cleanup::remove_stale`).
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(format!(".tmp{}.", std::process::id()));
 
-    struct Cleanup<'a>(&'a Path, bool);
-    impl Drop for Cleanup<'_> {
-        fn drop(&mut self) {
-            if !self.1 {
-                let _ = std::fs::remove_file(self.0);
-            }
-        }
-    }
-
-    // Registered before the file exists (a signal between the two must not leave it behind)
-    // and dropped last: until the rename, or the error path's removal, a signal removes it.
-    let _registered = crate::cleanup::Registered::new(&tmp);
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| at(&tmp, e))?;
-    let mut guard = Cleanup(&tmp, false);
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    f.write_to(&mut w).map_err(|e| at(&tmp, e))?;
-    let file = w.into_inner().map_err(|e| at(&tmp, e.into_error()))?;
-    file.sync_all().map_err(|e| at(&tmp, e))?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(|e| at(path, e))?;
-    guard.1 = true;
+    // Declared first, so dropped last: the temporary file is removed (on an error) before the
+    // signal handler forgets it, and each name is registered before it exists, so a signal
+    // in between cannot leave it behind.
+    let mut registered: Option<crate::cleanup::Registered> = None;
+    let tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .rand_bytes(6)
+        .make_in(dir, |candidate| {
+            registered = Some(crate::cleanup::Registered::new(candidate));
+            // Plain `create_new`, so the file gets the same mode as any file the user creates.
+            File::options().write(true).create_new(true).open(candidate)
+        })
+        .map_err(|e| at(&dir.join(&prefix), e))?;
+    let tmp_path = tmp.path().to_path_buf();
+    let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
+    f.write_to(&mut w).map_err(|e| at(&tmp_path, e))?;
+    w.into_inner().map_err(|e| at(&tmp_path, e.into_error()))?;
+    tmp.as_file().sync_all().map_err(|e| at(&tmp_path, e))?;
+    tmp.persist(path).map_err(|e| at(path, e.error))?;
+    drop(registered);
     Ok(())
 }
 
@@ -383,6 +415,17 @@ pub fn load(path: &Path) -> Result<BloomFilter> {
     Ok(f)
 }
 
+/// Loads a filter file of any kind: exactly one filter, nothing after it.
+pub fn load_any(path: &Path) -> Result<AnyFilter> {
+    let file = File::open(path).map_err(|e| at(path, e))?;
+    let len = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    AnyFilter::read_exactly(BufReader::with_capacity(1 << 16, file), len).map_err(|e| at(path, e))
+}
+
 /// Ok on a closed stdout (`query ... | head`), which ends the output early but is no error.
 fn quiet_pipe(r: io::Result<()>) -> Result<()> {
     match r {
@@ -392,19 +435,25 @@ fn quiet_pipe(r: io::Result<()>) -> Result<()> {
 }
 
 pub fn query(args: QueryArgs) -> Result<()> {
-    let f = load(&args.filter)?;
+    let f = load_any(&args.filter)?;
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
+    // The lines printed: possible members by default, certain non-members with --absent.
+    let wanted = !args.absent;
     if !args.keys.is_empty() {
         let r = (|| {
             for k in &args.keys {
                 let bytes = k.as_encoded_bytes();
+                let maybe = f.contains_bytes(bytes);
+                if args.absent {
+                    if !maybe {
+                        out.write_all(bytes)?;
+                        out.write_all(b"\n")?;
+                    }
+                    continue;
+                }
                 out.write_all(bytes)?;
-                let answer = if f.contains_bytes(bytes) {
-                    "\tmaybe\n"
-                } else {
-                    "\tno\n"
-                };
+                let answer = if maybe { "\tmaybe\n" } else { "\tno\n" };
                 out.write_all(answer.as_bytes())?;
             }
             out.flush()
@@ -413,6 +462,7 @@ pub fn query(args: QueryArgs) -> Result<()> {
     }
     // Prefilter: batches of lines (kept with their terminators), hashed together and answered
     // with one batch call.
+    let seed = f.seed();
     let mut input = BufReader::with_capacity(1 << 16, io::stdin().lock());
     let mut text: Vec<u8> = Vec::with_capacity(BATCH * 64);
     let mut ends: Vec<usize> = Vec::with_capacity(BATCH);
@@ -427,19 +477,19 @@ pub fn query(args: QueryArgs) -> Result<()> {
             let start = text.len();
             let n = input
                 .read_until(b'\n', &mut text)
-                .map_err(|e| at(Path::new("<stdin>"), e))?;
+                .map_err(|e| at(Path::new(STDIN), e))?;
             if n == 0 {
                 eof = true;
                 break;
             }
-            hashes.push(hash_bytes(strip_newline(&text[start..]), f.seed()));
+            hashes.push(hash_bytes(strip_newline(&text[start..]), seed));
             ends.push(text.len());
         }
         f.contains_hash_batch(&hashes, &mut answers[..hashes.len()]);
         let r = (|| {
             let mut start = 0;
             for (&end, &maybe) in ends.iter().zip(&answers) {
-                if maybe {
+                if maybe == wanted {
                     let line = &text[start..end];
                     out.write_all(line)?;
                     if !line.ends_with(b"\n") {
@@ -458,29 +508,20 @@ pub fn query(args: QueryArgs) -> Result<()> {
 }
 
 pub fn info(args: InfoArgs) -> Result<()> {
-    let f = load(&args.filter)?;
-    let target = match f.target_fpr() {
-        Some(p) => format!("{p}"),
-        None => "none (sized by a bit budget)".to_string(),
-    };
-    let rows: [(&str, String); 15] = [
-        ("file", args.filter.display().to_string()),
-        // The only version `read_from` accepts.
-        ("version", blockbloom::format::VERSION.to_string()),
-        ("layout", f.layout().to_string()),
-        ("k", f.probes().to_string()),
-        ("hash", "XXH3-64".to_string()),
-        ("seed", f.seed().to_string()),
-        ("blocks", f.num_blocks().to_string()),
-        ("bytes", f.encoded_len().to_string()),
-        ("capacity", f.capacity().to_string()),
-        ("target FPR", target),
-        ("bits/key", format!("{:.2} at capacity", f.bits_per_key())),
-        ("fill ratio", format!("{:.4}", f.fill_ratio())),
-        ("est. keys", format!("{:.0}", f.estimated_len())),
-        ("expected FPR", format!("{:.3e}", f.expected_fpr())),
-        ("kernel", f.isa().to_string()),
+    let f = load_any(&args.filter)?;
+    let file_bytes = std::fs::metadata(&args.filter)
+        .map_err(|e| at(&args.filter, e))?
+        .len();
+    let mut rows: Vec<(String, String)> = vec![
+        ("file".into(), args.filter.display().to_string()),
+        ("kind".into(), f.kind_name().to_string()),
+        // The only version the decoders accept.
+        ("version".into(), blockbloom::format::VERSION.to_string()),
     ];
+    if !matches!(f, AnyFilter::Plain(_)) {
+        rows.push(("file bytes".into(), file_bytes.to_string()));
+    }
+    rows.extend(f.info_rows(file_bytes));
     let mut out = io::stdout().lock();
     let r = rows
         .iter()

@@ -1,6 +1,8 @@
 //! `blockbloom`: the user tool.
 //!
-//! * `build`, `query`, `info`, `merge`: filter files in the persisted format (`files`);
+//! * `build`, `query`, `info`, `merge`: filter files in the persisted format (`files`; every
+//!   kind of the format family for `info` and `query`, `kinds`);
+//! * `parquet`: whether a Parquet file's stored column filters may contain values (`parquet`);
 //! * `demo`: every supported kernel at an L2-, an L3- and a DRAM-sized filter, no arguments,
 //!   with a concurrent insert (1 thread against all logical CPUs) at each size.
 //!
@@ -14,6 +16,9 @@ mod cleanup;
 #[path = "cleanup_portable.rs"]
 mod cleanup;
 mod files;
+mod kinds;
+mod parquet;
+mod progress;
 
 use std::error::Error;
 use std::process::ExitCode;
@@ -44,12 +49,17 @@ enum Command {
     Demo,
     /// Build a filter file from newline-delimited keys (files, or stdin) and print a summary.
     Build(files::BuildArgs),
-    /// Look keys up in a filter file (arguments, or stdin lines as a prefilter).
+    /// Look keys up in a filter file (arguments, or stdin lines as a prefilter); --absent
+    /// prints the certain non-members instead.
     Query(files::QueryArgs),
-    /// Print a filter file's header fields, fill, estimated key count and expected FPR.
+    /// Print a filter file's kind and header fields, and what its bits say (fill, estimated
+    /// key count, expected FPR), for every kind the library writes.
     Info(files::InfoArgs),
     /// Write the union of compatible filter files.
     Merge(files::MergeArgs),
+    /// Per row group of a Parquet file, whether a column's stored Bloom filter may contain
+    /// each value (and which row groups have none).
+    Parquet(parquet::ParquetArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +91,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
             cleanup::install();
             files::merge(args)
         }
+        Command::Parquet(args) => parquet::command(args),
     }
 }
 

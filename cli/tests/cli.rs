@@ -35,11 +35,13 @@ fn help_lists_the_user_commands_only() {
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
+        // A wrapped description continues on lines indented deeper than the command names.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(
         commands,
-        ["demo", "build", "query", "info", "merge", "help"],
+        ["demo", "build", "query", "info", "merge", "parquet", "help"],
         "{stdout}"
     );
     for moved in ["bench", "report", "sweep", "sizing", "family"] {
@@ -619,9 +621,12 @@ fn stale_temporary_files_are_removed_by_the_next_write() {
     let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
         .map(|s| s.trim().parse().unwrap())
         .unwrap_or(4_194_304);
+    // Names as `tempfile` makes them (`.NAME.tmpPID.RANDOM`) and as older versions did.
     let stale = format!(".f.bb.tmp{}", pid_max + 1);
-    let live = format!(".f.bb.tmp{}", std::process::id());
+    let stale_random = format!(".f.bb.tmp{}.a1B2c3", pid_max + 1);
+    let live = format!(".f.bb.tmp{}.x9Y8z7", std::process::id());
     std::fs::write(dir.join(&stale), b"half a filter").unwrap();
+    std::fs::write(dir.join(&stale_random), b"half a filter").unwrap();
     std::fs::write(dir.join(&live), b"a live writer's file").unwrap();
     let target = path(&dir, "f.bb");
     ok(&blockbloom(
@@ -629,5 +634,625 @@ fn stale_temporary_files_are_removed_by_the_next_write() {
         None,
     ));
     assert!(!dir.join(&stale).exists());
+    assert!(!dir.join(&stale_random).exists());
     assert!(dir.join(&live).exists());
+}
+
+// ---- query --absent ----
+
+#[test]
+fn query_absent_prints_the_complement() {
+    let dir = scratch("absent");
+    let keys = keys_file(&dir, "keys.txt", members(0..5000));
+    let f = path(&dir, "f.bb");
+    ok(&blockbloom(
+        &["build", "--fpr", "0.01", &keys, "-o", &f],
+        None,
+    ));
+    // Members and non-members interleaved, one without a final newline.
+    let mut input = String::new();
+    for i in 0..4000u64 {
+        let key = if i % 2 == 0 {
+            format!("key-{}", i / 2)
+        } else {
+            format!("other-{i}")
+        };
+        input.push_str(&key);
+        input.push('\n');
+    }
+    input.push_str("last-one");
+    let maybe = ok(&blockbloom_stdin(&["query", &f], input.as_bytes()));
+    let absent = ok(&blockbloom_stdin(
+        &["query", "--absent", &f],
+        input.as_bytes(),
+    ));
+    // Every input line is in exactly one of the two outputs, and no member is "absent".
+    let maybe: Vec<&str> = maybe.lines().collect();
+    let absent: Vec<&str> = absent.lines().collect();
+    assert_eq!(maybe.len() + absent.len(), 4001);
+    assert!(absent.iter().all(|l| !l.starts_with("key-")), "{absent:?}");
+    assert!(absent.len() >= 1900, "{} certain non-members", absent.len());
+    let mut both: Vec<&str> = maybe.iter().chain(&absent).copied().collect();
+    both.sort_unstable();
+    let mut all: Vec<&str> = input.lines().collect();
+    all.sort_unstable();
+    assert_eq!(both, all);
+
+    // Keys as arguments: only the certain non-members, one per line, no answer column.
+    let args = [
+        "query", "--absent", &f, "key-1", "nope-1", "key-2", "nope-2",
+    ];
+    let stdout = ok(&blockbloom(&args, None));
+    let printed: Vec<&str> = stdout.lines().collect();
+    let answers = ok(&blockbloom(
+        &["query", &f, "key-1", "nope-1", "key-2", "nope-2"],
+        None,
+    ));
+    let expected: Vec<&str> = answers
+        .lines()
+        .filter_map(|l| l.strip_suffix("\tno"))
+        .collect();
+    assert_eq!(printed, expected);
+    assert!(!printed.contains(&"key-1") && !printed.contains(&"key-2"));
+}
+
+// ---- info and query for every kind ----
+
+fn field(stdout: &str, name: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(name).filter(|r| r.starts_with(' ')))
+        .unwrap_or_else(|| panic!("no {name}:\n{stdout}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn info_and_query_read_every_kind() {
+    use blockbloom::{
+        BloomFilter, BloomierFilter, CounterBits, CountingBloomFilter, DeletableBloomFilter,
+        ScalableBloomFilter,
+    };
+    let dir = scratch("kinds");
+    let keys: Vec<String> = members(0..3000).collect();
+    let bytes: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+
+    let mut counting = CountingBloomFilter::builder()
+        .capacity(3000)
+        .fpr(0.01)
+        .counter_bits(CounterBits::Eight)
+        .seed(3)
+        .build()
+        .unwrap();
+    let mut deletable = DeletableBloomFilter::with_capacity(3000, 0.01).unwrap();
+    let mut scalable = ScalableBloomFilter::new(500, 0.01).unwrap();
+    let mut plain = BloomFilter::with_capacity(3000, 0.001).unwrap();
+    for k in &bytes {
+        counting.insert_bytes(k);
+        deletable.insert_bytes(k);
+        scalable.insert_bytes(k).unwrap();
+        plain.insert_bytes(k);
+    }
+    let pairs: Vec<(&[u8], u64)> = bytes.iter().map(|k| (*k, k.len() as u64)).collect();
+    let bloomier = BloomierFilter::builder(8, 8).build_bytes(&pairs).unwrap();
+    let compressed = plain.to_compressed_bytes().unwrap();
+
+    let files = [
+        ("counting.bb", counting.to_bytes(), "counting filter"),
+        (
+            "deletable.bb",
+            deletable.to_bytes(),
+            "deletable Bloom filter",
+        ),
+        ("scalable.bb", scalable.to_bytes(), "scalable filter"),
+        ("compressed.bb", compressed.clone(), "compressed filter"),
+        ("bloomier.bb", bloomier.to_bytes(), "Bloomier filter"),
+        ("plain.bb", plain.to_bytes(), "plain Bloom filter"),
+    ];
+    for (name, content, kind) in &files {
+        let p = path(&dir, name);
+        std::fs::write(&p, content).unwrap();
+        let stdout = ok(&blockbloom(&["info", &p], None));
+        assert_eq!(field(&stdout, "kind"), *kind, "{stdout}");
+        assert_eq!(field(&stdout, "version"), "1");
+        // Every member may be present (a Bloomier map: maps to a value).
+        let mut args = vec!["query", p.as_str()];
+        args.extend(keys[..100].iter().map(String::as_str));
+        let answers = ok(&blockbloom(&args, None));
+        assert_eq!(
+            answers.matches("\tmaybe\n").count(),
+            100,
+            "{name}: {answers}"
+        );
+        let others = ok(&blockbloom(
+            &["query", "--absent", &p, "x-1", "x-2", "x-3", "x-4", "x-5"],
+            None,
+        ));
+        assert!(others.lines().count() >= 3, "{name}: {others}");
+    }
+
+    let info = |name: &str| ok(&blockbloom(&["info", &path(&dir, name)], None));
+    let s = info("counting.bb");
+    assert_eq!(field(&s, "counter bits"), "8");
+    assert_eq!(field(&s, "seed"), "3");
+    assert_eq!(field(&s, "k"), counting.probes().to_string());
+    assert_eq!(field(&s, "blocks"), counting.num_blocks().to_string());
+    assert_eq!(field(&s, "total count"), counting.total_count().to_string());
+    assert_eq!(field(&s, "min-increase"), "not used");
+    let est: f64 = field(&s, "est. keys").parse().unwrap();
+    assert!((est - 3000.0).abs() < 300.0, "{est}");
+
+    let s = info("deletable.bb");
+    assert_eq!(field(&s, "regions"), deletable.num_regions().to_string());
+    assert_eq!(
+        field(&s, "collided"),
+        deletable.collided_regions().to_string()
+    );
+    assert_eq!(
+        field(&s, "region bits"),
+        deletable.region_bits().to_string()
+    );
+
+    let s = info("scalable.bb");
+    assert_eq!(field(&s, "keys"), scalable.len().to_string());
+    assert_eq!(field(&s, "stages"), scalable.stages().len().to_string());
+    assert!(scalable.stages().len() > 1);
+    for (i, stage) in scalable.stages().iter().enumerate() {
+        let line = field(&s, &format!("stage {i}"));
+        assert!(
+            line.starts_with(&format!("{} blocks", stage.num_blocks())),
+            "{line}"
+        );
+    }
+
+    let s = info("compressed.bb");
+    assert_eq!(field(&s, "bytes"), plain.encoded_len().to_string());
+    assert_eq!(field(&s, "file bytes"), compressed.len().to_string());
+    assert!(field(&s, "compressed").starts_with(&compressed.len().to_string()));
+    assert_eq!(field(&s, "k"), plain.probes().to_string());
+
+    let s = info("bloomier.bb");
+    assert_eq!(field(&s, "keys"), "3000");
+    assert_eq!(field(&s, "value bits"), "8");
+    assert_eq!(field(&s, "fingerprint"), "8 bits");
+    assert_eq!(field(&s, "slots"), bloomier.slots().to_string());
+
+    // Bad bytes of every family kind: the library's typed error, a non-zero exit.
+    let counting_bytes = counting.to_bytes();
+    let mut unknown = plain.to_bytes();
+    unknown[10] = 99;
+    let mut flipped = counting_bytes.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x04;
+    let mut trailing = scalable.to_bytes();
+    trailing.push(0);
+    let mut cut = bloomier.to_bytes();
+    cut.truncate(cut.len() - 8);
+    let mut bad_zstd = compressed.clone();
+    let n = bad_zstd.len();
+    bad_zstd[n - 3] ^= 0xff;
+    let cases: [(&str, Vec<u8>, &str); 5] = [
+        ("unknown.bb", unknown, "unsupported layout id 99"),
+        ("flipped.bb", flipped, "checksum mismatch"),
+        ("trailing.bb", trailing, "trailing bytes"),
+        ("cut.bb", cut, "truncated"),
+        ("bad-zstd.bb", bad_zstd, "checksum mismatch"),
+    ];
+    for (name, content, says) in cases {
+        let p = path(&dir, name);
+        std::fs::write(&p, &content).unwrap();
+        for out in [
+            blockbloom(&["info", &p], None),
+            blockbloom(&["query", &p, "key-1"], None),
+        ] {
+            let (stdout, stderr) = text(&out);
+            assert!(!out.status.success(), "{name}: succeeded:\n{stdout}");
+            assert!(stderr.contains(says), "{name}: {stderr}");
+            assert!(stderr.contains(name), "{name}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+        }
+        // Reading never changes the file.
+        assert_eq!(std::fs::read(&p).unwrap(), content);
+    }
+    // `merge` takes plain filters only: another kind is the library's WrongKind error.
+    let out = blockbloom(
+        &[
+            "merge",
+            &path(&dir, "plain.bb"),
+            &path(&dir, "counting.bb"),
+            "-o",
+            &path(&dir, "m.bb"),
+        ],
+        None,
+    );
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("hold a counting filter"), "{stderr}");
+}
+
+// ---- parquet ----
+
+mod parquet_files {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use parquet::data_type::{
+        BoolType, ByteArray, ByteArrayType, DoubleType, FixedLenByteArray, FixedLenByteArrayType,
+        FloatType, Int32Type, Int64Type,
+    };
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use parquet::schema::types::ColumnPath;
+
+    /// Row group `g` holds the ids `1000 g .. 1000 g + 1000` and values derived from them;
+    /// every column has a Bloom filter but `plain`.
+    pub fn write(path: &Path, row_groups: i64, filters: bool) {
+        let schema = Arc::new(
+            parse_message_type(
+                "message m { required int64 id; required int32 small; required float f; \
+                 required double d; required binary name (UTF8); \
+                 required fixed_len_byte_array(4) code; required boolean flag; \
+                 required int64 plain; }",
+            )
+            .unwrap(),
+        );
+        let mut props = WriterProperties::builder().set_dictionary_enabled(false);
+        if filters {
+            // (Setting the fpp or ndv switches filters on, so only when they are wanted.)
+            for c in ["id", "small", "f", "d", "name", "code", "flag"] {
+                props = props
+                    .set_column_bloom_filter_enabled(ColumnPath::from(c), true)
+                    .set_column_bloom_filter_fpp(ColumnPath::from(c), 0.01)
+                    .set_column_bloom_filter_max_ndv(ColumnPath::from(c), 1000);
+            }
+        }
+        let props = Arc::new(props.build());
+        let file = std::fs::File::create(path).unwrap();
+        let mut w = SerializedFileWriter::new(file, schema, props).unwrap();
+        for g in 0..row_groups {
+            let ids: Vec<i64> = (1000 * g..1000 * g + 1000).collect();
+            let small: Vec<i32> = ids.iter().map(|&i| -(i as i32)).collect();
+            let f: Vec<f32> = ids.iter().map(|&i| i as f32 + 0.5).collect();
+            let d: Vec<f64> = ids.iter().map(|&i| i as f64 / 4.0).collect();
+            let names: Vec<ByteArray> = ids
+                .iter()
+                .map(|i| ByteArray::from(format!("name-{i}").as_str()))
+                .collect();
+            let codes: Vec<FixedLenByteArray> = ids
+                .iter()
+                .map(|&i| FixedLenByteArray::from((i as u32).to_be_bytes().to_vec()))
+                .collect();
+            let flags: Vec<bool> = vec![g % 2 == 0; ids.len()];
+            let mut rg = w.next_row_group().unwrap();
+            macro_rules! column {
+                ($t:ty, $v:expr) => {{
+                    let mut col = rg.next_column().unwrap().unwrap();
+                    col.typed::<$t>().write_batch($v, None, None).unwrap();
+                    col.close().unwrap();
+                }};
+            }
+            column!(Int64Type, &ids);
+            column!(Int32Type, &small);
+            column!(FloatType, &f);
+            column!(DoubleType, &d);
+            column!(ByteArrayType, &names);
+            column!(FixedLenByteArrayType, &codes);
+            column!(BoolType, &flags);
+            column!(Int64Type, &ids);
+            rg.close().unwrap();
+        }
+        w.close().unwrap();
+    }
+}
+
+/// `(row group, value) -> answer` from the command's output.
+fn parquet_answers(stdout: &str) -> Vec<(usize, String, String)> {
+    stdout
+        .lines()
+        .map(|l| {
+            let mut cols = l.split('\t');
+            let g = cols.next().unwrap().parse().unwrap();
+            let v = cols.next().unwrap().to_string();
+            let a = cols.next().unwrap().to_string();
+            assert!(cols.next().is_none(), "{l}");
+            (g, v, a)
+        })
+        .collect()
+}
+
+#[test]
+fn parquet_answers_per_row_group_for_every_physical_type() {
+    let dir = scratch("parquet");
+    let file = dir.join("t.parquet");
+    parquet_files::write(&file, 2, true);
+    let file = file.to_str().unwrap();
+    let answers = |column: &str, values: &[&str]| {
+        let mut args = vec!["parquet", file, "--column", column];
+        args.extend(values);
+        parquet_answers(&ok(&blockbloom(&args, None)))
+    };
+    // A value of row group g is "maybe" there; the non-members of 2,000 values (1% filters)
+    // are mostly "no".
+    let members: [(&str, [&str; 2]); 6] = [
+        ("id", ["5", "1500"]),
+        ("small", ["-5", "-1500"]),
+        ("f", ["5.5", "1500.5"]),
+        ("d", ["1.25", "375"]),
+        ("name", ["name-5", "name-1500"]),
+        ("flag", ["true", "false"]),
+    ];
+    for (column, [in0, in1]) in members {
+        let a = answers(column, &[in0, in1]);
+        assert_eq!(a.len(), 4, "{column}: {a:?}");
+        assert_eq!(a[0], (0, in0.to_string(), "maybe".to_string()), "{column}");
+        assert_eq!(a[3], (1, in1.to_string(), "maybe".to_string()), "{column}");
+    }
+    let out = blockbloom(
+        &[
+            "parquet", file, "--column", "code", "--hex", "00000005", "000005dc",
+        ],
+        None,
+    );
+    let a = parquet_answers(&ok(&out));
+    assert_eq!(a[0].2, "maybe");
+    assert_eq!(a[3].2, "maybe");
+
+    let others: Vec<String> = (5000..7000).map(|i| i.to_string()).collect();
+    let others: Vec<&str> = others.iter().map(String::as_str).collect();
+    let a = answers("id", &others);
+    assert_eq!(a.len(), 4000);
+    let maybe = a.iter().filter(|x| x.2 == "maybe").count();
+    assert!(maybe <= 120, "{maybe} false positives in 4,000 lookups");
+    // Negative numbers are values, not options.
+    let a = answers("small", &["-1", "-2000000"]);
+    assert_eq!(a[0].2, "maybe");
+
+    // A column without filters is reported as such, row group by row group.
+    let out = blockbloom(&["parquet", file, "--column", "plain", "5"], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("column `plain` (INT64) has no Bloom filter in any of its 2 row groups"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn parquet_bad_input_fails_clearly() {
+    let dir = scratch("parquet-bad");
+    let file = dir.join("t.parquet");
+    parquet_files::write(&file, 1, true);
+    let file = file.to_str().unwrap();
+    let no_filters = dir.join("none.parquet");
+    parquet_files::write(&no_filters, 3, false);
+    let not_parquet = path(&dir, "keys.txt");
+    std::fs::write(
+        &not_parquet,
+        "just some text, long enough to have a footer\n",
+    )
+    .unwrap();
+    let none = no_filters.to_str().unwrap();
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["parquet", file, "--column", "nope", "1"],
+            "the Parquet file has no column `nope`",
+        ),
+        (&["parquet", &not_parquet, "--column", "id", "1"], "Parquet"),
+        (
+            &[
+                "parquet",
+                &path(&dir, "missing.parquet"),
+                "--column",
+                "id",
+                "1",
+            ],
+            "missing.parquet",
+        ),
+        (
+            &["parquet", file, "--column", "id", "12x"],
+            "is not a whole number",
+        ),
+        (
+            &["parquet", file, "--column", "small", "99999999999"],
+            "is not a whole number in -2147483648..=4294967295",
+        ),
+        (&["parquet", file, "--column", "d", "pi"], "is not a number"),
+        (
+            &["parquet", file, "--column", "code", "abc"],
+            "has 3 bytes; column type FIXED_LEN_BYTE_ARRAY(4) holds exactly 4",
+        ),
+        (
+            &["parquet", file, "--column", "flag", "maybe"],
+            "is not true or false",
+        ),
+        (
+            &["parquet", none, "--column", "id", "1"],
+            "has no Bloom filter in any of its 3 row groups",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = blockbloom(args, None);
+        let (stdout, stderr) = text(&out);
+        assert!(!out.status.success(), "{args:?} succeeded:\n{stdout}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+    }
+    // No value: a usage error.
+    let out = blockbloom(&["parquet", file, "--column", "id"], None);
+    assert!(!out.status.success());
+}
+
+// ---- build: progress, stdin spill, file mode ----
+
+/// A build with stderr on a pseudo-terminal: what it drew there.
+#[cfg(unix)]
+fn build_on_a_terminal(extra: &[&str]) -> String {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    let dir = scratch(&format!("pty{}", extra.len()));
+    let keys = keys_file(&dir, "keys.txt", members(0..1_500_000));
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors into the two integers; the null pointers ask
+    // for no name, default terminal settings and no window size.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened by openpty and are owned by nothing else.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut args = vec!["build", "--fpr", "0.01", keys.as_str(), "-o"];
+    let out = path(&dir, "f.bb");
+    args.push(&out);
+    args.extend(extra);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blockbloom"))
+        .args(&args)
+        .env_remove("BLOCKBLOOM_ISA")
+        .env("TERM", "xterm")
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut master = std::fs::File::from(master);
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Ends with EIO once the child has exited and no one holds the terminal.
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    assert!(child.wait().unwrap().success());
+    reader.join().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn build_progress_shows_on_a_terminal_only() {
+    let drawn = build_on_a_terminal(&[]);
+    for needed in ["build", "keys", "ETA", "/s", "%"] {
+        assert!(drawn.contains(needed), "{needed:?} missing in {drawn:?}");
+    }
+    assert!(build_on_a_terminal(&["--quiet"]).is_empty());
+    // Not a terminal: nothing on stderr at all.
+    let dir = scratch("no-tty");
+    let keys = keys_file(&dir, "keys.txt", members(0..1_500_000));
+    let out = blockbloom(
+        &["build", "--fpr", "0.01", &keys, "-o", &path(&dir, "f.bb")],
+        None,
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr, "");
+    assert!(stdout.contains("1500000 keys"), "{stdout}");
+}
+
+/// Without --capacity, stdin is spilled to a temporary file in $TMPDIR (not held in memory):
+/// with an unusable $TMPDIR that build fails clearly, and with --capacity it needs none.
+#[cfg(unix)]
+#[test]
+fn stdin_is_spilled_to_tmpdir_without_capacity() {
+    let dir = scratch("spill");
+    let out_path = path(&dir, "f.bb");
+    let input = b"a\nb\nc\n";
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_blockbloom"))
+            .args(args)
+            .env_remove("BLOCKBLOOM_ISA")
+            .env("TMPDIR", dir.join("no-such-dir"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&["build", "--fpr", "0.01", "-o", &out_path]);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("temporary file for stdin") && stderr.contains("NotFound"),
+        "{stderr}"
+    );
+    assert!(!std::path::Path::new(&out_path).exists());
+    let out = run(&["build", "--fpr", "0.01", "--capacity", "3", "-o", &out_path]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let stdout = ok(&blockbloom(&["query", &out_path, "a", "b", "c"], None));
+    assert_eq!(stdout, "a\tmaybe\nb\tmaybe\nc\tmaybe\n");
+}
+
+/// The atomic replacement gives the file the mode any new file gets (umask applied), not a
+/// private temporary file's 0600.
+#[cfg(unix)]
+#[test]
+fn written_filters_get_the_usual_file_mode() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = scratch("mode");
+    let keys = keys_file(&dir, "keys.txt", members(0..100));
+    let target = dir.join("f.bb");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("umask 022 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_blockbloom"))
+        .args(["build", "--fpr", "0.01", &keys, "-o"])
+        .arg(&target)
+        .env_remove("BLOCKBLOOM_ISA")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out).1);
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "{mode:o}");
+}
+
+// ---- clap: wrapping and suggestions ----
+
+#[test]
+fn help_wraps_to_the_terminal_width() {
+    let out = Command::new(env!("CARGO_BIN_EXE_blockbloom"))
+        .args(["build", "--help"])
+        .env("COLUMNS", "60")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    // The --capacity help is several sentences: wrapped, it spans several lines.
+    assert!(stdout.contains("--capacity"), "{stdout}");
+    // (clap does not wrap the usage line.)
+    for line in stdout.lines().filter(|l| !l.starts_with("Usage:")) {
+        assert!(line.chars().count() <= 60, "{} chars: {line:?}", line.len());
+    }
+    assert!(stdout.lines().count() > 20, "{stdout}");
+}
+
+#[test]
+fn mistyped_commands_and_options_get_a_suggestion() {
+    let out = blockbloom(&["biuld"], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("unrecognized subcommand 'biuld'")
+            && stderr.contains("similar subcommand exists: 'build'"),
+        "{stderr}"
+    );
+    let out = blockbloom(&["query", "--absnet", "f.bb"], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("similar argument exists: '--absent'"),
+        "{stderr}"
+    );
 }

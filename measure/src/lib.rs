@@ -3,8 +3,10 @@
 //!
 //! * [`timing`]: one timer, one median, one ns-per-key conversion;
 //! * [`format`](mod@format): thousands separators, byte sizes, percentages;
+//! * [`interval`]: Wilson score intervals of measured rates;
+//! * [`json`]: results as JSON documents (`--format json`);
 //! * [`progress`]: timestamped progress lines on stderr;
-//! * [`table`]: tables printed as aligned text or as Markdown;
+//! * [`table`]: tables printed as aligned text, as Markdown or as JSON;
 //! * [`system`]: the machine, build and checkout facts a measurement depends on;
 //! * [`keys`]: the SplitMix64 key streams and the mixed lookup workload;
 //! * [`subject`]: the [`Subject`](subject::Subject) trait and the single-thread timing path;
@@ -23,6 +25,8 @@
 pub mod concurrent;
 pub mod console;
 pub mod format;
+pub mod interval;
+pub mod json;
 pub mod keys;
 pub mod progress;
 pub mod subject;

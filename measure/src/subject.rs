@@ -113,10 +113,10 @@ impl Measurement {
         self.false_positives as f64 / self.non_members.max(1) as f64
     }
 
-    /// Half-width of the 95% confidence interval of [`fpr`](Self::fpr) (normal approximation).
-    pub fn fpr_ci95(&self) -> f64 {
-        let p = self.fpr();
-        1.96 * (p * (1.0 - p) / self.non_members.max(1) as f64).sqrt()
+    /// The 95% confidence interval of [`fpr`](Self::fpr), `(lower, upper)` (Wilson score:
+    /// sound at the handful of false positives low targets produce).
+    pub fn fpr_interval95(&self) -> (f64, f64) {
+        crate::interval::rate_interval95(self.false_positives as u64, self.non_members as u64)
     }
 }
 

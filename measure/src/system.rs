@@ -1,10 +1,11 @@
 //! Facts about the machine, the build and the checkout that a measurement depends on, and
 //! the [`Context`] header every demo and report starts with.
-
-use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
+//!
+//! The commit, the modified files and the compiler are recorded when this crate is built
+//! (`build.rs`), so a report names the code that was measured wherever the tool runs from.
 
 use blockbloom::Isa;
+use jiff::Timestamp;
 
 use crate::format::bytes;
 
@@ -98,47 +99,30 @@ pub fn placement(size: u64, caches: &[Cache]) -> String {
     }
 }
 
-fn command_stdout(program: &str, args: &[&str]) -> Option<String> {
-    let out = Command::new(program).args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+/// The short commit of the checkout this binary was built from (recorded at build time), or
+/// "unknown" if it was not built from a git checkout.
+///
+/// ```
+/// let c = blockbloom_measure::system::commit();
+/// assert!(c == "unknown" || c.chars().all(|c| c.is_ascii_hexdigit()));
+/// ```
+pub fn commit() -> &'static str {
+    env!("BLOCKBLOOM_MEASURE_COMMIT")
 }
 
-/// `git rev-parse --short HEAD` of the current directory, or "unknown".
-pub fn commit() -> String {
-    command_stdout("git", &["rev-parse", "--short", "HEAD"])
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".to_string())
-}
-
-/// Tracked files that differ from HEAD (so the commit alone does not describe the code), or
-/// `None` without git.
-pub fn modified_files() -> Option<Vec<String>> {
-    let out = Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    Some(porcelain_paths(&String::from_utf8_lossy(&out.stdout)))
-}
-
-/// Paths of `git status --porcelain` lines, "XY path": two status columns (often a leading
-/// space), a space, the path; so the output must not be trimmed first.
-fn porcelain_paths(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| l.get(3..))
+/// Tracked files that differed from that commit when this binary was built (so the commit
+/// alone does not describe the code).
+pub fn modified_files() -> Vec<String> {
+    env!("BLOCKBLOOM_MEASURE_MODIFIED")
+        .split('\t')
+        .filter(|p| !p.is_empty())
         .map(str::to_string)
         .collect()
 }
 
-/// The compiler that built this binary (recorded at build time), else `rustc --version`.
-pub fn rustc_version() -> String {
-    let built = env!("BLOCKBLOOM_MEASURE_RUSTC");
-    if !built.is_empty() {
-        return built.to_string();
-    }
-    command_stdout("rustc", &["--version"]).unwrap_or_else(|| "unknown".to_string())
+/// The compiler that built this binary (recorded at build time), or "unknown".
+pub fn rustc_version() -> &'static str {
+    env!("BLOCKBLOOM_MEASURE_RUSTC")
 }
 
 /// The cargo profile this binary was built with.
@@ -153,29 +137,15 @@ pub fn optimised() -> bool {
 
 /// Current UTC time as `(YYYY-MM-DD, HH:MM)`.
 pub fn utc_now() -> (String, String) {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let t = secs % 86_400;
-    (
-        format!("{y:04}-{m:02}-{d:02}"),
-        format!("{:02}:{:02}", t / 3600, t % 3600 / 60),
-    )
+    date_time(Timestamp::now())
 }
 
-/// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+/// A UTC instant as `(YYYY-MM-DD, HH:MM)`.
+fn date_time(t: Timestamp) -> (String, String) {
+    (
+        t.strftime("%Y-%m-%d").to_string(),
+        t.strftime("%H:%M").to_string(),
+    )
 }
 
 /// The command that reproduces this run: `cargo run --release -p PACKAGE --` and the
@@ -239,7 +209,7 @@ pub struct Context {
 }
 
 impl Context {
-    /// Gathers the facts (runs `git`); `package` names the tool in the command line.
+    /// Gathers the facts; `package` names the tool in the command line.
     pub fn gather(active: Isa, package: &str) -> Context {
         let (date, time) = utc_now();
         let dispatch = match std::env::var("BLOCKBLOOM_ISA") {
@@ -252,9 +222,9 @@ impl Context {
             time,
             cpu: cpu_model(),
             caches: caches(),
-            commit: commit(),
-            modified: modified_files().unwrap_or_default(),
-            rustc: rustc_version(),
+            commit: commit().to_string(),
+            modified: modified_files(),
+            rustc: rustc_version().to_string(),
             dispatch,
         }
     }
@@ -308,9 +278,36 @@ mod tests {
 
     #[test]
     fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
-        assert_eq!(civil_from_days(20_413), (2025, 11, 21));
+        let day = |d: i64| date_time(Timestamp::from_second(d * 86_400).unwrap());
+        assert_eq!(day(0), ("1970-01-01".into(), "00:00".into()));
+        assert_eq!(day(19_782).0, "2024-02-29");
+        assert_eq!(day(20_413).0, "2025-11-21");
+        let t = Timestamp::from_second(20_413 * 86_400 + 13 * 3600 + 7 * 60 + 59).unwrap();
+        assert_eq!(date_time(t).1, "13:07");
+    }
+
+    /// The recorded commit is the checkout's HEAD when built from one (tests run right
+    /// after their build, so HEAD has not moved).
+    #[test]
+    fn the_commit_is_the_checkouts() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let head = std::process::Command::new("git")
+            .args(["rev-parse", "--short", "HEAD"])
+            .current_dir(dir)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        match head {
+            Some(head) => assert_eq!(commit(), head),
+            None => assert_eq!(commit(), "unknown"),
+        }
+        assert!(!rustc_version().is_empty());
+        assert!(
+            modified_files()
+                .iter()
+                .all(|p| !p.is_empty() && !p.contains('\t'))
+        );
     }
 
     #[test]
@@ -323,7 +320,5 @@ mod tests {
             }]),
             "L1d 48 KiB"
         );
-        let paths = porcelain_paths(" M Cargo.lock\nM  src/a.rs\n");
-        assert_eq!(paths, ["Cargo.lock", "src/a.rs"]);
     }
 }

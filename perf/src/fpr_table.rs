@@ -5,6 +5,7 @@ use blockbloom::BloomFilter;
 use blockbloom::layout::Layout;
 use blockbloom::sizing;
 use blockbloom_measure::format::percent;
+use blockbloom_measure::interval::rate_interval95;
 use blockbloom_measure::keys::key;
 use blockbloom_measure::table::Table;
 
@@ -35,7 +36,7 @@ pub fn measured() -> Result<Table, blockbloom::Error> {
         "bits/key",
         "model FPR",
         "this filter's exact FPR",
-        "measured FPR (95% interval)",
+        "measured FPR (95% Wilson interval)",
         "measured / target",
     ]);
     for n in MEASURED_SIZES {
@@ -54,7 +55,7 @@ pub fn measured() -> Result<Table, blockbloom::Error> {
                 i += chunk.len() as u64;
             }
             let rate = fp as f64 / q as f64;
-            let half = 1.96 * (rate * (1.0 - rate) / q as f64).sqrt();
+            let (lo, hi) = rate_interval95(fp as u64, q);
             t.row(vec![
                 percent(target),
                 format!("{n}"),
@@ -63,7 +64,7 @@ pub fn measured() -> Result<Table, blockbloom::Error> {
                 format!("{:.2}", f.bits_per_key()),
                 percent(f.model_fpr(n)),
                 percent(f.expected_fpr()),
-                format!("{} ± {} of {q}", percent(rate), percent(half)),
+                format!("{} ({}–{}) of {q}", percent(rate), percent(lo), percent(hi)),
                 format!("{:.3}", rate / target),
             ]);
         }
@@ -104,9 +105,14 @@ pub fn bits_per_key() -> Result<Table, blockbloom::Error> {
     Ok(t)
 }
 
+/// Both tables, measured once: `(measured, bits_per_key)`.
+pub fn tables() -> Result<(Table, Table), blockbloom::Error> {
+    Ok((measured()?, bits_per_key()?))
+}
+
 /// Both tables as a Markdown section.
-pub fn markdown() -> Result<String, blockbloom::Error> {
-    Ok(format!(
+pub fn markdown(measured: &Table, bits_per_key: &Table) -> String {
+    format!(
         "## Sizing\n\nFalse-positive rate, target vs measured: `BloomFilter::with_capacity(n, target)`, \
          `n` u64 keys inserted, non-members queried until about {EXPECTED_FALSE_POSITIVES} false \
          positives are expected. \"Model\" is the sizing model's mean over all such filters; \
@@ -114,7 +120,7 @@ pub fn markdown() -> Result<String, blockbloom::Error> {
          Bits per key as filters grow (the model's mean), against the 512-bit best-k bound \
          quoted in DESIGN.md; \"chosen\" is the planner's pick at 1M keys, including its margin \
          for one filter's scatter.\n\n{}",
-        measured()?.markdown(),
-        bits_per_key()?.markdown()
-    ))
+        measured.markdown(),
+        bits_per_key.markdown()
+    )
 }

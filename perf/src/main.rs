@@ -12,6 +12,11 @@
 //! * `reliability`: hostile inputs, I/O faults and concurrent writers, with outcomes, as
 //!   markdown into `perf-reports/reliability.md`.
 //!
+//! Reports go where `--out` says; its default is the `perf-reports/` directory of the checkout
+//! this binary was built from (not the current directory). `--format json` prints one JSON
+//! document of the results on stdout instead of the text tables (`blockbloom_measure::json`):
+//! what performance-regression jobs parse. Progress stays on stderr either way.
+//!
 //! Run it with `cargo run --release -p blockbloom-perf -- COMMAND`. Timing, the per-kernel
 //! suite and the concurrent runs are `blockbloom-measure`'s, the same code the user tool's
 //! `demo` prints, so the numbers are comparable; this crate adds the peers (`peers`), the
@@ -26,6 +31,7 @@ mod report;
 mod sweep;
 
 use std::error::Error;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,7 +44,8 @@ use blockbloom_measure::progress::Progress;
 use blockbloom_measure::suite::{self, SEED, SIZES, SuitePlan};
 use blockbloom_measure::system::{self, Context};
 use clap::builder::RangedU64ValueParser;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
 
 use crate::report::CONCURRENT_SIZES;
 
@@ -52,8 +59,40 @@ const PACKAGE: &str = env!("CARGO_PKG_NAME");
     about = "Measure blockbloom's SIMD kernels (and peer Bloom filters) on this CPU; write reports into perf-reports/"
 )]
 struct Cli {
+    /// How results are printed on stdout: text tables, or one JSON document (numbers in base
+    /// units: ns per key, bytes, rates as fractions) for performance-regression jobs. Reports
+    /// are written to --out either way; progress goes to stderr.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    format: Format,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// The default of `--out`: `perf-reports/` of the checkout this binary was built from, so a
+/// report lands in the repository whatever the current directory is.
+fn default_out() -> PathBuf {
+    let perf = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    perf.parent().unwrap_or(perf).join("perf-reports")
+}
+
+/// Prints one JSON document of a command's results on stdout.
+pub fn emit_json(command: &str, ctx: &Context, results: Value) -> Result<(), Box<dyn Error>> {
+    let doc = blockbloom_measure::json::document(PACKAGE, command, ctx, results);
+    let mut out = std::io::stdout().lock();
+    let r = serde_json::to_writer_pretty(&mut out, &doc)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out))
+        .and_then(|()| out.flush());
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.map_err(|e| format!("<stdout>: {e}").into()),
+    }
 }
 
 #[derive(Subcommand)]
@@ -91,8 +130,9 @@ struct ReliabilityArgs {
     /// and cargo-fuzz; 0 skips it).
     #[arg(long, default_value_t = 0)]
     fuzz_seconds: u64,
-    /// Directory to write the report into.
-    #[arg(long, default_value = "perf-reports")]
+    /// Directory to write reliability.md into (created if missing). Default: perf-reports/ of
+    /// the checkout this binary was built from, whatever the current directory.
+    #[arg(long, default_value_os_t = default_out())]
     out: PathBuf,
 }
 
@@ -140,8 +180,9 @@ struct BenchArgs {
 
 #[derive(Args)]
 struct ReportArgs {
-    /// Directory the report is written into.
-    #[arg(long, default_value = "perf-reports")]
+    /// Directory the report is written into (created if missing). Default: perf-reports/ of
+    /// the checkout this binary was built from, whatever the current directory.
+    #[arg(long, default_value_os_t = default_out())]
     out: PathBuf,
     /// Skip the 64,000,000-key size (and the 100,000,000-key concurrent size) and use 3
     /// repetitions instead of 5.
@@ -151,8 +192,9 @@ struct ReportArgs {
 
 #[derive(Args)]
 struct FamilyArgs {
-    /// Directory the report is written into.
-    #[arg(long, default_value = "perf-reports")]
+    /// Directory the report is written into (created if missing). Default: perf-reports/ of
+    /// the checkout this binary was built from, whatever the current directory.
+    #[arg(long, default_value_os_t = default_out())]
     out: PathBuf,
     /// Smaller sizes and fewer repetitions (seconds; for CI and smoke runs).
     #[arg(long)]
@@ -161,8 +203,10 @@ struct FamilyArgs {
 
 #[derive(Args)]
 struct SweepArgs {
-    /// Directory the report and plots are written into.
-    #[arg(long, default_value = "perf-reports")]
+    /// Directory the report and plots are written into (created if missing). Default:
+    /// perf-reports/ of the checkout this binary was built from, whatever the current
+    /// directory.
+    #[arg(long, default_value_os_t = default_out())]
     out: PathBuf,
     /// Stop at 32 MiB.
     #[arg(long)]
@@ -192,46 +236,73 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
     // the user should see before anything is measured.
     let active = system::active_isa()?;
     system::warn_if_debug();
+    let json = cli.format == Format::Json;
     match cli.command {
-        Command::Bench(args) => bench(active, args),
-        Command::Report(args) => write_report(active, args),
-        Command::Sweep(args) => {
-            sweep::command(&Context::gather(active, PACKAGE), args.quick, &args.out)
-        }
+        Command::Bench(args) => bench(active, args, json),
+        Command::Report(args) => write_report(active, args, json),
+        Command::Sweep(args) => sweep::command(
+            &Context::gather(active, PACKAGE),
+            args.quick,
+            &args.out,
+            json,
+        ),
         Command::Sizing => {
+            let (measured, bits) = fpr_table::tables()?;
+            if json {
+                let results = json!({"measured": measured.json(), "bits_per_key": bits.json()});
+                return emit_json("sizing", &Context::gather(active, PACKAGE), results);
+            }
             println!(
                 "False-positive rate: target vs measured (with_capacity(n, target), u64 keys)\n"
             );
-            print!("{}", fpr_table::measured()?.text());
+            print!("{}", measured.text());
             println!("\nBits per key: layouts vs the 512-bit best-k bound\n");
-            print!("{}", fpr_table::bits_per_key()?.text());
+            print!("{}", bits.text());
             Ok(())
         }
         Command::Readers(args) => {
+            let t = readers::command(&args.sizes, args.reps)?;
+            if json {
+                let results = json!({"reps": args.reps, "decoding": t.json()});
+                return emit_json("readers", &Context::gather(active, PACKAGE), results);
+            }
             println!(
                 "Decoding a plain filter, by path (median of {} runs)\n",
                 args.reps
             );
-            print!("{}", readers::command(&args.sizes, args.reps)?.text());
+            print!("{}", t.text());
             Ok(())
         }
         Command::Reliability(args) => {
             let ctx = Context::gather(active, PACKAGE);
-            let path = reliability::command(&ctx, args.quick, args.fuzz_seconds, &args.out)?;
+            let (path, tables) =
+                reliability::command(&ctx, args.quick, args.fuzz_seconds, &args.out)?;
+            if json {
+                let results = json!({"report": path, "quick": args.quick, "tables": tables});
+                return emit_json("reliability", &ctx, results);
+            }
             println!("{}", path.display());
             Ok(())
         }
         Command::Family(args) => {
             let ctx = Context::gather(active, PACKAGE);
             let scale = family::Scale { quick: args.quick };
-            let path = family::command(&ctx, scale, &args.out)?;
-            println!("{}", path.display());
+            let written = family::command(&ctx, scale, &args.out)?;
+            if json {
+                let results = json!({
+                    "report": written.path,
+                    "quick": args.quick,
+                    "sections": written.sections,
+                });
+                return emit_json("family", &ctx, results);
+            }
+            println!("{}", written.path.display());
             Ok(())
         }
     }
 }
 
-fn bench(active: Isa, args: BenchArgs) -> Result<(), Box<dyn Error>> {
+fn bench(active: Isa, args: BenchArgs, json: bool) -> Result<(), Box<dyn Error>> {
     let mut isas = if args.isa.is_empty() {
         Isa::supported()
     } else {
@@ -248,8 +319,10 @@ fn bench(active: Isa, args: BenchArgs) -> Result<(), Box<dyn Error>> {
     // Bad sizes fail before the header is printed, with the library's message.
     blockbloom::sizing::plan(args.n as u64, args.fpr)?;
     let ctx = Context::gather(active, PACKAGE);
-    print_header(&ctx);
-    if args.batch == 1 {
+    if !json {
+        print_header(&ctx);
+    }
+    if args.batch == 1 && !json {
         println!(
             "batch 1: every kernel row runs the single-key insert/contains (inline scalar code)"
         );
@@ -271,7 +344,10 @@ fn bench(active: Isa, args: BenchArgs) -> Result<(), Box<dyn Error>> {
     };
     let progress = Progress::new();
     let r = suite::run(&plan, &progress)?;
-    print_size(&r, &ctx)?;
+    if !json {
+        print_size(&r, &ctx)?;
+    }
+    let mut concurrent_results = Vec::new();
     if args.threads > 1 {
         let mut plan = ConcurrentPlan::new(
             args.n,
@@ -282,15 +358,28 @@ fn bench(active: Isa, args: BenchArgs) -> Result<(), Box<dyn Error>> {
         );
         plan.batch = args.batch;
         plan.reps = args.reps;
-        print_concurrent(
-            &concurrent::run_on_stream(&plan, args.seed, &progress)?,
-            &ctx,
-        )?;
+        let c = concurrent::run_on_stream(&plan, args.seed, &progress)?;
+        if !json {
+            print_concurrent(&c, &ctx)?;
+        }
+        concurrent_results.push(c);
     }
-    Ok(())
+    if json {
+        let results = json!({
+            "sizes": [blockbloom_measure::json::size_result(&r)],
+            "concurrent": concurrent_results
+                .iter()
+                .map(blockbloom_measure::json::concurrent_result)
+                .collect::<Vec<_>>(),
+        });
+        emit_json("bench", &ctx, results)?;
+    }
+    // Wrong answers fail the command in both formats (the JSON lists them as "problems").
+    wrong_answers(std::slice::from_ref(&r))?;
+    wrong_builds(&concurrent_results)
 }
 
-fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
+fn write_report(active: Isa, args: ReportArgs, json: bool) -> Result<(), Box<dyn Error>> {
     let ctx = Context::gather(active, PACKAGE);
     let progress = Progress::new();
     let reps = if args.quick { 3 } else { 5 };
@@ -312,6 +401,7 @@ fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
         concurrent_results.push(concurrent::run_on_stream(&plan, SEED, &progress)?);
     }
     progress.step("sizing tables");
+    let (measured, bits) = fpr_table::tables()?;
     let mut text = report::markdown(&ctx, &results, args.quick);
     text.push('\n');
     text.push_str(&report::concurrent_markdown(
@@ -320,7 +410,7 @@ fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
         args.quick,
     ));
     text.push('\n');
-    text.push_str(&fpr_table::markdown()?);
+    text.push_str(&fpr_table::markdown(&measured, &bits));
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let path = args.out.join(format!("{}-{}.md", ctx.date, ctx.commit));
@@ -334,13 +424,26 @@ fn write_report(active: Isa, args: ReportArgs) -> Result<(), Box<dyn Error>> {
     } else {
         "not measured"
     };
-    print!("{}", report::targets(&results, missing).text());
-    println!();
-    print!(
-        "{}",
-        report::concurrent_targets(&concurrent_results, missing).text()
-    );
-    println!("{}", path.display());
+    let targets = report::targets(&results, missing);
+    let concurrent_targets = report::concurrent_targets(&concurrent_results, missing);
+    if json {
+        use blockbloom_measure::json::{concurrent_result, size_result};
+        let results = json!({
+            "report": path,
+            "quick": args.quick,
+            "targets": targets.json(),
+            "concurrent_targets": concurrent_targets.json(),
+            "sizes": results.iter().map(size_result).collect::<Vec<_>>(),
+            "concurrent": concurrent_results.iter().map(concurrent_result).collect::<Vec<_>>(),
+            "sizing": {"measured": measured.json(), "bits_per_key": bits.json()},
+        });
+        emit_json("report", &ctx, results)?;
+    } else {
+        print!("{}", targets.text());
+        println!();
+        print!("{}", concurrent_targets.text());
+        println!("{}", path.display());
+    }
     wrong_answers(&results)?;
     wrong_builds(&concurrent_results)
 }

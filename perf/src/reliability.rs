@@ -392,13 +392,13 @@ fn concurrency(writers: usize, keys_per_writer: u64) -> Result<Table, Box<dyn Er
     Ok(t)
 }
 
-/// Runs every section and writes the report; returns its path.
+/// Runs every section and writes the report; returns its path and the tables as JSON.
 pub fn command(
     ctx: &Context,
     quick: bool,
     fuzz_seconds: u64,
     out: &Path,
-) -> Result<PathBuf, Box<dyn Error>> {
+) -> Result<(PathBuf, serde_json::Value), Box<dyn Error>> {
     let progress = Progress::new();
     // The trials expect panics to be impossible; if one happens it is counted, not printed.
     let hook = std::panic::take_hook();
@@ -472,5 +472,14 @@ pub fn command(
     let path = out.join("reliability.md");
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     progress.step("done");
-    Ok(path)
+    let tables = serde_json::json!({
+        "mutated_inputs": decoding.json(),
+        "faults": faults.json(),
+        "concurrency": concurrency.json(),
+        "fuzzing": match &fuzzed {
+            Ok(t) => t.json(),
+            Err(why) => serde_json::json!({"not_run": why}),
+        },
+    });
+    Ok((path, tables))
 }

@@ -149,11 +149,11 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
     for &(n, _) in &SIZES {
         let line = match size_named(results, n).and_then(|r| r.worst_kernel_fpr().map(|w| (r, w))) {
             Some((r, w)) => {
-                let (fpr, ci, target) = (w.m.fpr(), w.m.fpr_ci95(), r.plan.fpr);
+                let (fpr, (lo, hi), target) = (w.m.fpr(), w.m.fpr_interval95(), r.plan.fpr);
                 let exact = r.instance_fpr;
                 let reached = if fpr <= target {
                     "yes".to_string()
-                } else if fpr - ci <= target {
+                } else if lo <= target {
                     "no (within the 95% interval)".to_string()
                 } else {
                     "no".to_string()
@@ -161,11 +161,12 @@ pub fn targets(results: &[SizeResult], missing: &str) -> Table {
                 [
                     format!("{}: measured FPR / target, worst blockbloom row", label(n)),
                     format!(
-                        "{:.3} ({}: {:.4}% ± {:.4}% of {} non-members; model {:.4}%, this filter's exact FPR {:.4}%)",
+                        "{:.3} ({}: {:.4}% (95% interval {:.4}%–{:.4}%) of {} non-members; model {:.4}%, this filter's exact FPR {:.4}%)",
                         fpr / target,
                         w.name,
                         fpr * 100.0,
-                        ci * 100.0,
+                        lo * 100.0,
+                        hi * 100.0,
                         group(w.m.non_members as u64),
                         r.model_fpr * 100.0,
                         exact * 100.0,
@@ -424,6 +425,20 @@ mod tests {
     use super::*;
     use crate::peers::SUITE;
 
+    /// Markdown table rows with the cells' padding removed (`| a | b |`), other lines as is.
+    fn squeeze(md: &str) -> String {
+        md.lines()
+            .map(|l| {
+                if l.starts_with('|') {
+                    let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+                    format!("| {} |\n", cells.join(" | "))
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect()
+    }
+
     fn m(insert: f64, contains: f64, fp: usize) -> Measurement {
         Measurement {
             insert: Timing {
@@ -488,6 +503,7 @@ mod tests {
             ],
         };
         let t = targets(std::slice::from_ref(&r), "not measured").markdown();
+        let t = squeeze(&t);
         let line = |needle: &str| t.lines().find(|l| l.contains(needle)).unwrap().to_string();
         // 20 / 4 = 5x against scalar: reached.
         assert!(
@@ -510,7 +526,7 @@ mod tests {
         );
 
         let ctx = Context::gather(Isa::Scalar, "blockbloom-perf");
-        let md = markdown(&ctx, &[r], true);
+        let md = squeeze(&markdown(&ctx, &[r], true));
         for needle in [
             "## Targets",
             "## L2 (n=50,000)",
@@ -552,6 +568,7 @@ mod tests {
             problems: Vec::new(),
         };
         let t = concurrent_targets(std::slice::from_ref(&r), "not measured").markdown();
+        let t = squeeze(&t);
         let line = |needle: &str| t.lines().find(|l| l.contains(needle)).unwrap().to_string();
         // 20 / 11 = 1.82x
         assert!(line("2 threads vs 1 thread").contains("1.82x"), "{t}");
@@ -569,7 +586,7 @@ mod tests {
         );
         assert!(line("L3 (n=1,000,000): par_insert_batch_with").contains("not measured"));
         let ctx = Context::gather(Isa::Scalar, "blockbloom-perf");
-        let md = concurrent_markdown(&ctx, &[r], false);
+        let md = squeeze(&concurrent_markdown(&ctx, &[r], false));
         for needle in [
             "## Concurrent insert",
             "### Targets (concurrent insert)",

@@ -882,8 +882,39 @@ pub fn plot(s: &Sweep, contains: bool, path: &Path, title: &str) -> Result<(), B
     Ok(())
 }
 
-/// `sweep`: runs, writes the markdown and the SVGs, prints the fractions and the paths.
-pub fn command(ctx: &Context, quick: bool, out: &Path) -> Result<(), Box<dyn Error>> {
+/// Everything measured, as JSON: ns/key per series and size (`null` where not measured).
+pub fn json(s: &Sweep) -> serde_json::Value {
+    use blockbloom_measure::json::number;
+    let nums = |v: &[f64]| v.iter().map(|&x| number(x)).collect::<Vec<_>>();
+    let series: Vec<serde_json::Value> = s
+        .series
+        .iter()
+        .map(|x| {
+            serde_json::json!({
+                "name": x.name,
+                "group": format!("{:?}", x.group).to_lowercase(),
+                "contains_ns_per_key": nums(&x.contains),
+                "insert_ns_per_key": nums(&x.insert),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "sizes_bytes": s.sizes,
+        "layouts": s.layouts,
+        "keys_inserted": s.inserted,
+        "reps": s.reps,
+        "best_tier": s.best,
+        "series": series,
+        "fractions_of_ceiling": fraction_table(s).json(),
+        "targets": targets_table(s).json(),
+        "breakdown": breakdown_table(s).json(),
+        "problems": s.problems,
+    })
+}
+
+/// `sweep`: runs, writes the markdown and the SVGs, prints the fractions and the paths (or,
+/// with `json`, one JSON document with the series and the paths).
+pub fn command(ctx: &Context, quick: bool, out: &Path, json: bool) -> Result<(), Box<dyn Error>> {
     let loadavg = || {
         std::fs::read_to_string("/proc/loadavg")
             .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -921,20 +952,31 @@ pub fn command(ctx: &Context, quick: bool, out: &Path) -> Result<(), Box<dyn Err
     std::fs::write(&md, markdown(ctx, &sweep, &names, quick, &load))
         .map_err(|e| format!("cannot write {}: {e}", md.display()))?;
     progress.step("done");
-    print!("{}", ns_table(&sweep, true, &[Group::Ceiling]).text());
-    println!();
-    print!("{}", fraction_table(&sweep).text());
-    println!();
-    print!("{}", targets_table(&sweep).text());
-    println!();
-    print!("{}", breakdown_table(&sweep).text());
-    for p in [&md, &svg_contains, &svg_insert] {
-        println!("{}", p.display());
+    if json {
+        let mut results = self::json(&sweep);
+        results["report"] = serde_json::json!(md);
+        results["plots"] = serde_json::json!([svg_contains, svg_insert]);
+        crate::emit_json("sweep", ctx, results)?;
+    } else {
+        print_text(&sweep, &[&md, &svg_contains, &svg_insert]);
     }
     if sweep.problems.is_empty() {
         Ok(())
     } else {
         Err(format!("wrong answers: {}", sweep.problems.join("; ")).into())
+    }
+}
+
+fn print_text(sweep: &Sweep, paths: &[&PathBuf]) {
+    print!("{}", ns_table(sweep, true, &[Group::Ceiling]).text());
+    println!();
+    print!("{}", fraction_table(sweep).text());
+    println!();
+    print!("{}", targets_table(sweep).text());
+    println!();
+    print!("{}", breakdown_table(sweep).text());
+    for p in paths {
+        println!("{}", p.display());
     }
 }
 

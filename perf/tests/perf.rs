@@ -1,7 +1,8 @@
 //! The `blockbloom-perf` binary end to end: a tiny bench succeeds and names every kernel;
 //! bad parameters and a bad `BLOCKBLOOM_ISA` fail with the library's message instead of a
-//! panic; `sizing` meets its targets; a quick `family` report has every section. No timing
-//! checks.
+//! panic; `sizing` meets its targets; a quick `family` report has every section; `--format
+//! json` documents parse and carry the numbers; reports go where `--out` says, and name the
+//! commit the binary was built from whatever the current directory. No timing checks.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -189,20 +190,53 @@ fn sweep_help_names_its_options() {
     assert!(out.contains("--quick") && out.contains("--out"), "{out}");
 }
 
+/// `git rev-parse --short HEAD` of the checkout the tool was built from, if git works here.
+fn checkout_commit() -> Option<String> {
+    let out = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Runs the tool in `cwd` (a directory outside any checkout).
+fn perf_in(cwd: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blockbloom-perf"))
+        .args(args)
+        .env_remove("BLOCKBLOOM_ISA")
+        .current_dir(cwd)
+        .output()
+        .expect("the binary runs")
+}
+
 #[test]
 fn family_quick_reports_every_kind() {
     let dir = scratch("family_quick");
-    let out = ok(&perf(
-        &["family", "--quick", "--out", dir.to_str().unwrap()],
-        None,
+    let out_dir = dir.join("reports");
+    // Run from a directory that is no git checkout: the commit still is the build's.
+    let cwd = std::env::temp_dir().join(format!("perf-family-cwd-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cwd);
+    std::fs::create_dir_all(&cwd).unwrap();
+    let out = ok(&perf_in(
+        &cwd,
+        &["family", "--quick", "--out", out_dir.to_str().unwrap()],
     ));
     let report = std::fs::read_to_string(out.trim()).expect("the printed path is the report");
+    assert!(
+        std::path::Path::new(out.trim()).starts_with(&out_dir),
+        "{out}"
+    );
     // The report names the command that reproduces it.
     assert!(
         report
             .contains("- command: cargo run --release -p blockbloom-perf -- family --quick --out "),
         "{report}"
     );
+    if let Some(head) = checkout_commit() {
+        assert!(report.contains(&format!("- commit: {head}")), "{report}");
+    }
     for title in [
         "## Counting filter",
         "## Deletable Bloom filter",
@@ -212,6 +246,139 @@ fn family_quick_reports_every_kind() {
     ] {
         assert!(report.contains(title), "no {title:?} section in\n{report}");
     }
+    // The same as JSON: every section with its tables; nothing written into the cwd.
+    let out = ok(&perf_in(
+        &cwd,
+        &[
+            "--format",
+            "json",
+            "family",
+            "--quick",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    ));
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(doc["command"], "family");
+    if let Some(head) = checkout_commit() {
+        assert_eq!(doc["context"]["commit"], head.as_str());
+    }
+    let sections = doc["results"]["sections"].as_array().unwrap();
+    assert_eq!(sections.len(), 5);
+    for s in sections {
+        let tables = s["tables"].as_array().unwrap();
+        assert!(!tables.is_empty(), "{s}");
+        for t in tables {
+            assert!(!t["rows"].as_array().unwrap().is_empty(), "{t}");
+        }
+    }
+    let report = doc["results"]["report"].as_str().unwrap();
+    assert!(std::path::Path::new(report).starts_with(&out_dir));
+    assert_eq!(
+        std::fs::read_dir(&cwd).unwrap().count(),
+        0,
+        "wrote into the cwd"
+    );
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn bench_json_carries_every_row_with_numbers() {
+    let mut args = vec!["--format", "json"];
+    args.extend(TINY);
+    args.extend(["--threads", "2"]);
+    let out = perf(&args, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("only JSON on stdout");
+    assert_eq!(doc["tool"], "blockbloom-perf");
+    assert_eq!(doc["command"], "bench");
+    assert!(doc["context"]["cpu"].is_string());
+    let size = &doc["results"]["sizes"][0];
+    assert_eq!(size["n"], 10_000);
+    let rows = size["rows"].as_array().unwrap();
+    for isa in Isa::supported() {
+        let row = rows
+            .iter()
+            .find(|r| r["isa"] == isa.name())
+            .unwrap_or_else(|| panic!("no row for {isa}"));
+        let m = &row["measurement"];
+        for timing in ["insert_ns_per_key", "contains_ns_per_key"] {
+            let median = m[timing]["median"].as_f64().unwrap();
+            assert!(median > 0.0, "{isa} {timing}: {median}");
+            assert_eq!(m[timing]["samples"].as_array().unwrap().len(), 1);
+        }
+        let fpr = m["fpr"].as_f64().unwrap();
+        let lo = m["fpr_interval95"][0].as_f64().unwrap();
+        let hi = m["fpr_interval95"][1].as_f64().unwrap();
+        assert!(
+            lo <= fpr && fpr <= hi && hi < 0.05,
+            "{isa}: {lo} {fpr} {hi}"
+        );
+        assert_eq!(m["false_negatives"], 0);
+    }
+    assert!(rows.iter().any(|r| r["kind"] == "single-key"));
+    let concurrent = &doc["results"]["concurrent"][0];
+    assert_eq!(concurrent["threads"], serde_json::json!([1, 2]));
+    assert!(!concurrent["rows"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn sizing_json_has_both_tables() {
+    let out = perf(&["--format", "json", "sizing"], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let measured = doc["results"]["measured"]["rows"].as_array().unwrap();
+    assert_eq!(measured.len(), 10);
+    for row in measured {
+        // Plain numbers are JSON numbers; the same 1.16 bound as the text test.
+        let ratio = row["measured / target"].as_f64().unwrap();
+        assert!(ratio <= 1.16, "{row}");
+        assert!(row["n"].is_u64(), "{row}");
+    }
+    assert_eq!(
+        doc["results"]["bits_per_key"]["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+}
+
+#[test]
+fn reports_default_to_the_checkouts_perf_reports() {
+    let want = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("perf-reports");
+    for command in ["report", "sweep", "family", "reliability"] {
+        let o = perf(&[command, "--help"], None);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        // clap wraps the help: compare with the whitespace collapsed.
+        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        let default = format!("[default: {}]", want.display());
+        assert!(
+            flat.contains(&default),
+            "{command}: {default} not in\n{out}"
+        );
+    }
+}
+
+#[test]
+fn mistyped_commands_get_a_suggestion() {
+    let out = perf(&["sizng"], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("similar subcommand exists: 'sizing'"),
+        "{stderr}"
+    );
+    let out = perf(&["--format", "yaml", "sizing"], None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("possible values: text, json"), "{stderr}");
 }
 
 #[test]
@@ -228,6 +395,16 @@ fn readers_reports_every_path_per_size() {
         // the compressed timings.
         assert!(row.split_whitespace().count() >= 10, "{row}");
     }
+    let out = perf(
+        &["readers", "--sizes", "1", "--reps", "1", "--format", "json"],
+        None,
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let row = &doc["results"]["decoding"]["rows"][0];
+    assert_eq!(row["size"], "1.0 MiB");
+    assert!(row["from_bytes ms"].as_f64().unwrap() > 0.0, "{row}");
 }
 
 #[test]
@@ -235,11 +412,28 @@ fn quick_reliability_report_has_no_panic_and_no_lost_key() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("perf-reliability");
     let _ = std::fs::remove_dir_all(&dir);
     let out = perf(
-        &["reliability", "--quick", "--out", dir.to_str().unwrap()],
+        &[
+            "reliability",
+            "--quick",
+            "--out",
+            dir.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
         None,
     );
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        doc["results"]["report"],
+        dir.join("reliability.md").to_str().unwrap()
+    );
+    for table in ["mutated_inputs", "faults", "concurrency"] {
+        let rows = doc["results"]["tables"][table]["rows"].as_array().unwrap();
+        assert!(!rows.is_empty(), "{table}");
+    }
+    assert!(doc["results"]["tables"]["fuzzing"]["not_run"].is_string());
     let report = std::fs::read_to_string(dir.join("reliability.md")).unwrap();
     for section in ["## Mutated inputs", "## Faults", "## Concurrency"] {
         assert!(report.contains(section), "{section} missing:\n{report}");

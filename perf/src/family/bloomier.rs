@@ -10,7 +10,7 @@ use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::Scale;
+use super::{Scale, Tables};
 
 /// Key stream of the members (indices `0..n`) and non-members (indices `n..`).
 const STREAM: u64 = 0xb100_3134;
@@ -90,7 +90,11 @@ fn absent_rate(map: &BloomierFilter, others: &[u64]) -> f64 {
 /// The binary fuse sizing's slots per key for large maps.
 const ASYMPTOTE: f64 = 1.125;
 
-pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Error>> {
+pub fn section(
+    scale: Scale,
+    progress: &Progress,
+    tables: &mut Tables,
+) -> Result<String, Box<dyn Error>> {
     let sizes: &[usize] = if scale.quick {
         &[1_000, 100_000]
     } else {
@@ -151,7 +155,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
             ),
         ]);
     }
-    text.push_str(&t.markdown());
+    text.push_str(&tables.markdown(&t));
 
     let n = if scale.quick { 100_000 } else { 1_000_000 };
     let _ = writeln!(
@@ -179,6 +183,6 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
             format!("{:.6}", 1.0 - m.map.false_positive_rate()),
         ]);
     }
-    text.push_str(&w.markdown());
+    text.push_str(&tables.markdown(&w));
     Ok(text)
 }

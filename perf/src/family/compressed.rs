@@ -9,12 +9,13 @@ use std::fmt::Write as _;
 use blockbloom::compressed::{self, MIN_FILL, entropy};
 use blockbloom::layout::{BLOCK_BITS, Layout};
 use blockbloom::{BloomFilter, sizing};
+use blockbloom_measure::interval::rate_interval95;
 use blockbloom_measure::keys;
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::Scale;
+use super::{Scale, Tables};
 
 /// SplitMix64 of `x`: a bijection, so distinct inputs give distinct keys.
 fn mix(x: u64) -> u64 {
@@ -70,8 +71,8 @@ fn lowest_fpr_shape(n: u64, blocks: u64) -> (Layout, u32) {
         .unwrap_or((Layout::Sectors4x128, 4))
 }
 
-/// Measured false-positive rate of `f` over `queries` non-members, and its 95% half-width.
-fn measured_fpr(f: &BloomFilter, queries: u64) -> (f64, f64) {
+/// Measured false-positive rate of `f` over `queries` non-members, and its 95% interval.
+fn measured_fpr(f: &BloomFilter, queries: u64) -> (f64, (f64, f64)) {
     let chunk = 1 << 20;
     let mut hits = 0usize;
     let mut buf = Vec::with_capacity(chunk);
@@ -84,7 +85,7 @@ fn measured_fpr(f: &BloomFilter, queries: u64) -> (f64, f64) {
         i = end;
     }
     let p = hits as f64 / queries as f64;
-    (p, 1.96 * (p * (1.0 - p) / queries as f64).sqrt())
+    (p, rate_interval95(hits as u64, queries))
 }
 
 fn sci(x: f64) -> String {
@@ -92,7 +93,11 @@ fn sci(x: f64) -> String {
 }
 
 /// The section's markdown.
-pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Error>> {
+pub fn section(
+    scale: Scale,
+    progress: &Progress,
+    tables: &mut Tables,
+) -> Result<String, Box<dyn Error>> {
     let n: u64 = if scale.quick { 100_000 } else { 1_000_000 };
     let queries: u64 = if scale.quick { 2_000_000 } else { 20_000_000 };
     let reps = if scale.quick { 3 } else { 7 };
@@ -109,7 +114,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          planner's size model (Huffman-coded bytes at the expected fill, see \
          `compressed::predicted_bytes`), \"measured\" the length of the bytes actually \
          produced, headers included. Measured FPR: {queries} non-member lookups on the \
-         *decompressed* filter, with a 95% interval; every member was found in it.\n",
+         *decompressed* filter, with its 95% Wilson score interval; every member was found in it.\n",
         compressed::ZSTD_LEVEL
     );
     let mut t = Table::new([
@@ -193,7 +198,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
                 )
                 .into());
             }
-            let (fpr, half) = measured_fpr(&received, queries);
+            let (fpr, (lo, hi)) = measured_fpr(&received, queries);
             t.row(vec![
                 format!("{budget}"),
                 d.name,
@@ -204,7 +209,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
                 predicted,
                 format!("{:.2}", sent as f64 * 8.0 / n as f64),
                 sci(f.model_fpr(n)),
-                format!("{} ± {}", sci(fpr), sci(half)),
+                format!("{} ({}–{})", sci(fpr), sci(lo), sci(hi)),
             ]);
         }
         // Mitzenmacher's designs for this budget (his Table 1's array sizes and hash counts
@@ -237,7 +242,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
             ]);
         }
     }
-    let _ = writeln!(out, "{}", t.markdown());
+    let _ = writeln!(out, "{}", tables.markdown(&t));
     let _ = writeln!(
         out,
         "The \"paper\" rows are not measured here: they take the array size m/n and hash count \
@@ -299,7 +304,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          square of the all-zero byte's probability (`compressed::CODEC_SKEW_OVERHEAD`) fitted to \
          these rows. Below a fill of {MIN_FILL} zstd falls behind the model (matches in runs of \
          zero bytes), so the planner stays above it.\n\n{}",
-        c.markdown()
+        tables.markdown(&c)
     );
 
     // Speed, on the 16-bit design.
@@ -364,7 +369,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
         p.bits_per_key(),
         raw / 1e6,
         wire.len() as f64 / 1e6,
-        s.markdown()
+        tables.markdown(&s)
     );
     Ok(out)
 }

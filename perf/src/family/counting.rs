@@ -12,20 +12,24 @@ use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::Scale;
+use super::{Scale, Tables};
 
 /// Runs the section.
 ///
 /// # Errors
 /// A library error, or a message if a member is not found, a remove fails or an estimate is
 /// below the true count.
-pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Error>> {
+pub fn section(
+    scale: Scale,
+    progress: &Progress,
+    tables: &mut Tables,
+) -> Result<String, Box<dyn Error>> {
     let mut out = String::new();
-    sizes(scale, &mut out)?;
+    sizes(scale, &mut out, tables)?;
     progress.step("counting: timings");
-    timings(scale, &mut out)?;
+    timings(scale, &mut out, tables)?;
     progress.step("counting: skewed multiset");
-    skewed(scale, &mut out)?;
+    skewed(scale, &mut out, tables)?;
     Ok(out)
 }
 
@@ -38,7 +42,7 @@ fn counting(n: u64, fpr: f64, bits: CounterBits) -> Result<CountingBloomFilter, 
 }
 
 /// Bits per key of the sizing model's plans at 1% and 0.1%.
-fn sizes(scale: Scale, out: &mut String) -> Result<(), Box<dyn Error>> {
+fn sizes(scale: Scale, out: &mut String, tables: &mut Tables) -> Result<(), Box<dyn Error>> {
     let n: u64 = if scale.quick { 100_000 } else { 1_000_000 };
     let mut t = Table::new(["target", "filter", "layout", "k", "bits/key", "x plain"]);
     for fpr in [0.01, 0.001] {
@@ -71,26 +75,31 @@ fn sizes(scale: Scale, out: &mut String) -> Result<(), Box<dyn Error>> {
          `sector bits / counter bits` positions per sector, same 2-sigma margin as the plain \
          filter). A counter takes `c` bits where the plain filter has one, and a block then \
          holds `512 / c` positions, which the blocked model charges for on top.\n\n{}",
-        t.markdown()
+        tables.markdown(&t)
     );
     Ok(())
 }
 
 /// Batch insert, query and remove at 1% for plain, 4-bit and 8-bit.
-fn timings(scale: Scale, out: &mut String) -> Result<(), Box<dyn Error>> {
+fn timings(scale: Scale, out: &mut String, tables: &mut Tables) -> Result<(), Box<dyn Error>> {
     let (sizes, reps): (&[usize], usize) = if scale.quick {
         (&[50_000], 3)
     } else {
         (&[50_000, 1_000_000], 7)
     };
     for &n in sizes {
-        timings_at(n, reps, out)?;
+        timings_at(n, reps, out, tables)?;
     }
     Ok(())
 }
 
 /// [`timings`] at `n` keys.
-fn timings_at(n: usize, reps: usize, out: &mut String) -> Result<(), Box<dyn Error>> {
+fn timings_at(
+    n: usize,
+    reps: usize,
+    out: &mut String,
+    tables: &mut Tables,
+) -> Result<(), Box<dyn Error>> {
     let fpr = 0.01;
     let seed = 0xC0_FFEE;
     let m = members(n, seed)?;
@@ -169,7 +178,7 @@ fn timings_at(n: usize, reps: usize, out: &mut String) -> Result<(), Box<dyn Err
          Batch calls (`insert_batch`, `count_batch`, `remove_batch`) on `u64` keys; medians \
          of {reps} runs; a remove run starts from a copy of the filled filter and must leave \
          every counter at zero.\n\n{}",
-        t.markdown()
+        tables.markdown(&t)
     );
     Ok(())
 }
@@ -181,7 +190,7 @@ fn multiplicity(top: u64, r: u64) -> u32 {
 
 /// A skewed multiset into standard and minimum-increase filters: saturation, estimate error,
 /// and what sticky counters leave behind after every key is removed.
-fn skewed(scale: Scale, out: &mut String) -> Result<(), Box<dyn Error>> {
+fn skewed(scale: Scale, out: &mut String, tables: &mut Tables) -> Result<(), Box<dyn Error>> {
     let (distinct, top) = if scale.quick {
         (20_000u64, 1_000u64)
     } else {
@@ -280,7 +289,7 @@ fn skewed(scale: Scale, out: &mut String) -> Result<(), Box<dyn Error>> {
          estimate at the maximum means \"at least that many\"), and it is never below it. \
          Standard inserts are then all removed: saturated counters are sticky, so what they \
          keep is what remains (and the keys it keeps reporting).\n\n{}",
-        t.markdown()
+        tables.markdown(&t)
     );
     Ok(())
 }

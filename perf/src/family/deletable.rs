@@ -13,7 +13,7 @@ use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::Scale;
+use super::{Scale, Tables};
 
 const MEMBER_SEED: u64 = 0xde1e;
 const QUERY_SEED: u64 = 0x7e57;
@@ -37,7 +37,11 @@ fn build(capacity: u64, region_bits: u32) -> Result<DeletableBloomFilter, Box<dy
     )?)
 }
 
-pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Error>> {
+pub fn section(
+    scale: Scale,
+    progress: &Progress,
+    tables: &mut Tables,
+) -> Result<String, Box<dyn Error>> {
     let capacity: u64 = if scale.quick { 20_000 } else { 1_000_000 };
     let reps = if scale.quick { 3 } else { 5 };
     let queries = non_members(if scale.quick { 200_000 } else { 2_000_000 });
@@ -111,7 +115,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
         probe.filter().layout(),
         probe.filter().probes(),
     );
-    let _ = writeln!(out, "{}", t.markdown());
+    let _ = writeln!(out, "{}", tables.markdown(&t));
     let _ = writeln!(
         out,
         "The blocked model is the closer of the two to the measurement in {closer} of {rows} \
@@ -172,7 +176,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          would); no kept key was lost (the section fails otherwise).\n",
         group(queries.len() as u64)
     );
-    let _ = writeln!(out, "{}", t.markdown());
+    let _ = writeln!(out, "{}", tables.markdown(&t));
 
     progress.step("deletable: timing against the plain filter");
     let n = capacity as usize;
@@ -235,6 +239,6 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
         bytes(filled.size_in_bytes() as u64),
         bytes(plain.size_in_bytes() as u64),
     );
-    let _ = writeln!(out, "{}", t.markdown());
+    let _ = writeln!(out, "{}", tables.markdown(&t));
     Ok(out)
 }

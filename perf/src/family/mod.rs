@@ -15,6 +15,8 @@ use std::path::Path;
 
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::system::Context;
+use blockbloom_measure::table::Table;
+use serde_json::{Value, json};
 
 /// How much work a section does: `quick` for CI and smoke runs (seconds), else the full
 /// measurement quoted in the README (minutes at most).
@@ -24,11 +26,31 @@ pub struct Scale {
     pub quick: bool,
 }
 
+/// The tables a section printed, kept for `--format json`.
+#[derive(Default)]
+pub struct Tables(Vec<Value>);
+
+impl Tables {
+    /// `t` as markdown, recording it.
+    pub fn markdown(&mut self, t: &Table) -> String {
+        self.0.push(t.json());
+        t.markdown()
+    }
+}
+
 /// A section: its title and the function that measures it and returns its markdown body.
 type Section = (
     &'static str,
-    fn(Scale, &Progress) -> Result<String, Box<dyn Error>>,
+    fn(Scale, &Progress, &mut Tables) -> Result<String, Box<dyn Error>>,
 );
+
+/// What `family` wrote: the report's path and each section's tables.
+pub struct Written {
+    /// The markdown report.
+    pub path: std::path::PathBuf,
+    /// `{"title", "tables"}` per section, in report order.
+    pub sections: Vec<Value>,
+}
 
 /// The sections, in report order.
 const SECTIONS: &[Section] = &[
@@ -42,12 +64,8 @@ const SECTIONS: &[Section] = &[
     ("Bloomier filter", bloomier::section),
 ];
 
-/// Runs every section and writes `<out>/<date>-<commit>-family.md`; returns its path.
-pub fn command(
-    ctx: &Context,
-    scale: Scale,
-    out: &Path,
-) -> Result<std::path::PathBuf, Box<dyn Error>> {
+/// Runs every section and writes `<out>/<date>-<commit>-family.md`.
+pub fn command(ctx: &Context, scale: Scale, out: &Path) -> Result<Written, Box<dyn Error>> {
     let progress = Progress::new();
     let mut text = String::new();
     let _ = writeln!(text, "# blockbloom: the Bloom family\n");
@@ -60,14 +78,17 @@ pub fn command(
             "\nThis is a `--quick` report: smaller sizes, fewer repetitions."
         );
     }
+    let mut sections = Vec::new();
     for (title, run) in SECTIONS {
         progress.step(format_args!("{title}"));
-        let body = run(scale, &progress)?;
+        let mut tables = Tables::default();
+        let body = run(scale, &progress, &mut tables)?;
         let _ = writeln!(text, "\n## {title}\n\n{}", body.trim_end());
+        sections.push(json!({"title": title, "tables": tables.0}));
     }
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let path = out.join(format!("{}-{}-family.md", ctx.date, ctx.commit));
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     progress.step("done");
-    Ok(path)
+    Ok(Written { path, sections })
 }

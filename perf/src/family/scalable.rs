@@ -12,7 +12,7 @@ use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::Scale;
+use super::{Scale, Tables};
 
 const MEMBER_SEED: u64 = 0x5ca1;
 const QUERY_SEED: u64 = 0xab1e;
@@ -26,7 +26,11 @@ fn non_members(n: u64) -> Vec<u64> {
     (0..n).map(|i| key(QUERY_SEED, i) | 1 << 63).collect()
 }
 
-pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Error>> {
+pub fn section(
+    scale: Scale,
+    progress: &Progress,
+    tables: &mut Tables,
+) -> Result<String, Box<dyn Error>> {
     let n0: u64 = if scale.quick { 1_000 } else { 10_000 };
     let growths: &[u64] = if scale.quick {
         &[1, 10, 100]
@@ -143,7 +147,7 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
         percent(TARGET),
         group(queries.len() as u64),
     );
-    let _ = writeln!(out, "{}", t.markdown());
+    let _ = writeln!(out, "{}", tables.markdown(&t));
     let _ = writeln!(
         out,
         "Lookup cost at the largest size, `count_batch`, median of {reps} runs: members (most \
@@ -151,6 +155,6 @@ pub fn section(scale: Scale, progress: &Progress) -> Result<String, Box<dyn Erro
          (every stage is asked). The plain filter is the one above, sized for the final \
          count.\n"
     );
-    let _ = writeln!(out, "{}", timing.markdown());
+    let _ = writeln!(out, "{}", tables.markdown(&timing));
     Ok(out)
 }
