@@ -38,7 +38,7 @@
 //!
 //! | feature | default | what it adds | what it pulls in |
 //! | :--- | :---: | :--- | :--- |
-//! | `std` | yes | run-time kernel detection, `read_from`/`write_to`, `core::error::Error` | — |
+//! | `std` | yes | run-time kernel detection, `read_from`/`write_to`, `Error::Io`, `keyed()` | — |
 //! | `parallel` | yes | `BloomFilter::par_insert_batch`, `ParallelBuild` | rayon |
 //! | `compress` | no | `compressed`: filters sized and sent as zstd frames | zstd (C sources) |
 //! | `serde` | no | `Serialize`/`Deserialize` for every filter kind, as `to_bytes` | serde |
@@ -46,7 +46,10 @@
 //! | `arrow` | no | `insert_array`/`contains_array` on Arrow arrays | arrow-array, -buffer, -schema |
 //!
 //! Every combination builds; CI tests no features, the defaults and all of them. Without
-//! `std` the crate still builds, but it is not yet `no_std`: see the changelog.
+//! `std` the crate is `#![no_std]` with `alloc`: the kernel tier is the best the build's
+//! target features allow (no run-time detection), the sizing maths come from `libm`, and the
+//! `std::io` readers and writers, [`Error`]'s `Io` variant and `keyed()` are absent
+//! (`to_bytes`/`from_bytes` remain).
 //!
 //! # Threads
 //!
