@@ -37,6 +37,7 @@
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 
+use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
 use crate::error::Error;
@@ -504,7 +505,7 @@ fn plan_for(
         // root / closed form of the last two shapes of this layout.
         let (mut anchor_scale, mut last_scale) = (1.0, None);
         for k in l.probe_counts().filter(|k| probes.is_none_or(|x| x == *k)) {
-            let shape = fast::Shape::new(l, k, goal.unit_bits);
+            let shape = fast::shape(l, k, goal.unit_bits);
             let formula = shape.guess(keys, fpr);
             // The closed form's error drifts with k: extrapolate it from the two previous
             // shapes of this layout when there are two.
@@ -579,7 +580,7 @@ fn plan_for(
 
 /// One shape the planner keeps as a candidate, with bounds on its fewest blocks.
 struct Candidate {
-    shape: fast::Shape,
+    shape: Cow<'static, fast::Shape>,
     layout: Layout,
     probes: u32,
     bounds: fast::Bounds,

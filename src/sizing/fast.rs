@@ -21,12 +21,18 @@
 use crate::math::F64Math as _;
 
 use super::{Goal, InBlock, MAX_POWER, block_moments_of, with_b};
+use alloc::borrow::Cow;
+#[cfg(feature = "std")]
+use alloc::vec::Vec;
+
+#[cfg(feature = "std")]
+use crate::layout::MAX_PROBES;
 use crate::layout::{Layout, MAX_BLOCKS};
 
 /// How closely [`Shape::eval`] follows the exact model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Level {
-    /// Sampled at about the summand's width, tails cut at `1e-10` of the sum.
+    /// Sampled at about the summand's width, tails cut at `1e-8` of the sum.
     Coarse,
     /// Sampled at half the width, tails cut where the exact model cuts them.
     Fine,
@@ -44,6 +50,7 @@ impl Level {
 }
 
 /// The model of one (layout, probes, unit) shape, prepared for repeated evaluation.
+#[derive(Clone)]
 pub(super) struct Shape {
     model: InBlock,
     probes: u32,
@@ -102,6 +109,41 @@ fn ln_choose(n: f64, c: f64) -> f64 {
     let falling =
         (m + 0.5) * (c / m).ln_1p() + c * n.ln() - c + (stirling_tail(n) - stirling_tail(m));
     falling - ln_factorial_series(c)
+}
+
+/// The prepared model of a shape: from a table built once per process (with `std`) for the
+/// plain filter's and the counting filters' units, else made now. Preparing one costs about
+/// 0.1 us (logarithms and powers), which a small filter's whole plan would otherwise pay a
+/// handful of times.
+pub(super) fn shape(layout: Layout, probes: u32, unit_bits: u32) -> Cow<'static, Shape> {
+    #[cfg(feature = "std")]
+    {
+        const UNITS: [u32; 3] = [1, 4, 8];
+        static TABLE: std::sync::OnceLock<Vec<Shape>> = std::sync::OnceLock::new();
+        let per_unit = (MAX_PROBES / 4 + MAX_PROBES / 8) as usize;
+        if let Some(u) = UNITS.iter().position(|&u| u == unit_bits) {
+            let table = TABLE.get_or_init(|| {
+                let mut t = Vec::with_capacity(UNITS.len() * per_unit);
+                for u in UNITS {
+                    for l in Layout::ALL {
+                        for k in l.probe_counts() {
+                            t.push(Shape::new(l, k, u));
+                        }
+                    }
+                }
+                t
+            });
+            // Layout::ALL is 8x64 (MAX_PROBES / 8 counts), then 4x128.
+            let index = match layout {
+                Layout::Sectors8x64 => (probes / 8 - 1) as usize,
+                Layout::Sectors4x128 => (MAX_PROBES / 8 + probes / 4 - 1) as usize,
+            };
+            let s = &table[u * per_unit + index];
+            debug_assert!(s.probes == probes && s.sectors == layout.sectors());
+            return Cow::Borrowed(s);
+        }
+    }
+    Cow::Owned(Shape::new(layout, probes, unit_bits))
 }
 
 impl Shape {
@@ -200,9 +242,9 @@ fn eval_b<const B: usize>(
     } else {
         ((if fine { 0.5 } else { 0.8 } * width).floor() as u64).max(1)
     };
-    // Tails: where the exact model stops (fine), or once terms fall below 1e-10 of the
+    // Tails: where the exact model stops (fine), or once terms fall below 1e-8 of the
     // sums so far (coarse; past the summand's peak they only shrink).
-    let cut = if fine { 0.0 } else { 1e-10 };
+    let cut = if fine { 0.0 } else { 1e-8 };
     // Per chunk of eight key counts (see `step_ratio`), up and down.
     let (up8, up_last) = (ratio.powi(8), ratio.powi((h % 8) as i32));
     let (down8, down_last) = (1.0 / up8, 1.0 / up_last);
@@ -216,6 +258,12 @@ fn eval_b<const B: usize>(
         // As the exact model: its sparse sectors cancel, so the powers must match.
         for (x, s) in pw0[..2 * B + 1].iter_mut().zip(&shape.step[..2 * B + 1]) {
             *x = s.powf(mode);
+        }
+    } else if mode > 0.0 && mode < i32::MAX as f64 {
+        // By squaring: a few dozen roundings at most, closer than `exp(mode ln s)` (whose
+        // argument's rounding grows with `mode`), and a fraction of its cost.
+        for (x, s) in pw0[..2 * B + 1].iter_mut().zip(&shape.step[..2 * B + 1]) {
+            *x = s.powi(mode as i32);
         }
     } else if mode > 0.0 {
         for (x, s) in pw0[..2 * B + 1].iter_mut().zip(&shape.ln_step[..2 * B + 1]) {
