@@ -37,7 +37,6 @@
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 
-use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
 use crate::error::Error;
@@ -580,7 +579,7 @@ fn plan_for(
 
 /// One shape the planner keeps as a candidate, with bounds on its fewest blocks.
 struct Candidate {
-    shape: Cow<'static, fast::Shape>,
+    shape: fast::Prepared,
     layout: Layout,
     probes: u32,
     bounds: fast::Bounds,

@@ -21,9 +21,10 @@
 use crate::math::F64Math as _;
 
 use super::{Goal, InBlock, MAX_POWER, block_moments_of, with_b};
-use alloc::borrow::Cow;
+use alloc::boxed::Box;
 #[cfg(feature = "std")]
 use alloc::vec::Vec;
+use core::ops::Deref;
 
 #[cfg(feature = "std")]
 use crate::layout::MAX_PROBES;
@@ -50,13 +51,12 @@ impl Level {
 }
 
 /// The model of one (layout, probes, unit) shape, prepared for repeated evaluation.
-#[derive(Clone)]
 pub(super) struct Shape {
     model: InBlock,
     probes: u32,
     sectors: u32,
-    /// Positions per sector.
-    w: f64,
+    /// `a` in a sector's mean fill `1 - e^(-a load)`: `-b ln(1 - 1/W)`, for [`Shape::guess`].
+    fill_rate: f64,
     step: [f64; MAX_POWER + 1],
     /// `ln step[i]`, for the powers at any key count in one `exp` each.
     ln_step: [f64; MAX_POWER + 1],
@@ -115,7 +115,7 @@ fn ln_choose(n: f64, c: f64) -> f64 {
 /// plain filter's and the counting filters' units, else made now. Preparing one costs about
 /// 0.1 us (logarithms and powers), which a small filter's whole plan would otherwise pay a
 /// handful of times.
-pub(super) fn shape(layout: Layout, probes: u32, unit_bits: u32) -> Cow<'static, Shape> {
+pub(super) fn shape(layout: Layout, probes: u32, unit_bits: u32) -> Prepared {
     #[cfg(feature = "std")]
     {
         const UNITS: [u32; 3] = [1, 4, 8];
@@ -140,15 +140,34 @@ pub(super) fn shape(layout: Layout, probes: u32, unit_bits: u32) -> Cow<'static,
             };
             let s = &table[u * per_unit + index];
             debug_assert!(s.probes == probes && s.sectors == layout.sectors());
-            return Cow::Borrowed(s);
+            return Prepared::Shared(s);
         }
     }
-    Cow::Owned(Shape::new(layout, probes, unit_bits))
+    Prepared::Own(Box::new(Shape::new(layout, probes, unit_bits)))
+}
+
+/// A prepared [`Shape`], shared from the table or made for one plan: a pointer either way, so
+/// the planner's candidates stay small.
+pub(super) enum Prepared {
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    Shared(&'static Shape),
+    Own(Box<Shape>),
+}
+
+impl Deref for Prepared {
+    type Target = Shape;
+    fn deref(&self) -> &Shape {
+        match self {
+            Prepared::Shared(s) => s,
+            Prepared::Own(s) => s,
+        }
+    }
 }
 
 impl Shape {
     pub(super) fn new(layout: Layout, probes: u32, unit_bits: u32) -> Shape {
         let model = InBlock::new(layout, probes, unit_bits);
+        let w = (layout.sector_bits() / unit_bits) as f64;
         let step = model.step();
         let mut ln_step = [0.0; MAX_POWER + 1];
         for (l, s) in ln_step.iter_mut().zip(&step).take(model.len()) {
@@ -158,7 +177,7 @@ impl Shape {
             model,
             probes,
             sectors: layout.sectors(),
-            w: (layout.sector_bits() / unit_bits) as f64,
+            fill_rate: -((probes / layout.sectors()) as f64) * (-1.0 / w).ln_1p(),
             step,
             ln_step,
         }
@@ -169,9 +188,8 @@ impl Shape {
     /// for the spread of block loads (Poisson, to second order: `E g(C) = g (1 + load
     /// ((ln g)'' + (ln g)'^2) / 2)`), which needs a lower load.
     pub(super) fn guess(&self, keys: u64, fpr: f64) -> f64 {
-        let b = (self.probes / self.sectors) as f64;
         let k = self.probes as f64;
-        let a = -b * (-1.0 / self.w).ln_1p(); // fill = 1 - e^(-a load)
+        let a = self.fill_rate;
         let fill = fpr.powf(1.0 / k);
         let load = -(-fill).ln_1p() / a;
         // (ln g)' = k a e / f and (ln g)'' = -k a^2 e / f^2 with e = e^(-a load) = 1 - f.
