@@ -156,6 +156,22 @@ fn build_then_query_members_and_non_members() {
     assert!(maybe <= 40, "{maybe} false positives in 1000");
 }
 
+/// `n` lines alternating `key-{i/2}` (members of `members(..)`) and `other-{i}`, every
+/// `crlf_every`-th ending in CRLF (0: none).
+fn interleaved(n: u64, crlf_every: u64) -> String {
+    let mut input = String::new();
+    for i in 0..n {
+        if i % 2 == 0 {
+            input.push_str(&format!("key-{}", i / 2));
+        } else {
+            input.push_str(&format!("other-{i}"));
+        }
+        let crlf = crlf_every != 0 && i % crlf_every == 0;
+        input.push_str(if crlf { "\r\n" } else { "\n" });
+    }
+    input
+}
+
 #[test]
 fn query_streams_stdin_as_a_prefilter() {
     let dir = scratch("query-stdin");
@@ -166,16 +182,7 @@ fn query_streams_stdin_as_a_prefilter() {
         None,
     ));
     // Members interleaved with non-members, CRLF on some lines, the last without a newline.
-    let mut input = String::new();
-    for i in 0..20_000u64 {
-        let key = if i % 2 == 0 {
-            format!("key-{}", i / 2)
-        } else {
-            format!("other-{i}")
-        };
-        input.push_str(&key);
-        input.push_str(if i % 7 == 0 { "\r\n" } else { "\n" });
-    }
+    let mut input = interleaved(20_000, 7);
     input.push_str("key-9999");
     let stdout = ok(&blockbloom_stdin(&["query", &f], input.as_bytes()));
     let lines: Vec<&str> = stdout.lines().collect();
@@ -650,16 +657,7 @@ fn query_absent_prints_the_complement() {
         None,
     ));
     // Members and non-members interleaved, one without a final newline.
-    let mut input = String::new();
-    for i in 0..4000u64 {
-        let key = if i % 2 == 0 {
-            format!("key-{}", i / 2)
-        } else {
-            format!("other-{i}")
-        };
-        input.push_str(&key);
-        input.push('\n');
-    }
+    let mut input = interleaved(4000, 0);
     input.push_str("last-one");
     let maybe = ok(&blockbloom_stdin(&["query", &f], input.as_bytes()));
     let absent = ok(&blockbloom_stdin(
