@@ -258,7 +258,14 @@ fn eval_b<const B: usize>(
     let h = if near_end {
         1
     } else {
-        ((if fine { 0.5 } else { 0.8 } * width).floor() as u64).max(1)
+        // Coarse: the full width where the bell is wide enough to be smooth at that stride
+        // (narrower ones measured past the error bound at a stride of 2).
+        let fraction = match level {
+            Level::Fine => 0.5,
+            Level::Coarse if width >= 5.0 => 1.0,
+            Level::Coarse => 0.8,
+        };
+        ((fraction * width).floor() as u64).max(1)
     };
     // Tails: where the exact model stops (fine), or once terms fall below 1e-8 of the
     // sums so far (coarse; past the summand's peak they only shrink).
