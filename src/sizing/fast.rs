@@ -231,6 +231,18 @@ fn step_ratio(h: u64, r8: f64, r_last: f64, factor: impl Fn(u64) -> (f64, f64)) 
     f
 }
 
+/// Adds one sampled key count's terms (weight `w`, moments `m`, offset `d` from the mean
+/// count) to the sums `[w m1, w m2, w m1 d, w m2 d]`; true once the weight has vanished or
+/// both terms fall below `cut` of their sums.
+#[inline(always)]
+fn accumulate(acc: &mut [f64; 4], w: f64, (m1, m2): (f64, f64), d: f64, cut: f64) -> bool {
+    acc[0] += w * m1;
+    acc[1] += w * m2;
+    acc[2] += w * m1 * d;
+    acc[3] += w * m2 * d;
+    w < 1e-18 || w == 0.0 || (w * m1 <= cut * acc[0] && w * m2 <= cut * acc[1])
+}
+
 fn eval_b<const B: usize>(
     shape: &Shape,
     keys: u64,
@@ -310,13 +322,8 @@ fn eval_b<const B: usize>(
         for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step_h[..2 * B + 1]) {
             *x *= *s;
         }
-        let (m1, m2) = shape.model.moments_b::<B>(&pw);
-        let d = c as f64 - mean_c;
-        acc[0] += w * m1;
-        acc[1] += w * m2;
-        acc[2] += w * m1 * d;
-        acc[3] += w * m2 * d;
-        if w < 1e-18 || w == 0.0 || (w * m1 <= cut * acc[0] && w * m2 <= cut * acc[1]) {
+        let m = shape.model.moments_b::<B>(&pw);
+        if accumulate(&mut acc, w, m, c as f64 - mean_c, cut) {
             break;
         }
     }
@@ -330,17 +337,8 @@ fn eval_b<const B: usize>(
         for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step_h[..2 * B + 1]) {
             *x /= *s;
         }
-        let (m1, m2) = shape.model.moments_b::<B>(&pw);
-        let d = c as f64 - mean_c;
-        acc[0] += w * m1;
-        acc[1] += w * m2;
-        acc[2] += w * m1 * d;
-        acc[3] += w * m2 * d;
-        if w < 1e-18
-            || w == 0.0
-            || w * pmf_mode * m1 < 1e-24
-            || (w * m1 <= cut * acc[0] && w * m2 <= cut * acc[1])
-        {
+        let m = shape.model.moments_b::<B>(&pw);
+        if accumulate(&mut acc, w, m, c as f64 - mean_c, cut) || w * pmf_mode * m.0 < 1e-24 {
             break;
         }
     }

@@ -3,28 +3,9 @@
 
 use alloc::vec::Vec;
 
-use super::{Goal, Plan, ROUNDS_PREMIUM, check_fpr, check_probes, too_many};
+use super::{Goal, MAX_POWER, Plan, ROUNDS_PREMIUM, STIRLING, check_fpr, check_probes, too_many};
 use crate::error::Error;
-use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS, MAX_PROBES};
-
-/// Most exponent any moment needs: `2b` with `b = MAX_PROBES / 4`.
-const MAX_POWER: usize = 2 * (MAX_PROBES / 4) as usize;
-
-/// Stirling numbers of the second kind, `STIRLING[n][t]`, for `n <= MAX_POWER`.
-const STIRLING: [[f64; MAX_POWER + 1]; MAX_POWER + 1] = {
-    let mut s = [[0.0; MAX_POWER + 1]; MAX_POWER + 1];
-    s[0][0] = 1.0;
-    let mut n = 1;
-    while n <= MAX_POWER {
-        let mut t = 1;
-        while t <= n {
-            s[n][t] = t as f64 * s[n - 1][t] + s[n - 1][t - 1];
-            t += 1;
-        }
-        n += 1;
-    }
-    s
-};
+use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
 
 /// The in-block model of one layout and probe count.
 struct InBlock {
