@@ -89,13 +89,14 @@ pub mod sizing;
 
 #[cfg(feature = "compress")]
 pub use family::compressed;
-pub use family::{bloomier, deletable, scalable};
+pub use family::{bloomier, classic, deletable, scalable};
 
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use deletable::DeletableBloomFilter;
 pub use error::Error;
 #[cfg(feature = "std")]
 pub use error::IoSource;
+pub use family::classic::ClassicBloomFilter;
 pub use filter::AtomicBloomFilter;
 #[cfg(feature = "parallel")]
 pub use filter::ParallelBuild;

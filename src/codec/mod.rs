@@ -60,6 +60,8 @@ pub mod kind {
     pub const COMPRESSED: u8 = 19;
     /// A Bloomier filter (static key-to-value map).
     pub const BLOOMIER: u8 = 20;
+    /// A classic (unblocked) Bloom filter.
+    pub const CLASSIC: u8 = 21;
 
     /// The name of a known layout id.
     ///
@@ -76,6 +78,7 @@ pub mod kind {
             SCALABLE => "scalable filter",
             COMPRESSED => "compressed filter",
             BLOOMIER => "Bloomier filter",
+            CLASSIC => "classic Bloom filter",
             _ => return None,
         })
     }

@@ -3,6 +3,7 @@
 //! Nothing below this layer knows them.
 
 pub mod bloomier;
+pub mod classic;
 #[cfg(feature = "compress")]
 pub mod compressed;
 mod counting;

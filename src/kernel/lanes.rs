@@ -70,6 +70,24 @@ pub(crate) trait Lanes: Copy {
     fn shl32_var(self, a: Self::H, count: Self::H) -> Self::H;
     fn covers32(self, b: Self::H, p: Self::H) -> bool;
 
+    /// Whether [`gather`](Self::gather) is one instruction on this tier (not eight loads);
+    /// algorithms that can probe either way use it to choose.
+    const GATHERS: bool = false;
+
+    /// `words[idx[j]]` in lane `j`: eight loads, one gather instruction where the tier has
+    /// it.
+    ///
+    /// # Safety
+    /// Every lane of `idx` must be below the length of the slice `words` points into.
+    #[inline(always)]
+    unsafe fn gather(self, words: *const u64, idx: Self::V) -> Self::V {
+        let mut i = [0u64; 8];
+        self.storeu(&mut i, idx);
+        // SAFETY: the caller guarantees every index is in bounds of the slice at `words`.
+        let w = i.map(|j| unsafe { *words.add(j as usize) });
+        self.loadu(&w)
+    }
+
     /// XXH3 of each `u64` key (given the seed's flip constant). `keys.len() == out.len()`.
     /// A tier may override it (AVX-512 hashes with instructions its probe loops avoid).
     #[inline(always)]

@@ -35,6 +35,7 @@ use crate::layout::{AtomicBlock, Block};
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
+pub(crate) mod classic;
 pub(crate) mod keys;
 pub(crate) mod lanes;
 pub(crate) mod ops;
@@ -331,6 +332,21 @@ impl Kernel {
     #[inline]
     pub fn blocks<O: BlockOp>(&self, shape: &Shape, keys: Keys<'_>, op: O, sink: Sink<'_>) {
         self.run(BlockBatch::new(shape, keys, op, sink))
+    }
+
+    /// Applies `op` to the positions of every key in a classic filter's array.
+    ///
+    /// # Panics
+    /// If `sink` holds a slice of another length than `keys`.
+    #[inline]
+    pub fn classic<O: classic::ClassicOp>(
+        &self,
+        shape: classic::ClassicShape,
+        keys: Keys<'_>,
+        op: O,
+        sink: Sink<'_>,
+    ) {
+        self.run(classic::ClassicBatch::new(shape, keys, op, sink))
     }
 
     /// Sets the probes of every key.

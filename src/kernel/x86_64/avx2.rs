@@ -158,6 +158,19 @@ impl Lanes for Avx2 {
     fn shl_var(self, a: V, count: V) -> V {
         halves!(_mm256_sllv_epi64, a, count)
     }
+    const GATHERS: bool = true;
+    #[inline(always)]
+    unsafe fn gather(self, words: *const u64, idx: V) -> V {
+        let base = words.cast::<i64>();
+        // SAFETY: AVX2 is present (token); the caller guarantees every index is in bounds of
+        // the slice at `words`, so each lane reads one of its words (scale 8).
+        unsafe {
+            [
+                _mm256_i64gather_epi64::<8>(base, idx[0]),
+                _mm256_i64gather_epi64::<8>(base, idx[1]),
+            ]
+        }
+    }
     #[inline(always)]
     fn covers(self, b: V, p: V) -> bool {
         // SAFETY: AVX2 is present (token). `testc(a, b)` is 1 when every bit of b is set in a.

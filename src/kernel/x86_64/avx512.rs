@@ -144,6 +144,13 @@ impl Lanes for Avx512 {
         // SAFETY: AVX-512 F is present (token).
         unsafe { _mm512_rolv_epi64(_mm512_set1_epi64(1), idx) }
     }
+    const GATHERS: bool = true;
+    #[inline(always)]
+    unsafe fn gather(self, words: *const u64, idx: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token); the caller guarantees every index is in
+        // bounds of the slice at `words`, so each lane reads one of its words (scale 8).
+        unsafe { _mm512_i64gather_epi64::<8>(idx, words.cast()) }
+    }
     #[inline(always)]
     fn covers(self, b: __m512i, p: __m512i) -> bool {
         // SAFETY: AVX-512 F is present (token).
