@@ -121,16 +121,17 @@ fn batch_equals_single_on_every_tier() {
             a
         };
         let want = answers(&single);
-        for isa in tiers() {
+        for (isa, gather) in tiers().into_iter().flat_map(|i| [(i, false), (i, true)]) {
             let mut f = ClassicBloomFilter::with_seed(m, k, 5)
                 .unwrap()
                 .with_isa(isa)
-                .unwrap();
+                .unwrap()
+                .with_gather(gather);
             f.insert_batch(&ints[..n / 2]);
             f.insert_batch(&small[..n / 2]);
             f.insert_batch(&wide[..n / 2]);
             f.insert_batch(&strs[..n / 2]);
-            assert_eq!(f, single, "{isa} m={m} k={k}: insert_batch");
+            assert_eq!(f, single, "{isa} gather={gather} m={m} k={k}: insert_batch");
             let mut got = Vec::new();
             let mut each = |b: &mut [bool], run: &dyn Fn(&mut [bool])| {
                 run(b);
@@ -141,11 +142,17 @@ fn batch_equals_single_on_every_tier() {
             each(&mut vec![false; n], &|o| f.contains_batch(&fixed, o));
             each(&mut vec![false; n], &|o| f.contains_batch(&wide, o));
             each(&mut vec![false; n], &|o| f.contains_batch(&strs, o));
-            assert_eq!(got, want, "{isa} m={m} k={k}: contains_batch");
+            assert_eq!(
+                got, want,
+                "{isa} gather={gather} m={m} k={k}: contains_batch"
+            );
             let count = f.count_batch(&ints) + f.count_batch(&strs);
             let want_count = want[..n].iter().filter(|&&a| a).count()
                 + want[4 * n..].iter().filter(|&&a| a).count();
-            assert_eq!(count, want_count, "{isa} m={m} k={k}: count_batch");
+            assert_eq!(
+                count, want_count,
+                "{isa} gather={gather} m={m} k={k}: count_batch"
+            );
         }
     }
 }

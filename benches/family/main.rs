@@ -1,11 +1,12 @@
 //! The filter kinds built on the engine (counting, deletable, scalable, compressed transfer,
-//! Bloomier) against the plain `BloomFilter` they reuse, one module per kind. Benchmark ids are
+//! Bloomier, classic) against the plain `BloomFilter` they reuse, one module per kind. Benchmark ids are
 //! `<kind>/<operation>/<size>/<implementation>`, and every group has a `plain` row measured
 //! the same way, so a ratio to the plain filter reads off one run.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod bloomier;
+mod classic;
 mod compressed;
 mod counting;
 mod delscal;
@@ -56,6 +57,7 @@ criterion_group!(
     delscal::deletable,
     delscal::scalable,
     compressed::compressed,
-    bloomier::bloomier
+    bloomier::bloomier,
+    classic::classic
 );
 criterion_main!(benches);

@@ -156,5 +156,6 @@ fn decode<R: Read>(
         shape,
         seed: env.seed,
         kernel,
+        gather: false,
     })
 }
