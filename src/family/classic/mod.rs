@@ -344,7 +344,7 @@ impl ClassicBloomFilter {
     /// ```
     pub fn halve(&mut self) -> Result<(), Error> {
         let m = self.shape.num_bits;
-        if m % 2 != 0 {
+        if !m.is_multiple_of(2) {
             return Err(Error::InvalidParameter {
                 name: "m_bits",
                 value: m as f64,
@@ -353,7 +353,7 @@ impl ClassicBloomFilter {
         }
         let half = m / 2;
         let mut folded = zeroed(half.div_ceil(64) as usize)?;
-        if half % 64 == 0 {
+        if half.is_multiple_of(64) {
             let (lo, hi) = self.words.split_at(folded.len());
             for ((f, a), b) in folded.iter_mut().zip(lo).zip(hi) {
                 *f = a | b;
