@@ -169,7 +169,7 @@ quickcheck! {
         }
         let mut out = vec![false; keys.len()];
         f.contains_batch(&keys, &mut out);
-        let halved_ok = if m % 2 == 0 {
+        let halved_ok = if m.is_multiple_of(2) {
             let mut h = f.clone();
             h.halve().unwrap();
             keys.iter().all(|x| h.contains(x))
