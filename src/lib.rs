@@ -89,7 +89,7 @@ pub mod sizing;
 
 #[cfg(feature = "compress")]
 pub use family::compressed;
-pub use family::{bloomier, classic, deletable, scalable};
+pub use family::{bloomier, classic, deletable, scalable, variable};
 
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use deletable::DeletableBloomFilter;
@@ -97,6 +97,7 @@ pub use error::Error;
 #[cfg(feature = "std")]
 pub use error::IoSource;
 pub use family::classic::ClassicBloomFilter;
+pub use family::variable::VariableIncrementBloomFilter;
 pub use filter::AtomicBloomFilter;
 #[cfg(feature = "parallel")]
 pub use filter::ParallelBuild;

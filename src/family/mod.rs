@@ -9,3 +9,4 @@ pub mod compressed;
 mod counting;
 pub mod deletable;
 pub mod scalable;
+pub mod variable;
