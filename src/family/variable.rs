@@ -311,7 +311,7 @@ impl VariableIncrementBloomFilter {
         match self.bits {
             CounterBits::Four => {
                 let b = self.counters[(p / 2) as usize];
-                (if p % 2 == 0 { b & 0xf } else { b >> 4 }) as u32
+                (if p.is_multiple_of(2) { b & 0xf } else { b >> 4 }) as u32
             }
             _ => self.counters[p as usize] as u32,
         }
@@ -321,7 +321,7 @@ impl VariableIncrementBloomFilter {
         match self.bits {
             CounterBits::Four => {
                 let b = &mut self.counters[(p / 2) as usize];
-                *b = if p % 2 == 0 {
+                *b = if p.is_multiple_of(2) {
                     (*b & 0xf0) | c as u8
                 } else {
                     (*b & 0x0f) | (c as u8) << 4
