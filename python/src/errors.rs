@@ -15,9 +15,7 @@ static EXCEPTIONS: GILOnceCell<Py<PyModule>> = GILOnceCell::new();
 
 fn exceptions(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     EXCEPTIONS
-        .get_or_try_init(py, || {
-            py.import("blockbloom.exceptions").map(Bound::unbind)
-        })
+        .get_or_try_init(py, || py.import("blockbloom.exceptions").map(Bound::unbind))
         .map(|m| m.bind(py))
 }
 

@@ -235,12 +235,15 @@ fn buffer(b: &Bound<'_, PyAny>) -> PyResult<Option<(usize, usize)>> {
     if b.is_none() {
         return Ok(None);
     }
-    if let Ok(cpu) = b.getattr("is_cpu") {
-        if !cpu.extract::<bool>()? {
-            return Err(invalid_keys("the array's buffers are not in CPU memory"));
-        }
+    if let Ok(cpu) = b.getattr("is_cpu")
+        && !cpu.extract::<bool>()?
+    {
+        return Err(invalid_keys("the array's buffers are not in CPU memory"));
     }
-    Ok(Some((b.getattr("address")?.extract()?, b.getattr("size")?.extract()?)))
+    Ok(Some((
+        b.getattr("address")?.extract()?,
+        b.getattr("size")?.extract()?,
+    )))
 }
 
 fn arrow_batch(arr: &Bound<'_, PyAny>) -> PyResult<Batch> {
@@ -265,7 +268,9 @@ fn arrow_batch(arr: &Bound<'_, PyAny>) -> PyResult<Batch> {
         let (ptr, size) = need(1)?;
         let w = kind.width();
         if size < (offset + len) * w {
-            return Err(invalid_keys("the array's data buffer is shorter than its length"));
+            return Err(invalid_keys(
+                "the array's data buffer is shorter than its length",
+            ));
         }
         Values::Int {
             kind,
@@ -274,7 +279,9 @@ fn arrow_batch(arr: &Bound<'_, PyAny>) -> PyResult<Batch> {
     } else if ty == "fixed_size_binary[16]" {
         let (ptr, size) = need(1)?;
         if size < (offset + len) * 16 {
-            return Err(invalid_keys("the array's data buffer is shorter than its length"));
+            return Err(invalid_keys(
+                "the array's data buffer is shorter than its length",
+            ));
         }
         Values::Fixed16 {
             ptr: ptr + offset * 16,
@@ -291,7 +298,9 @@ fn arrow_batch(arr: &Bound<'_, PyAny>) -> PyResult<Batch> {
             need(1)?
         };
         if len > 0 && osize < (offset + len + 1) * ow {
-            return Err(invalid_keys("the array's offsets buffer is shorter than its length"));
+            return Err(invalid_keys(
+                "the array's offsets buffer is shorter than its length",
+            ));
         }
         if len > 0 && optr % ow != 0 {
             return Err(invalid_keys("the array's offsets buffer is not aligned"));
@@ -314,7 +323,9 @@ fn arrow_batch(arr: &Bound<'_, PyAny>) -> PyResult<Batch> {
         let (vptr, vsize) = buffer(&validity_obj)?
             .ok_or_else(|| invalid_keys("the array has nulls but no validity buffer"))?;
         if vsize * 8 < offset + len {
-            return Err(invalid_keys("the array's validity buffer is shorter than its length"));
+            return Err(invalid_keys(
+                "the array's validity buffer is shorter than its length",
+            ));
         }
         Some((vptr, offset))
     } else {
@@ -477,13 +488,22 @@ impl<'a> Strings<'a> {
     }
 
     /// Calls `f` with the valid keys in slices of at most `CHUNK`.
-    fn for_each_chunk(&self, len: usize, validity: Option<(usize, usize)>, f: &mut dyn FnMut(&[&[u8]])) {
+    fn for_each_chunk(
+        &self,
+        len: usize,
+        validity: Option<(usize, usize)>,
+        f: &mut dyn FnMut(&[&[u8]]),
+    ) {
         let mut buf: Vec<&[u8]> = Vec::with_capacity(CHUNK.min(len));
         let mut start = 0;
         while start < len {
             let end = (start + CHUNK).min(len);
             buf.clear();
-            buf.extend((start..end).filter(|&i| valid(validity, i)).map(|i| self.key(i)));
+            buf.extend(
+                (start..end)
+                    .filter(|&i| valid(validity, i))
+                    .map(|i| self.key(i)),
+            );
             if !buf.is_empty() {
                 f(&buf);
             }

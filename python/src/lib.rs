@@ -324,17 +324,20 @@ fn is_batch(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
         return Ok(true);
     }
     let modules = obj.py().import("sys")?.getattr("modules")?;
-    if let Ok(pa) = modules.get_item("pyarrow") {
-        if obj.is_instance(&pa.getattr("Array")?)? || obj.is_instance(&pa.getattr("ChunkedArray")?)?
-        {
-            return Ok(true);
-        }
+    if let Ok(pa) = modules.get_item("pyarrow")
+        && (obj.is_instance(&pa.getattr("Array")?)?
+            || obj.is_instance(&pa.getattr("ChunkedArray")?)?)
+    {
+        return Ok(true);
     }
     Ok(false)
 }
 
 /// Hashes every key of an iterable first (so a bad key changes nothing), then inserts them.
-fn hashes_of(iterable: &Bound<'_, PyAny>, hash: impl Fn(&Bound<'_, PyAny>) -> PyResult<u64>) -> PyResult<Vec<u64>> {
+fn hashes_of(
+    iterable: &Bound<'_, PyAny>,
+    hash: impl Fn(&Bound<'_, PyAny>) -> PyResult<u64>,
+) -> PyResult<Vec<u64>> {
     let mut out = Vec::new();
     for k in iterable.try_iter()? {
         out.push(hash(&k?)?);
@@ -347,12 +350,17 @@ fn bytes_of(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     if let Ok(b) = data.downcast::<PyBytes>() {
         return Ok(b.as_bytes().to_vec());
     }
-    if data.is_instance_of::<pyo3::types::PyString>() || data.is_instance_of::<pyo3::types::PyInt>() {
+    if data.is_instance_of::<pyo3::types::PyString>() || data.is_instance_of::<pyo3::types::PyInt>()
+    {
         return Err(errors::unsupported(
             "from_bytes takes bytes, bytearray or memoryview",
         ));
     }
-    let b = data.py().import("builtins")?.getattr("bytes")?.call1((data,))?;
+    let b = data
+        .py()
+        .import("builtins")?
+        .getattr("bytes")?
+        .call1((data,))?;
     Ok(b.downcast::<PyBytes>()?.as_bytes().to_vec())
 }
 
@@ -382,8 +390,18 @@ fn parse_layout(layout: Option<&str>) -> PyResult<Option<Layout>> {
 
 fn compare<T: PartialEq>(a: &T, b: &T, op: CompareOp, py: Python<'_>) -> PyObject {
     match op {
-        CompareOp::Eq => (a == b).into_pyobject(py).unwrap().to_owned().into_any().unbind(),
-        CompareOp::Ne => (a != b).into_pyobject(py).unwrap().to_owned().into_any().unbind(),
+        CompareOp::Eq => (a == b)
+            .into_pyobject(py)
+            .unwrap()
+            .to_owned()
+            .into_any()
+            .unbind(),
+        CompareOp::Ne => (a != b)
+            .into_pyobject(py)
+            .unwrap()
+            .to_owned()
+            .into_any()
+            .unbind(),
         _ => py.NotImplemented(),
     }
 }
@@ -428,7 +446,10 @@ impl PyBloomFilter {
         probes: Option<u32>,
         keyed: bool,
     ) -> PyResult<Self> {
-        let mut b = BloomFilter::builder().capacity(capacity).fpr(fpr).seed(seed);
+        let mut b = BloomFilter::builder()
+            .capacity(capacity)
+            .fpr(fpr)
+            .seed(seed);
         if let Some(l) = parse_layout(layout)? {
             b = b.layout(l);
         }
@@ -671,7 +692,10 @@ impl PyAtomicBloomFilter {
         probes: Option<u32>,
         keyed: bool,
     ) -> PyResult<Self> {
-        let mut b = BloomFilter::builder().capacity(capacity).fpr(fpr).seed(seed);
+        let mut b = BloomFilter::builder()
+            .capacity(capacity)
+            .fpr(fpr)
+            .seed(seed);
         if let Some(l) = parse_layout(layout)? {
             b = b.layout(l);
         }
@@ -1394,7 +1418,10 @@ impl PySplitBlockFilter {
     }
 
     fn __repr__(&self) -> String {
-        format!("SplitBlockFilter(num_bytes={})", read(&self.inner).num_bytes())
+        format!(
+            "SplitBlockFilter(num_bytes={})",
+            read(&self.inner).num_bytes()
+        )
     }
 }
 
