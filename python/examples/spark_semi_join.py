@@ -7,8 +7,10 @@ of shuffling every fact row to the join, the job
    batch of keys goes to ``insert_batch`` in place, the GIL released),
 2. unions the partition filters on the driver (exact for Bloom filters of one shape),
 3. broadcasts the filter's bytes (``to_bytes``), and
-4. drops the fact rows that cannot join (``contains_batch`` on each Arrow batch, again in
-   place) before the shuffle of the join.
+4. drops the fact rows that cannot join before the shuffle of the join: a vectorised
+   (Arrow) UDF sends only the key column to Python, where ``contains_batch`` answers each
+   batch in place, and the JVM drops the rows (``prefilter_map_in_arrow`` is the variant that
+   sends whole rows through ``mapInArrow``).
 
 The join is forced to a shuffle (sort-merge) join, as when the dimension side is too large to
 broadcast. The result is checked against the exact join, and the script prints the rows
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import time
 
+import pandas as pd  # PySpark's Arrow UDFs need it
 import pyarrow as pa
 
 import blockbloom as bb
@@ -41,7 +44,7 @@ def make_spark(master: str = "local[2]"):
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    return (
+    spark = (
         SparkSession.builder.master(master)
         .appName("blockbloom-semi-join")
         .config("spark.ui.enabled", "false")
@@ -54,6 +57,10 @@ def make_spark(master: str = "local[2]"):
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "65536")
         .getOrCreate()
     )
+    if __name__ != "__main__":
+        # Imported (as the tests do): the workers import this module for its functions.
+        spark.sparkContext.addPyFile(__file__)
+    return spark
 
 
 def build_filter(small_keys, capacity: int, fpr: float, seed: int) -> bb.BloomFilter:
@@ -74,12 +81,42 @@ def build_filter(small_keys, capacity: int, fpr: float, seed: int) -> bb.BloomFi
 _FILTER_SCHEMA = pa.schema([("filter", pa.binary())])
 
 
+_FILTERS: dict = {}
+
+
+def _broadcast_filter(bc) -> bb.BloomFilter:
+    """The broadcast filter, decoded once per Python worker (workers are reused)."""
+    value = bc.value  # loaded once per worker by Spark, the same object afterwards
+    hit = _FILTERS.get(id(value))
+    if hit is None or hit[0] is not value:
+        hit = _FILTERS[id(value)] = (value, bb.BloomFilter.from_bytes(value))
+    return hit[1]
+
+
 def prefilter(fact, key: str, filter_bytes_bc, kept_acc, seen_acc):
     """The rows of `fact` whose `key` may be in the broadcast filter, dropped in the map stage
-    (before any shuffle)."""
+    (before any shuffle). Only the key column goes to Python (an Arrow batch per call, handed
+    to `contains_batch` in place); the rows stay in the JVM, which drops them."""
+    from pyspark.sql.functions import pandas_udf
+
+    @pandas_udf("boolean")
+    def may_join(keys: pd.Series) -> pd.Series:
+        hits = _broadcast_filter(filter_bytes_bc).contains_batch(keys.to_numpy())
+        seen_acc.add(len(hits))
+        kept_acc.add(int(hits.sum()))
+        return pd.Series(hits)
+
+    # Nondeterministic, so the optimizer does not copy the predicate to the other side of the
+    # join through the join keys (it would evaluate the filter on the small side too).
+    return fact.filter(may_join.asNondeterministic()(key))
+
+
+def prefilter_map_in_arrow(fact, key: str, filter_bytes_bc, kept_acc, seen_acc):
+    """As `prefilter`, with whole Arrow batches of rows through Python (`mapInArrow`): every
+    column crosses to the Python worker and back, so it is slower for wide rows."""
 
     def per_partition(batches):
-        f = bb.BloomFilter.from_bytes(filter_bytes_bc.value)  # once per partition
+        f = _broadcast_filter(filter_bytes_bc)
         for batch in batches:
             mask = f.contains_batch(batch.column(key))  # a pyarrow BooleanArray
             kept = batch.filter(mask)
@@ -102,7 +139,8 @@ def timed(action, repeat: int = 1):
 
 
 def run(spark, rows: int = 5_000_000, dim_keys: int = 200_000, fpr: float = 0.01, seed: int = 0,
-        workdir: str | None = None, compare_spark_bloom: bool = True, repeat: int = 2) -> dict:
+        workdir: str | None = None, compare_spark_bloom: bool = True, repeat: int = 2,
+        probe: str = "udf") -> dict:
     from pyspark.sql import functions as F
 
     sc = spark.sparkContext
@@ -138,7 +176,8 @@ def run(spark, rows: int = 5_000_000, dim_keys: int = 200_000, fpr: float = 0.01
         data = f.to_bytes()
         bc = sc.broadcast(data)
         kept, seen = sc.accumulator(0), sc.accumulator(0)
-        pruned = prefilter(fact, "key", bc, kept, seen)
+        pick = prefilter if probe == "udf" else prefilter_map_in_arrow
+        pruned = pick(fact, "key", bc, kept, seen)
         out = sorted(pruned.join(small, "key").select("order", "key", "tier").collect())
         return out, f, len(data), kept.value, seen.value
 
@@ -155,6 +194,7 @@ def run(spark, rows: int = 5_000_000, dim_keys: int = 200_000, fpr: float = 0.01
         "filter_bytes_broadcast": nbytes,
         "filter_estimated_len": f.estimated_len(),
         "repeat": repeat,
+        "probe": probe,
         "seconds_without_filter": t_plain,
         "seconds_with_blockbloom": t_filter,
         "kernel": bb.kernel(),
@@ -201,7 +241,7 @@ def print_report(r: dict) -> None:
     print(f"wall times: best of {r['repeat']} runs each")
     print(f"wall time, no filter:          {r['seconds_without_filter']:.2f} s")
     print(f"wall time, blockbloom filter:  {r['seconds_with_blockbloom']:.2f} s"
-          f" (filter build, union and broadcast included; kernel {r['kernel']})")
+          f" (filter build, union and broadcast included; probe {r['probe']}; kernel {r['kernel']})")
     if "seconds_with_spark_runtime_bloom_filter" in r:
         used = "used" if r["spark_runtime_bloom_filter_in_plan"] else "NOT injected by the optimizer"
         print(f"wall time, Spark runtime Bloom filter: {r['seconds_with_spark_runtime_bloom_filter']:.2f} s ({used})")
@@ -216,12 +256,14 @@ def main(argv=None) -> dict:
     p.add_argument("--fpr", type=float, default=0.01)
     p.add_argument("--master", default="local[2]")
     p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--probe", choices=["udf", "map-in-arrow"], default="udf",
+                   help="drop rows with an Arrow UDF on the key column, or whole rows through mapInArrow")
     p.add_argument("--no-spark-bloom", action="store_true")
     args = p.parse_args(argv)
     spark = make_spark(args.master)
     try:
         r = run(spark, rows=args.rows, dim_keys=args.dim_keys, fpr=args.fpr,
-                compare_spark_bloom=not args.no_spark_bloom, repeat=args.repeat)
+                compare_spark_bloom=not args.no_spark_bloom, repeat=args.repeat, probe=args.probe)
     finally:
         spark.stop()
     print_report(r)

@@ -31,15 +31,21 @@ def load_example():
     return mod
 
 
-def test_spark_semi_join_equals_exact_join(tmp_path):
+@pytest.fixture(scope="module")
+def spark():
     ex = load_example()
-    spark = ex.make_spark("local[2]")
-    try:
-        # `run` asserts that the filtered join (and Spark's own runtime filter's) equals the
-        # exact join.
-        r = ex.run(spark, rows=ROWS, workdir=str(tmp_path), repeat=1)
-    finally:
-        spark.stop()
+    s = ex.make_spark("local[2]")
+    yield s
+    s.stop()
+
+
+@pytest.mark.parametrize("probe", ["udf", "map-in-arrow"])
+def test_spark_semi_join_equals_exact_join(spark, probe, tmp_path):
+    ex = load_example()
+    # `run` asserts that the filtered join (and Spark's own runtime filter's) equals the
+    # exact join.
+    r = ex.run(spark, rows=ROWS, workdir=str(tmp_path), repeat=1, probe=probe,
+               compare_spark_bloom=probe == "udf")
     print()
     ex.print_report(r)
     assert r["fact_rows"] == ROWS and r["rows_seen"] == ROWS
