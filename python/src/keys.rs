@@ -108,10 +108,6 @@ pub struct Plan {
     pub validity: Option<(usize, usize)>,
 }
 
-// SAFETY: the plan holds addresses as integers; they are only dereferenced while the owning
-// Python objects are alive (held by the `Batch` on the calling thread's stack).
-unsafe impl Send for Plan {}
-
 /// What the answers to a pyarrow input need: its offset, null count and validity buffer.
 pub struct ArrowInfo {
     pub offset: usize,

@@ -6,6 +6,8 @@
 //! Python threads run batches in parallel; inserts into the other kinds take it exclusively
 //! and wait for each other instead of failing.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use blockbloom::parquet::SplitBlockFilter;
