@@ -1,0 +1,134 @@
+"""Python keys and bytes against the Rust crate: its golden files and filters its CLI writes.
+
+The CLI tests need the `blockbloom` binary: `BLOCKBLOOM_CLI=/path/to/blockbloom`, or else
+`cargo` on PATH to build it from this checkout (`cargo build -p blockbloom-cli`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import blockbloom as bb
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "tests" / "data"
+GOLDEN_SEED = 0x0123_4567_89AB_CDEF
+
+
+def golden(name: str) -> bytes:
+    path = GOLDEN / name
+    if not path.exists():
+        pytest.skip(f"{path} is not in this checkout")
+    return path.read_bytes()
+
+
+def test_golden_plain_filter_is_rebuilt_bit_for_bit():
+    # tests/format.rs: capacity 100, fpr 0.01, seed GOLDEN_SEED, layout 8x64, the u64 keys
+    # 0..100 and `insert("golden")` (Rust's Hash for str appends 0xff to the bytes).
+    stored = golden("v1-8x64.bin")
+    f = bb.BloomFilter(100, 0.01, seed=GOLDEN_SEED, layout="8x64")
+    f.insert_batch(np.arange(100, dtype=np.uint64))
+    f.add(b"golden\xff")
+    assert f.to_bytes() == stored
+    g = bb.BloomFilter.from_bytes(stored)
+    assert g == f and all(k in g for k in range(100))
+
+
+def test_golden_scalable_filter_is_rebuilt_bit_for_bit():
+    stored = golden("scalable-v1.bin")
+    f = bb.ScalableBloomFilter(20, 0.01, seed=GOLDEN_SEED)
+    f.insert_batch(np.arange(100, dtype=np.uint64))
+    f.add(b"golden\xff")
+    assert f.to_bytes() == stored
+
+
+@pytest.mark.parametrize(
+    "name, kind",
+    [
+        ("v1-4x128.bin", bb.BloomFilter),
+        ("counting-v1.bin", bb.CountingBloomFilter),
+        ("scalable-v1.bin", bb.ScalableBloomFilter),
+    ],
+)
+def test_golden_files_round_trip_identically(name, kind):
+    stored = golden(name)
+    f = kind.from_bytes(stored)
+    assert f.to_bytes() == stored
+
+
+def test_golden_file_of_another_kind_is_a_typed_error():
+    with pytest.raises(bb.DecodeError) as e:
+        bb.BloomFilter.from_bytes(golden("counting-v1.bin"))
+    assert e.value.kind == "WrongKind"
+
+
+@pytest.fixture(scope="module")
+def cli() -> str:
+    exe = os.environ.get("BLOCKBLOOM_CLI")
+    if exe:
+        return exe
+    cargo = shutil.which("cargo")
+    if cargo is None or not (REPO / "cli" / "Cargo.toml").exists():
+        pytest.skip("no BLOCKBLOOM_CLI and no cargo to build the blockbloom CLI")
+    subprocess.run([cargo, "build", "-q", "-p", "blockbloom-cli"], cwd=REPO, check=True)
+    meta = subprocess.run(
+        [cargo, "metadata", "--format-version", "1", "--no-deps"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    import json
+
+    target = Path(json.loads(meta.stdout)["target_directory"])
+    return str(target / "debug" / "blockbloom")
+
+
+LINES = ["alpha", "42", "héllo wörld", "", "10.0.0.1"] + [f"user:{i}" for i in range(2000)]
+
+
+def test_filter_built_by_the_cli_matches_python(cli, tmp_path):
+    keys = tmp_path / "keys.txt"
+    keys.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    out = tmp_path / "keys.bloom"
+    subprocess.run(
+        [cli, "build", "--fpr", "0.001", "--capacity", "3000", "--seed", "99", "-q",
+         str(keys), "-o", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    stored = out.read_bytes()
+    f = bb.BloomFilter.from_bytes(stored)
+    # Each line is a key's bytes: str keys are their UTF-8, so every line is a member.
+    assert all(line in f for line in LINES)
+    assert all(line.encode() in f for line in LINES)
+    # The same keys through Python give the same bytes.
+    g = bb.BloomFilter(3000, 0.001, seed=99)
+    g.update(LINES)
+    assert g.to_bytes() == stored
+    # And through a pyarrow batch.
+    pa = pytest.importorskip("pyarrow")
+    h = bb.BloomFilter(3000, 0.001, seed=99)
+    h.insert_batch(pa.array(LINES, type=pa.large_string()))
+    assert h.to_bytes() == stored
+
+
+def test_cli_queries_a_filter_python_wrote(cli, tmp_path):
+    f = bb.BloomFilter(1000, 0.01, seed=5)
+    f.update([f"in-{i}" for i in range(500)])
+    path = tmp_path / "py.bloom"
+    path.write_bytes(f.to_bytes())
+    probes = [f"in-{i}" for i in range(0, 500, 7)] + [f"out-{i}" for i in range(300)]
+    res = subprocess.run(
+        [cli, "query", str(path), *probes], check=True, capture_output=True, text=True
+    )
+    answers = dict(line.split("\t") for line in res.stdout.splitlines())
+    assert answers == {p: ("maybe" if p in f else "no") for p in probes}
+    info = subprocess.run([cli, "info", str(path)], check=True, capture_output=True, text=True)
+    assert "seed" in info.stdout.lower() or info.stdout
