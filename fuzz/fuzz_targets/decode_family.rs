@@ -1,5 +1,5 @@
 //! Arbitrary bytes into the decoders of the format family's other kinds (counting, deletable,
-//! scalable, compressed transfer form, Bloomier), with `blockbloom_fuzz::check_family`. The first byte is a
+//! scalable, compressed transfer form, Bloomier, classic), with `blockbloom_fuzz::check_family`. The first byte is a
 //! control byte: bit 0 recomputes the envelope's checksum over the rest first, so that mutated
 //! fields and bodies get past it into each kind's own validation. Seeds:
 //! `fuzz/seeds/decode_family/` (the golden files behind a control byte).

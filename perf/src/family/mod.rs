@@ -1,9 +1,10 @@
 //! `family`: measurements of the filter kinds built on the engine (counting, deletable,
-//! scalable, compressed transfer, Bloomier), written as one markdown report into
+//! scalable, compressed transfer, Bloomier, classic, variable increment, the Floom experiment), written as one markdown report into
 //! `perf-reports/`. Each kind's section lives in its own module and returns markdown; a
 //! section that finds a wrong answer (a false negative, a lost value) returns an error.
 
 mod bloomier;
+mod classic;
 mod compressed;
 mod counting;
 mod deletable;
@@ -62,6 +63,12 @@ const SECTIONS: &[Section] = &[
     ("Scalable filter", scalable::section),
     ("Compressed transfer form", compressed::section),
     ("Bloomier filter", bloomier::section),
+    ("Classic Bloom filter against the blocked filter", classic::section),
+    (
+        "Variable-increment counting filter against the counting filter",
+        classic::variable_section,
+    ),
+    ("The Floom filter experiment", classic::floom_section),
 ];
 
 /// Runs every section and writes `<out>/<date>-<commit>-family.md`.
