@@ -250,8 +250,10 @@ impl Floom {
         let mut regions = 0u64;
         for o in out.iter_mut().take(self.k as usize) {
             *o = p;
-            regions |= 1 << ((p as u128 * self.b as u128 / m as u128) as u64);
-            p = (p + d) % m;
+            // p < 2^43 and b <= 16: the product fits in 64 bits.
+            regions |= 1 << (p * self.b as u64 / m);
+            p += d;
+            p = std::hint::select_unpredictable(p >= m, p.wrapping_sub(m), p);
         }
         (out, regions)
     }
