@@ -227,6 +227,8 @@ struct Floom {
     m: u64,
     k: u32,
     b: u32,
+    /// `b * 2^64 / m`: region `i` is the positions `p` with `p * scale >> 64 == i`.
+    scale: u128,
 }
 
 impl Floom {
@@ -237,6 +239,7 @@ impl Floom {
             m,
             k,
             b,
+            scale: ((b as u128) << 64) / m as u128,
         }
     }
 
@@ -250,8 +253,8 @@ impl Floom {
         let mut regions = 0u64;
         for o in out.iter_mut().take(self.k as usize) {
             *o = p;
-            // p < 2^43 and b <= 16: the product fits in 64 bits.
-            regions |= 1 << (p * self.b as u64 / m);
+            // floor(p * b / m) by a multiply with a precomputed scale (no division per probe).
+            regions |= 1 << (((p as u128 * self.scale) >> 64) as u64).min(self.b as u64 - 1);
             p += d;
             p = std::hint::select_unpredictable(p >= m, p.wrapping_sub(m), p);
         }
@@ -268,10 +271,12 @@ impl Floom {
 
     fn contains(&self, x: u64) -> bool {
         let (p, r) = self.probe(x);
-        p[..self.k as usize]
-            .iter()
-            .all(|&p| self.main[(p / 64) as usize] >> (p % 64) & 1 == 1)
-            && self.side[(r / 64) as usize] >> (r % 64) & 1 == 1
+        // Branch-free, as the classic filter's query.
+        let mut all = self.side[(r / 64) as usize] >> (r % 64);
+        for &p in &p[..self.k as usize] {
+            all &= self.main[(p / 64) as usize] >> (p % 64);
+        }
+        all & 1 == 1
     }
 }
 
