@@ -346,16 +346,15 @@ pub fn floom_section(
             let mut f = Floom::new(m, k, b);
             keys.iter().for_each(|&x| f.insert(x));
             let mut c = ClassicBloomFilter::new(m, k)?;
-            keys.iter().for_each(|x| c.insert_hash(hash::hash_u64(*x, 0)));
+            keys.iter()
+                .for_each(|x| c.insert_hash(hash::hash_u64(*x, 0)));
             speed.row(vec![
                 percent(p),
                 b.to_string(),
                 format!(
                     "{:.1}",
-                    Timing::repeat(reps, keys.len(), || keys
-                        .iter()
-                        .for_each(|&x| f.insert(x)))
-                    .median()
+                    Timing::repeat(reps, keys.len(), || keys.iter().for_each(|&x| f.insert(x)))
+                        .median()
                 ),
                 format!(
                     "{:.1}",

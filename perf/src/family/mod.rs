@@ -63,7 +63,10 @@ const SECTIONS: &[Section] = &[
     ("Scalable filter", scalable::section),
     ("Compressed transfer form", compressed::section),
     ("Bloomier filter", bloomier::section),
-    ("Classic Bloom filter against the blocked filter", classic::section),
+    (
+        "Classic Bloom filter against the blocked filter",
+        classic::section,
+    ),
     (
         "Variable-increment counting filter against the counting filter",
         classic::variable_section,
