@@ -419,7 +419,7 @@ impl ClassicBloomFilter {
     /// ```
     /// let f = blockbloom::ClassicBloomFilter::new(1000, 3)?;
     /// let (approx, exact) = (f.expected_fpr(100), f.expected_fpr_exact(100));
-    /// assert!((approx - exact).abs() < 1e-3 * exact);
+    /// assert!(approx < exact && exact < 1.01 * approx); // the exact form is a little higher
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn expected_fpr_exact(&self, n: u64) -> f64 {
@@ -512,9 +512,15 @@ mod tests {
     #[test]
     fn positions_follow_the_double_hashing_formula() {
         for (m, k) in [(1u64, 1u32), (7, 5), (64, 3), (1000, 20), (1 << 40, 64)] {
-            let f = ClassicBloomFilter::new(m, k).unwrap();
+            // The shape alone: a 2^40-bit array is not allocated.
+            let shape = ClassicShape {
+                num_bits: m,
+                design_bits: m,
+                probes: k,
+                flip: 0,
+            };
             for h in [0u64, 1, u64::MAX, 0x0123_4567_89ab_cdef, 1 << 63] {
-                let p: Vec<u64> = f.shape.positions(h).collect();
+                let p: Vec<u64> = shape.positions(h).collect();
                 assert_eq!(p.len(), k as usize);
                 let h1 = ((h as u128 * m as u128) >> 64) as u64;
                 let h2 = ((h.rotate_left(32) as u128 * m as u128) >> 64) as u64;
