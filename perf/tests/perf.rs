@@ -243,6 +243,9 @@ fn family_quick_reports_every_kind() {
         "## Scalable filter",
         "## Compressed transfer form",
         "## Bloomier filter",
+        "## Classic Bloom filter against the blocked filter",
+        "## Variable-increment counting filter against the counting filter",
+        "## The Floom filter experiment",
     ] {
         assert!(report.contains(title), "no {title:?} section in\n{report}");
     }
@@ -264,7 +267,7 @@ fn family_quick_reports_every_kind() {
         assert_eq!(doc["context"]["commit"], head.as_str());
     }
     let sections = doc["results"]["sections"].as_array().unwrap();
-    assert_eq!(sections.len(), 5);
+    assert_eq!(sections.len(), 8);
     for s in sections {
         let tables = s["tables"].as_array().unwrap();
         assert!(!tables.is_empty(), "{s}");
