@@ -10,3 +10,17 @@ mod counting;
 pub mod deletable;
 pub mod scalable;
 pub mod variable;
+
+/// A zero-filled vector of `n` elements; a refused allocation is an error.
+pub(crate) fn try_vec<T: Clone>(
+    n: usize,
+    zero: T,
+) -> Result<alloc::vec::Vec<T>, crate::error::Error> {
+    let mut v = alloc::vec::Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| crate::error::Error::AllocationFailed {
+            bytes: n as u128 * core::mem::size_of::<T>() as u128,
+        })?;
+    v.resize(n, zero);
+    Ok(v)
+}

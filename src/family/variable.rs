@@ -14,10 +14,11 @@
 use alloc::vec::Vec;
 use core::hash::Hash;
 
+use super::classic::{check_probes, check_target};
 use crate::error::Error;
 use crate::filter::CounterBits;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
-use crate::kernel::classic::{ClassicShape, MAX_PROBES};
+use crate::kernel::classic::ClassicShape;
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 
@@ -84,16 +85,7 @@ impl VariableIncrementBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn with_capacity(n: u64, p: f64) -> Result<VariableIncrementBloomFilter, Error> {
-        if !(p > 0.0 && p < 1.0) {
-            return Err(Error::InvalidFpr(p));
-        }
-        if n == 0 {
-            return Err(Error::InvalidParameter {
-                name: "n",
-                value: 0.0,
-                expected: "at least 1 key",
-            });
-        }
+        check_target(n, p)?;
         let l = 4;
         let (m, k) = smallest_design(n, p, l).ok_or(Error::InvalidParameter {
             name: "n",
@@ -132,13 +124,7 @@ impl VariableIncrementBloomFilter {
                 expected: "1..=2^40 counters",
             });
         }
-        if k == 0 || k > MAX_PROBES {
-            return Err(Error::InvalidParameter {
-                name: "k",
-                value: k as f64,
-                expected: "1..=64 probes",
-            });
-        }
+        check_probes(k)?;
         if l == 0 || 2 * l - 1 > bits.max() {
             return Err(Error::InvalidParameter {
                 name: "l",
@@ -150,14 +136,8 @@ impl VariableIncrementBloomFilter {
             CounterBits::Four => counters.div_ceil(2),
             _ => counters,
         } as usize;
-        let mut v = Vec::new();
-        v.try_reserve_exact(bytes)
-            .map_err(|_| Error::AllocationFailed {
-                bytes: bytes as u128,
-            })?;
-        v.resize(bytes, 0);
         Ok(VariableIncrementBloomFilter {
-            counters: v,
+            counters: super::try_vec(bytes, 0u8)?,
             shape: ClassicShape {
                 num_bits: counters,
                 design_bits: counters,

@@ -37,7 +37,7 @@ mod codec;
 
 use core::hash::Hash;
 
-use crate::error::Error;
+use crate::family::try_vec;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, hash_key};
 use crate::isa::Isa;
@@ -127,17 +127,6 @@ const fn low_mask(bits: u32) -> u64 {
 /// 64-bit words that hold `slots` fields of `width` bits.
 fn words_for(slots: u64, width: u32) -> u128 {
     (slots as u128 * width as u128).div_ceil(64)
-}
-
-/// A zero-filled vector of `n` elements; a refused allocation is an error.
-fn try_vec<T: Clone>(n: usize, zero: T) -> Result<Vec<T>, Error> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::AllocationFailed {
-            bytes: n as u128 * core::mem::size_of::<T>() as u128,
-        })?;
-    v.resize(n, zero);
-    Ok(v)
 }
 
 /// A static map from keys to `value_bits`-bit values, with `fingerprint_bits` of fingerprint

@@ -16,6 +16,7 @@ mod codec;
 use alloc::vec::Vec;
 use core::hash::Hash;
 
+use super::try_vec;
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
@@ -113,7 +114,7 @@ impl ClassicBloomFilter {
             flip: seed_flip(seed),
         };
         Ok(ClassicBloomFilter {
-            words: zeroed(shape.num_words())?,
+            words: try_vec(shape.num_words(), 0)?,
             shape,
             seed,
             kernel,
@@ -352,7 +353,7 @@ impl ClassicBloomFilter {
             });
         }
         let half = m / 2;
-        let mut folded = zeroed(half.div_ceil(64) as usize)?;
+        let mut folded = try_vec(half.div_ceil(64) as usize, 0)?;
         if half.is_multiple_of(64) {
             let (lo, hi) = self.words.split_at(folded.len());
             for ((f, a), b) in folded.iter_mut().zip(lo).zip(hi) {
@@ -448,16 +449,7 @@ pub(crate) fn classic_fpr(m: u64, k: u32, n: u64) -> f64 {
 
 /// The textbook `(m, k)` for `n` keys at rate `p`.
 pub(crate) fn optimal_design(n: u64, p: f64) -> Result<(u64, u32), Error> {
-    if !(p > 0.0 && p < 1.0) {
-        return Err(Error::InvalidFpr(p));
-    }
-    if n == 0 {
-        return Err(Error::InvalidParameter {
-            name: "n",
-            value: 0.0,
-            expected: "at least 1 key",
-        });
-    }
+    check_target(n, p)?;
     let ln2 = core::f64::consts::LN_2;
     let m = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil();
     if m > MAX_BITS as f64 {
@@ -474,15 +466,23 @@ pub(crate) fn optimal_design(n: u64, p: f64) -> Result<(u64, u32), Error> {
     Ok((m, k))
 }
 
-/// Checks an explicit design.
-fn check_design(m_bits: u64, k: u32) -> Result<(), Error> {
-    if m_bits == 0 || m_bits > MAX_BITS {
+/// Checks a `with_capacity` target: `0 < p < 1` and at least one key.
+pub(crate) fn check_target(n: u64, p: f64) -> Result<(), Error> {
+    if !(p > 0.0 && p < 1.0) {
+        return Err(Error::InvalidFpr(p));
+    }
+    if n == 0 {
         return Err(Error::InvalidParameter {
-            name: "m_bits",
-            value: m_bits as f64,
-            expected: "1..=2^43 bits",
+            name: "n",
+            value: 0.0,
+            expected: "at least 1 key",
         });
     }
+    Ok(())
+}
+
+/// Checks a probe count: `1..=64`.
+pub(crate) fn check_probes(k: u32) -> Result<(), Error> {
     if k == 0 || k > MAX_PROBES {
         return Err(Error::InvalidParameter {
             name: "k",
@@ -493,15 +493,16 @@ fn check_design(m_bits: u64, k: u32) -> Result<(), Error> {
     Ok(())
 }
 
-/// `n` zero words, or the allocator's refusal as an error.
-fn zeroed(n: usize) -> Result<Vec<u64>, Error> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::AllocationFailed {
-            bytes: n as u128 * 8,
-        })?;
-    v.resize(n, 0);
-    Ok(v)
+/// Checks an explicit design.
+fn check_design(m_bits: u64, k: u32) -> Result<(), Error> {
+    if m_bits == 0 || m_bits > MAX_BITS {
+        return Err(Error::InvalidParameter {
+            name: "m_bits",
+            value: m_bits as f64,
+            expected: "1..=2^43 bits",
+        });
+    }
+    check_probes(k)
 }
 
 #[cfg(test)]
