@@ -114,6 +114,14 @@ pub enum Error {
     /// `compressed::plan`: the transfer budget (bits per key) cannot hold even one block
     /// plus the headers.
     TransferBudgetTooSmall(f64),
+    /// `compressed::plan_for_fpr`: no design reaches the target rate with an array within the
+    /// limit (and a fill where the size model holds).
+    NoTransferDesign {
+        /// The target false-positive rate.
+        fpr: f64,
+        /// The cap on the array's bits per key.
+        max_array_bits_per_key: f64,
+    },
     /// `remove` on a counting filter that has had a minimum-increase insert: its counters no
     /// longer add up per key, so a remove could create false negatives; nothing was changed.
     RemoveAfterMinIncrease,
@@ -343,6 +351,14 @@ impl fmt::Display for Error {
                 f,
                 "a transfer budget of {bits} bits per key cannot hold one block plus headers; \
                  raise the budget or the capacity"
+            ),
+            Error::NoTransferDesign {
+                fpr,
+                max_array_bits_per_key,
+            } => write!(
+                f,
+                "no compressed design reaches a false-positive rate of {fpr} with at most \
+                 {max_array_bits_per_key} array bits per key; raise the array limit"
             ),
             Error::RemoveAfterMinIncrease => write!(
                 f,

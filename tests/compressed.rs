@@ -409,3 +409,250 @@ fn arbitrary_bytes_never_panic() {
         .tests(500)
         .quickcheck(sealed as fn(Vec<u8>, u8) -> bool);
 }
+
+// --- The classic filter in the compressed form, and the planner for a target rate.
+
+use blockbloom::ClassicBloomFilter;
+use blockbloom::compressed::{MAX_FILL, TransferDesign};
+
+fn classic_filled(n: u64, m: u64, k: u32, seed: u64) -> ClassicBloomFilter {
+    let mut f = ClassicBloomFilter::with_seed(m, k, seed).unwrap();
+    f.insert_batch(&(0..n).map(|i| i ^ seed).collect::<Vec<_>>());
+    f
+}
+
+#[test]
+fn classic_round_trips_through_the_compressed_form() {
+    for (n, m, k) in [(1u64, 1u64, 1u32), (1000, 14_000, 2), (20_000, 123_457, 3)] {
+        let f = classic_filled(n, m, k, 5);
+        let wire = f.to_compressed_bytes().unwrap();
+        let g = ClassicBloomFilter::from_compressed_bytes(&wire).unwrap();
+        assert_eq!(g, f);
+        assert_eq!(
+            g.count_batch(&(0..n).map(|i| i ^ 5).collect::<Vec<_>>()),
+            n as usize
+        );
+        // Same filter, same bytes.
+        assert_eq!(g.to_compressed_bytes().unwrap(), wire);
+    }
+}
+
+#[test]
+fn classic_size_is_within_tolerance_of_the_prediction() {
+    // The paper's 8-bit design (m/n = 14, k = 2) and a 16-bit one (m/n = 28, k = 4).
+    let n = 200_000u64;
+    for (mn, k) in [(14u64, 2u32), (28, 4), (10, 7)] {
+        let f = classic_filled(n, mn * n, k, 9);
+        let got = f.to_compressed_bytes().unwrap().len() as f64;
+        let want = compressed::classic_predicted_bytes(n, mn * n, k);
+        assert!(
+            (got / want - 1.0).abs() < 0.03,
+            "m/n {mn} k {k}: {got} vs {want}"
+        );
+        let q = compressed::classic_expected_fill(n, mn * n, k);
+        let measured = f.count_ones() as f64 / f.num_bits() as f64;
+        assert!((measured - q).abs() < 0.005, "fill {measured} vs {q}");
+    }
+}
+
+#[test]
+fn each_reader_refuses_the_other_filters_compressed_form() {
+    let plain = filled(1000, 20.0, Layout::Sectors4x128, 3)
+        .to_compressed_bytes()
+        .unwrap();
+    let classic = classic_filled(1000, 20_000, 2, 3)
+        .to_compressed_bytes()
+        .unwrap();
+    assert!(matches!(
+        ClassicBloomFilter::from_compressed_bytes(&plain),
+        Err(Error::WrongKind { .. })
+    ));
+    assert!(matches!(
+        BloomFilter::from_compressed_bytes(&classic),
+        Err(Error::WrongKind { .. })
+    ));
+    // The uncompressed classic encoding is another kind.
+    assert!(matches!(
+        ClassicBloomFilter::from_compressed_bytes(&classic_filled(10, 640, 2, 0).to_bytes()),
+        Err(Error::WrongKind { .. })
+    ));
+    common::envelope_errors(&classic, ClassicBloomFilter::from_compressed_bytes);
+}
+
+#[test]
+fn classic_compressed_fields_are_checked() {
+    let wire = classic_filled(1000, 20_000, 2, 3)
+        .to_compressed_bytes()
+        .unwrap();
+    let declared = u64::from_le_bytes(wire[24..32].try_into().unwrap());
+    type Edit = fn(&mut Vec<u8>);
+    let edits: [(&str, Edit); 5] = [
+        ("unknown inner filter", |b| b[32] = 22),
+        ("reserved field", |b| b[40] = 1),
+        ("length not a word multiple", |b| b[24] ^= 1),
+        ("length of a header alone", |b| {
+            b[24..32].copy_from_slice(&64u64.to_le_bytes())
+        }),
+        ("length beyond any classic filter", |b| {
+            b[24..32].copy_from_slice(&(64 + (1u64 << 40) + 8).to_le_bytes())
+        }),
+    ];
+    for (what, edit) in edits {
+        let mut b = wire.clone();
+        edit(&mut b);
+        common::reseal(&mut b);
+        let err = ClassicBloomFilter::from_compressed_bytes(&b).unwrap_err();
+        assert!(matches!(err, Error::InvalidHeader(_)), "{what}: {err:?}");
+    }
+    assert!(matches!(
+        ClassicBloomFilter::from_compressed_bytes_limited(&wire, declared - 1),
+        Err(Error::DecompressedTooLarge { .. })
+    ));
+    // Corrupted frames: any typed outcome, never a panic, never a changed filter accepted.
+    let f = classic_filled(1000, 20_000, 2, 3);
+    for at in (HEADER..wire.len()).step_by(7) {
+        let mut b = wire.clone();
+        b[at] ^= 0x5A;
+        common::reseal(&mut b);
+        if let Ok(g) = ClassicBloomFilter::from_compressed_bytes(&b) {
+            assert_eq!(g, f, "a corrupted frame at {at} decoded to another filter");
+        }
+    }
+}
+
+#[test]
+fn golden_file_pins_the_compressed_classic_form() {
+    let mut f = ClassicBloomFilter::with_seed(14 * 300, 2, 0x00c0_ffee).unwrap();
+    f.insert_batch(&(0..300u64).collect::<Vec<_>>());
+    f.insert("golden");
+    let stored = std::fs::read(common::data("compressed-classic-v1.bin"));
+    if let Ok(stored) = stored {
+        let g = ClassicBloomFilter::from_compressed_bytes(&stored).unwrap();
+        assert_eq!(g, f);
+        assert!(g.contains("golden"));
+    }
+    common::golden_file(
+        "compressed-classic-v1.bin",
+        &f.to_compressed_bytes().unwrap(),
+    );
+}
+
+#[test]
+fn fpr_planner_meets_the_target_with_the_smallest_array_of_its_shape() {
+    for n in [1u64, 1000, 100_000, 10_000_000] {
+        for p in [0.2, 0.05, 0.0177, 0.01, 1e-3, 1e-5, 1e-9] {
+            let plan = compressed::plan_for_fpr(n, p).unwrap();
+            assert!(plan.fpr <= p, "{n} {p}: {plan:?}");
+            assert!(plan.predicted_bytes > 0.0);
+            match plan.design {
+                TransferDesign::Classic { num_bits, probes } => {
+                    let q = compressed::classic_expected_fill(n, num_bits, probes);
+                    assert!((MIN_FILL..=MAX_FILL).contains(&q), "{n} {p}: fill {q}");
+                    assert!(
+                        (q.powi(probes as i32) - plan.fpr).abs() <= 1e-12 * plan.fpr.max(1e-300)
+                    );
+                    // One bit fewer misses the target.
+                    if num_bits > 1 {
+                        let smaller = compressed::classic_expected_fill(n, num_bits - 1, probes);
+                        assert!(smaller.powi(probes as i32) > p, "{n} {p}: not minimal");
+                    }
+                    let f = plan.build_classic().unwrap().unwrap();
+                    assert_eq!((f.num_bits(), f.probes()), (num_bits, probes));
+                    assert!(plan.build_blocked().unwrap().is_none());
+                }
+                TransferDesign::Blocked(b) => {
+                    let q = compressed::expected_fill(n, b.num_blocks, b.layout, b.probes);
+                    assert!((MIN_FILL..=MAX_FILL).contains(&q), "{n} {p}: fill {q}");
+                    if b.num_blocks > 1 {
+                        let r =
+                            sizing::false_positive_rate(n, b.num_blocks - 1, b.layout, b.probes);
+                        assert!(r > p, "{n} {p}: not minimal");
+                    }
+                    assert!(plan.build_classic().unwrap().is_none());
+                }
+                _ => unreachable!("a new design"),
+            }
+        }
+    }
+}
+
+#[test]
+fn fpr_planner_is_no_worse_than_any_fixed_design() {
+    // Against a grid of classic designs meeting the target within the same fill window:
+    // none is predicted smaller (the plan may be up to 1% bigger only by preferring blocks).
+    let n = 100_000u64;
+    for p in [0.05, 0.01, 1e-3, 1e-4] {
+        let plan = compressed::plan_for_fpr(n, p).unwrap();
+        for k in 1..=compressed::CLASSIC_MAX_PROBES {
+            for m in (n..=40 * n).step_by((n / 4) as usize) {
+                let q = compressed::classic_expected_fill(n, m, k);
+                if q.powi(k as i32) <= p && (MIN_FILL..=MAX_FILL).contains(&q) {
+                    let z = compressed::classic_predicted_bytes(n, m, k);
+                    assert!(
+                        plan.predicted_bytes <= z * 1.01,
+                        "{p}: m {m} k {k} sends {z}, plan {plan:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fpr_plans_deliver_their_rate_and_size() {
+    let n = 200_000u64;
+    for p in [0.0177, 1e-3] {
+        let plan = compressed::plan_for_fpr(n, p).unwrap();
+        let keys: Vec<u64> = (0..n).collect();
+        let absent: Vec<u64> = (n..n + 2_000_000).collect();
+        let (wire, fp) = match plan.build_classic().unwrap() {
+            Some(mut f) => {
+                f.insert_batch(&keys);
+                let wire = f.to_compressed_bytes().unwrap();
+                let g = ClassicBloomFilter::from_compressed_bytes(&wire).unwrap();
+                assert_eq!(g.count_batch(&keys), keys.len());
+                (wire.len(), g.count_batch(&absent))
+            }
+            None => {
+                let mut f = plan.build_blocked().unwrap().unwrap();
+                f.insert_batch(&keys);
+                let wire = f.to_compressed_bytes().unwrap();
+                let g = BloomFilter::from_compressed_bytes(&wire).unwrap();
+                assert_eq!(g.count_batch(&keys), keys.len());
+                (wire.len(), g.count_batch(&absent))
+            }
+        };
+        assert!(
+            (wire as f64 / plan.predicted_bytes - 1.0).abs() < 0.03,
+            "{p}: {wire} vs {plan:?}"
+        );
+        let rate = fp as f64 / absent.len() as f64;
+        let sd = (p * (1.0 - p) / absent.len() as f64).sqrt();
+        assert!(rate < p + 5.0 * sd + 2e-4, "{p}: measured {rate}");
+        // Fewer bits on the wire than the blocked filter holds in memory for the same rate.
+        assert!(plan.transfer_bits_per_key() < sizing::plan(n, p).unwrap().bits_per_key());
+    }
+}
+
+#[test]
+fn fpr_planner_rejects_bad_targets() {
+    for p in [0.0, 1.0, -0.1, f64::NAN, 1e-12] {
+        assert!(
+            matches!(compressed::plan_for_fpr(1000, p), Err(Error::InvalidFpr(_))),
+            "{p}"
+        );
+    }
+    assert!(matches!(
+        compressed::plan_for_fpr(0, 0.01),
+        Err(Error::InvalidParameter { .. })
+    ));
+    for cap in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            compressed::plan_for_fpr_with_array_limit(1000, 0.01, cap),
+            Err(Error::InvalidBitsPerKey(_))
+        ));
+    }
+    let err = compressed::plan_for_fpr_with_array_limit(1000, 0.01, 2.0).unwrap_err();
+    assert!(matches!(err, Error::NoTransferDesign { .. }), "{err:?}");
+    assert!(err.to_string().contains("0.01"));
+}

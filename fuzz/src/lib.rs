@@ -340,4 +340,13 @@ pub fn check_family(bytes: &[u8], step: usize) {
             .expect("compressing a decoded filter");
         assert_eq!(BloomFilter::from_compressed_bytes(&again).as_ref(), Ok(&f));
     }
+    if let Ok(f) = blockbloom::ClassicBloomFilter::from_compressed_bytes_limited(bytes, 1 << 24) {
+        let again = f
+            .to_compressed_bytes()
+            .expect("compressing a decoded classic filter");
+        assert_eq!(
+            blockbloom::ClassicBloomFilter::from_compressed_bytes(&again).as_ref(),
+            Ok(&f)
+        );
+    }
 }

@@ -48,7 +48,8 @@ fn class_of(e: &Error) -> &'static str {
         | Error::UnsupportedIsa { .. }
         | Error::UnknownIsa(_)
         | Error::InvalidParameter { .. }
-        | Error::TransferBudgetTooSmall(_) => "InvalidParameterError",
+        | Error::TransferBudgetTooSmall(_)
+        | Error::NoTransferDesign { .. } => "InvalidParameterError",
         _ => "BlockbloomError",
     }
 }

@@ -17,9 +17,12 @@
 //! small fraction of the speed. `cargo run --release -p blockbloom-perf -- family` measures
 //! the codec against the entropy bound and the model.
 //!
-//! The probe count is at least 4 here (the layouts set 4 or 8 probes per SIMD round), while
-//! the paper's best designs at 8 transferred bits per key use 1 or 2: at 8 bits the gain over
-//! the plain filter is small, at 16 bits it is real.
+//! [`plan`] keeps to the blocked filter, whose layouts set at least 4 probes (4 or 8 per SIMD
+//! round), while the paper's best designs at 8 transferred bits per key use 1 or 2: at 8 bits
+//! its gain over the plain filter is small, at 16 bits it is real. The other direction,
+//! [`plan_for_fpr`], takes a target rate and finds the fewest transferred bytes; the classic
+//! filter ([`ClassicBloomFilter::to_compressed_bytes`]) takes part there with any probe count,
+//! and wins it: its designs with 2 to 7 probes send the fewest bytes.
 //!
 //! ```
 //! use blockbloom::BloomFilter;
@@ -42,6 +45,7 @@ use std::io::Read;
 
 use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind};
 use crate::error::Error;
+use crate::family::classic::{self, ClassicBloomFilter};
 use crate::filter::BloomFilter;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
 use crate::sizing::{self, Plan};
@@ -78,6 +82,11 @@ pub const CODEC_SKEW_OVERHEAD: f64 = 0.19;
 /// above the model (about 8% over it at a fill of 0.064; `blockbloom-perf family` has the table),
 /// so the prediction would not hold there.
 pub const MIN_FILL: f64 = 0.12;
+
+/// [`plan_for_fpr`] keeps the expected fill at or below this. A denser array compresses too
+/// (`H(q) = H(1 - q)`), but only with more probes than the textbook optimum, which is slower,
+/// and the codec's overhead model is fitted on sparse arrays only.
+pub const MAX_FILL: f64 = 0.5;
 
 const CODEC_BLOCK: f64 = 131_072.0;
 
@@ -272,6 +281,273 @@ pub fn plan_with_array_limit(
         .ok_or(Error::TransferBudgetTooSmall(transfer_bits_per_key))
 }
 
+/// Probe counts [`plan_for_fpr`] tries for the classic filter: the sparse designs that send
+/// the fewest bits use few probes, and past 32 the plain designs win anyway.
+pub const CLASSIC_MAX_PROBES: u32 = 32;
+
+/// The expected fraction of set bits of a classic filter of `num_bits` bits with `probes`
+/// probes per key once `keys` keys are in it: `1 - (1 - 1/m)^(kn)`.
+///
+/// ```
+/// let q = blockbloom::compressed::classic_expected_fill(1000, 14_000, 2);
+/// assert!((q - (1.0 - (-2.0f64 / 14.0).exp())).abs() < 1e-4);
+/// ```
+pub fn classic_expected_fill(keys: u64, num_bits: u64, probes: u32) -> f64 {
+    let per_probe = (-1.0 / num_bits.max(1) as f64).ln_1p();
+    -(keys as f64 * probes as f64 * per_probe).exp_m1()
+}
+
+/// The predicted size in bytes of [`ClassicBloomFilter::to_compressed_bytes`] for a classic
+/// filter of this design holding `keys` keys: as [`predicted_bytes`], at the classic filter's
+/// [`classic_expected_fill`].
+pub fn classic_predicted_bytes(keys: u64, num_bits: u64, probes: u32) -> f64 {
+    let array_bytes = num_bits.div_ceil(64) as f64 * 8.0;
+    let q = classic_expected_fill(keys, num_bits, probes);
+    FIXED_BYTES
+        + BYTES_PER_CODEC_BLOCK * (array_bytes / CODEC_BLOCK).ceil()
+        + array_bytes * codec_bits_per_bit(q)
+}
+
+/// A design for the compressed transfer form: which filter, and its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransferDesign {
+    /// The blocked filter: `BloomFilter::builder()` with this plan's block count, layout and
+    /// probes ([`TransferPlan::build_blocked`]).
+    Blocked(Plan),
+    /// The classic filter: `ClassicBloomFilter::new(num_bits, probes)`.
+    Classic {
+        /// `m`, bits of the array.
+        num_bits: u64,
+        /// `k`, probes per key.
+        probes: u32,
+    },
+}
+
+/// What [`plan_for_fpr`] found: the design sending the fewest predicted bytes at the target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TransferPlan {
+    /// The filter and its shape.
+    pub design: TransferDesign,
+    /// Keys the design is for.
+    pub capacity: u64,
+    /// The model false-positive rate at `capacity` keys (at most the target).
+    pub fpr: f64,
+    /// Predicted bytes of `to_compressed_bytes` at `capacity` keys, headers included.
+    pub predicted_bytes: f64,
+}
+
+impl TransferPlan {
+    /// Predicted transferred bits per key.
+    pub fn transfer_bits_per_key(&self) -> f64 {
+        self.predicted_bytes * 8.0 / self.capacity as f64
+    }
+
+    /// Bits of the array in memory per key (what the receiver holds).
+    pub fn array_bits_per_key(&self) -> f64 {
+        let bits = match self.design {
+            TransferDesign::Blocked(p) => p.num_blocks * BLOCK_BITS as u64,
+            TransferDesign::Classic { num_bits, .. } => num_bits,
+        };
+        bits as f64 / self.capacity as f64
+    }
+
+    /// The empty blocked filter of a [`TransferDesign::Blocked`] plan, seed 0; `None` for a
+    /// classic design.
+    ///
+    /// # Errors
+    /// The builder's allocation and kernel errors.
+    pub fn build_blocked(&self) -> Result<Option<BloomFilter>, Error> {
+        let TransferDesign::Blocked(p) = self.design else {
+            return Ok(None);
+        };
+        BloomFilter::builder()
+            .capacity(self.capacity)
+            .size_in_bytes(p.num_blocks * (BLOCK_BITS / 8) as u64)
+            .layout(p.layout)
+            .probes(p.probes)
+            .build()
+            .map(Some)
+    }
+
+    /// The empty classic filter of a [`TransferDesign::Classic`] plan, seed 0; `None` for a
+    /// blocked design.
+    ///
+    /// # Errors
+    /// [`ClassicBloomFilter::new`]'s errors.
+    pub fn build_classic(&self) -> Result<Option<ClassicBloomFilter>, Error> {
+        let TransferDesign::Classic { num_bits, probes } = self.design else {
+            return Ok(None);
+        };
+        ClassicBloomFilter::new(num_bits, probes).map(Some)
+    }
+}
+
+/// The inverse of [`plan`]: the design with the smallest predicted compressed size
+/// ([`predicted_bytes`], [`classic_predicted_bytes`]) whose model false-positive rate at
+/// `capacity` keys is at most `fpr`, among the blocked filter's layouts and probe counts and
+/// the classic filter with 1 to [`CLASSIC_MAX_PROBES`] probes (exact rate
+/// `(1 - (1 - 1/m)^(kn))^k`); with an array of at most [`MAX_ARRAY_FACTOR`] times the
+/// textbook filter's `-ln(fpr) / ln(2)^2` bits per key, and an expected fill from
+/// [`MIN_FILL`] (below it the size model fails) to [`MAX_FILL`].
+///
+/// For each shape the smallest array that meets the target sends the fewest bytes (a larger
+/// array is sparser, but for a fixed probe count its compressed size still grows), so each
+/// shape is one bisection. The blocked filter is kept unless the classic one sends over 1%
+/// fewer bytes: it queries faster.
+///
+/// Mitzenmacher's gains at 8 transferred bits per key come from 1 or 2 probes on a sparse
+/// classic array; with zstd (whole-bit Huffman codes, no arithmetic coding) the 1-probe
+/// designs are too sparse to pay, but 2 and 3 probes do. The family report
+/// (`blockbloom-perf family`) compares the plans with the paper's designs.
+///
+/// ```
+/// use blockbloom::compressed::{self, TransferDesign};
+///
+/// let n = 100_000;
+/// let p = compressed::plan_for_fpr(n, 0.02)?;
+/// assert!(p.fpr <= 0.02);
+/// // Fewer bits on the wire than the plain filter holds in memory for the same rate.
+/// let plain = blockbloom::sizing::plan(n, 0.02)?;
+/// assert!(p.transfer_bits_per_key() < plain.bits_per_key());
+/// if let TransferDesign::Classic { num_bits, probes } = p.design {
+///     assert!(probes <= 4 && num_bits > 8 * n);
+/// }
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidFpr`] unless `fpr` is in `[sizing::MIN_FPR, 1)`;
+/// [`Error::InvalidParameter`] for a capacity of 0; [`Error::NoTransferDesign`] if no design
+/// meets the target within the limits.
+pub fn plan_for_fpr(capacity: u64, fpr: f64) -> Result<TransferPlan, Error> {
+    if fpr.is_nan() || !(sizing::MIN_FPR..1.0).contains(&fpr) {
+        return Err(Error::InvalidFpr(fpr));
+    }
+    let textbook = -fpr.ln() / (core::f64::consts::LN_2 * core::f64::consts::LN_2);
+    plan_for_fpr_with_array_limit(capacity, fpr, MAX_ARRAY_FACTOR * textbook)
+}
+
+/// [`plan_for_fpr`] with an explicit cap on the array's bits per key (the receiver's memory).
+///
+/// ```
+/// let p = blockbloom::compressed::plan_for_fpr_with_array_limit(100_000, 0.01, 12.0)?;
+/// assert!(p.array_bits_per_key() <= 12.0 && p.fpr <= 0.01);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`plan_for_fpr`], and [`Error::InvalidBitsPerKey`] for a cap that is not finite and
+/// positive.
+pub fn plan_for_fpr_with_array_limit(
+    capacity: u64,
+    fpr: f64,
+    max_array_bits_per_key: f64,
+) -> Result<TransferPlan, Error> {
+    if fpr.is_nan() || !(sizing::MIN_FPR..1.0).contains(&fpr) {
+        return Err(Error::InvalidFpr(fpr));
+    }
+    if !max_array_bits_per_key.is_finite() || max_array_bits_per_key <= 0.0 {
+        return Err(Error::InvalidBitsPerKey(max_array_bits_per_key));
+    }
+    if capacity == 0 {
+        return Err(Error::InvalidParameter {
+            name: "capacity",
+            value: 0.0,
+            expected: "at least 1 key",
+        });
+    }
+    let keys = capacity;
+    let max_bits = (max_array_bits_per_key * keys as f64).floor();
+    let mut best: Option<TransferPlan> = None;
+    let mut consider = |candidate: TransferPlan| {
+        let better = match &best {
+            None => true,
+            Some(b) => match (b.design, candidate.design) {
+                // The blocked filter queries faster: the classic one must win by over 1%.
+                (TransferDesign::Blocked(_), TransferDesign::Classic { .. }) => {
+                    candidate.predicted_bytes < b.predicted_bytes * 0.99
+                }
+                (TransferDesign::Classic { .. }, TransferDesign::Blocked(_)) => {
+                    candidate.predicted_bytes <= b.predicted_bytes * 1.01
+                }
+                _ => candidate.predicted_bytes < b.predicted_bytes,
+            },
+        };
+        if better {
+            best = Some(candidate);
+        }
+    };
+
+    let block_cap = ((max_bits / BLOCK_BITS as f64) as u64).min(MAX_BLOCKS);
+    if block_cap >= 1 {
+        for layout in Layout::ALL {
+            for probes in layout.probe_counts() {
+                let rate = |blocks: u64| sizing::false_positive_rate(keys, blocks, layout, probes);
+                let Some(blocks) = smallest(block_cap, |b| rate(b) <= fpr) else {
+                    continue;
+                };
+                let q = expected_fill(keys, blocks, layout, probes);
+                if !(MIN_FILL..=MAX_FILL).contains(&q) {
+                    continue; // a larger array is sparser still: below MIN_FILL, none fits
+                }
+                consider(TransferPlan {
+                    design: TransferDesign::Blocked(Plan {
+                        num_blocks: blocks,
+                        layout,
+                        probes,
+                        capacity: keys,
+                    }),
+                    capacity: keys,
+                    fpr: rate(blocks),
+                    predicted_bytes: predicted_bytes(keys, blocks, layout, probes),
+                });
+            }
+        }
+    }
+
+    let bit_cap = (max_bits as u64).min(classic::MAX_BITS);
+    for probes in 1..=CLASSIC_MAX_PROBES {
+        let rate = |m: u64| classic_expected_fill(keys, m, probes).powi(probes as i32);
+        let Some(m) = smallest(bit_cap, |m| rate(m) <= fpr) else {
+            continue;
+        };
+        if !(MIN_FILL..=MAX_FILL).contains(&classic_expected_fill(keys, m, probes)) {
+            continue;
+        }
+        consider(TransferPlan {
+            design: TransferDesign::Classic {
+                num_bits: m,
+                probes,
+            },
+            capacity: keys,
+            fpr: rate(m),
+            predicted_bytes: classic_predicted_bytes(keys, m, probes),
+        });
+    }
+    best.ok_or(Error::NoTransferDesign {
+        fpr,
+        max_array_bits_per_key,
+    })
+}
+
+/// The smallest `x` in `1..=cap` with `ok(x)`, for an `ok` that stays true once true.
+fn smallest(cap: u64, ok: impl Fn(u64) -> bool) -> Option<u64> {
+    if cap == 0 || !ok(cap) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0u64, cap); // ok(hi), and not ok(lo) unless lo == 0
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 impl BloomFilter {
     /// An empty filter for `capacity` keys shaped by [`plan`] for a transfer budget of
     /// `transfer_bits_per_key` bits per key in [`to_compressed_bytes`](Self::to_compressed_bytes),
@@ -315,22 +591,12 @@ impl BloomFilter {
     /// # Errors
     /// [`Error::Codec`] if the codec fails (it allocates its own memory).
     pub fn to_compressed_bytes(&self) -> Result<Vec<u8>, Error> {
-        let codec = |e: std::io::Error| Error::Codec(e.to_string());
-        let raw_len = self.encoded_len() as u64;
-        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), ZSTD_LEVEL).map_err(codec)?;
-        // The content size in the frame header lets zstd size its window to small filters.
-        enc.set_pledged_src_size(Some(raw_len)).map_err(codec)?;
-        enc.include_contentsize(true).map_err(codec)?;
-        enc.include_checksum(false).map_err(codec)?; // the envelope and inner checksums cover it
-        enc.include_dictid(false).map_err(codec)?;
-        self.write_to(&mut enc)?;
-        let frame = enc.finish().map_err(codec)?;
-        Ok(Compressed {
-            seed: self.meta().seed,
-            raw_len,
-            frame,
-        }
-        .to_bytes())
+        compress(
+            self.meta().seed,
+            self.encoded_len() as u64,
+            Inner::Plain,
+            |enc| self.write_to(enc),
+        )
     }
 
     /// Decodes the compressed transfer form.
@@ -375,65 +641,229 @@ impl BloomFilter {
         bytes: &[u8],
         max_decompressed: u64,
     ) -> Result<BloomFilter, Error> {
-        let c = Compressed::from_bytes(bytes)?;
-        let declared = c.raw_len;
-        if declared > max_decompressed {
-            return Err(Error::DecompressedTooLarge {
-                declared,
-                limit: max_decompressed,
-            });
-        }
-        let decoder = zstd::stream::read::Decoder::with_buffer(&c.frame[..])
-            .map_err(|e| Error::Codec(e.to_string()))?;
-        let mut stream = Tracked {
-            inner: decoder.single_frame(),
-            error: None,
-        };
-        stream
-            .inner
-            .window_log_max(WINDOW_LOG_MAX)
-            .map_err(|e| Error::Codec(e.to_string()))?;
-        // `read_from` reads exactly what the inner header states, in bounded steps; `take`
-        // stops it at the declared length whatever that header says.
-        let decoded = BloomFilter::read_from((&mut stream).take(declared));
-        if let Some(e) = stream.error.take() {
-            return Err(Error::Codec(e));
-        }
-        let f = decoded?;
-        if f.encoded_len() as u64 != declared {
-            return Err(Error::InvalidHeader(
-                "decompressed filter is shorter than the declared length",
-            ));
-        }
-        if f.meta().seed != c.seed {
-            return Err(Error::InvalidHeader(
-                "the envelope's seed differs from the filter's",
-            ));
-        }
-        // Nothing may follow the filter, in the frame or after it.
-        let mut probe = [0u8; 1];
-        let more = stream.read(&mut probe);
-        if let Some(e) = stream.error.take() {
-            return Err(Error::Codec(e));
-        }
-        if more? != 0 {
-            return Err(Error::InvalidHeader(
-                "the compressed stream holds more than the declared length",
-            ));
-        }
-        if !stream.inner.finish().is_empty() {
-            return Err(Error::Codec("bytes after the end of the zstd frame".into()));
-        }
-        Ok(f)
+        decompress(
+            bytes,
+            max_decompressed,
+            Inner::Plain,
+            |r| BloomFilter::read_from(r),
+            |f| (f.encoded_len() as u64, f.meta().seed),
+        )
     }
 }
 
+impl ClassicBloomFilter {
+    /// The classic filter in the compressed transfer form: the same envelope as
+    /// [`BloomFilter::to_compressed_bytes`] (kind [`kind::COMPRESSED`], field 1 naming the
+    /// classic filter) around a zstd frame of [`to_bytes`](Self::to_bytes). A sparse classic
+    /// filter with few probes is what [`plan_for_fpr`] picks when it sends the fewest bytes.
+    ///
+    /// ```
+    /// use blockbloom::ClassicBloomFilter;
+    /// // 14 bits per key in memory, 2 probes: about 13% of the bits set.
+    /// let mut f = ClassicBloomFilter::new(14 * 10_000, 2)?;
+    /// f.insert_batch(&(0..10_000u64).collect::<Vec<_>>());
+    /// let wire = f.to_compressed_bytes()?;
+    /// assert!(wire.len() * 8 < 9 * 10_000); // under 9 bits per key on the wire
+    /// assert_eq!(ClassicBloomFilter::from_compressed_bytes_limited(&wire, 1 << 20)?, f);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Codec`] if the codec fails.
+    pub fn to_compressed_bytes(&self) -> Result<Vec<u8>, Error> {
+        compress(
+            self.seed(),
+            self.encoded_len() as u64,
+            Inner::Classic,
+            |enc| self.write_to(enc),
+        )
+    }
+
+    /// Decodes the compressed transfer form of a classic filter. The cost of a payload is as
+    /// for [`BloomFilter::from_compressed_bytes`]: prefer
+    /// [`from_compressed_bytes_limited`](Self::from_compressed_bytes_limited) for untrusted
+    /// input.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::from_compressed_bytes`], with [`ClassicBloomFilter::read_from`]'s
+    /// errors for the decompressed filter; [`Error::WrongKind`] for the compressed form of a
+    /// plain filter.
+    pub fn from_compressed_bytes(bytes: &[u8]) -> Result<ClassicBloomFilter, Error> {
+        ClassicBloomFilter::from_compressed_bytes_limited(bytes, u64::MAX)
+    }
+
+    /// [`from_compressed_bytes`](Self::from_compressed_bytes) that refuses, before
+    /// decompressing anything, a filter declaring more than `max_decompressed` bytes.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, ClassicBloomFilter, Error};
+    /// let plain = BloomFilter::with_transfer_budget(1000, 16.0)?.to_compressed_bytes()?;
+    /// let err = ClassicBloomFilter::from_compressed_bytes_limited(&plain, 1 << 20).unwrap_err();
+    /// assert!(matches!(err, Error::WrongKind { .. }));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_compressed_bytes`](Self::from_compressed_bytes), plus
+    /// [`Error::DecompressedTooLarge`].
+    pub fn from_compressed_bytes_limited(
+        bytes: &[u8],
+        max_decompressed: u64,
+    ) -> Result<ClassicBloomFilter, Error> {
+        decompress(
+            bytes,
+            max_decompressed,
+            Inner::Classic,
+            |r| ClassicBloomFilter::read_from(r),
+            |f| (f.encoded_len() as u64, f.seed()),
+        )
+    }
+}
+
+/// The filter a compressed payload holds (the envelope's field 1).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Inner {
+    /// The plain filter's version-1 encoding (field 1 is 0: the form's first meaning).
+    Plain,
+    /// The classic filter's encoding (field 1 is its layout id).
+    Classic,
+}
+
+impl Inner {
+    fn field(self) -> u64 {
+        match self {
+            Inner::Plain => 0,
+            Inner::Classic => kind::CLASSIC as u64,
+        }
+    }
+
+    fn from_field(field: u64) -> Option<Inner> {
+        match field {
+            0 => Some(Inner::Plain),
+            f if f == kind::CLASSIC as u64 => Some(Inner::Classic),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Inner::Plain => "compressed plain Bloom filter",
+            Inner::Classic => "compressed classic Bloom filter",
+        }
+    }
+
+    /// Whether `len` bytes can be this filter's encoding: the plain filter is 64 + 64 x blocks
+    /// for 1 <= blocks <= 2^32, the classic filter 64 + 8 x words for 1 <= words <= 2^37.
+    fn valid_len(self, len: u64) -> bool {
+        let header = HEADER_BYTES as u64;
+        let (unit, most) = match self {
+            Inner::Plain => ((BLOCK_BITS / 8) as u64, MAX_BLOCKS),
+            Inner::Classic => (8, classic::MAX_BITS / 64),
+        };
+        len >= header + unit && len <= header + most * unit && (len - header).is_multiple_of(unit)
+    }
+}
+
+/// A filter's encoding of `raw_len` bytes, written by `write`, in the compressed form.
+fn compress(
+    seed: u64,
+    raw_len: u64,
+    inner: Inner,
+    write: impl FnOnce(&mut zstd::stream::write::Encoder<'static, Vec<u8>>) -> Result<(), Error>,
+) -> Result<Vec<u8>, Error> {
+    let codec = |e: std::io::Error| Error::Codec(e.to_string());
+    let mut enc = zstd::stream::write::Encoder::new(Vec::new(), ZSTD_LEVEL).map_err(codec)?;
+    // The content size in the frame header lets zstd size its window to small filters.
+    enc.set_pledged_src_size(Some(raw_len)).map_err(codec)?;
+    enc.include_contentsize(true).map_err(codec)?;
+    enc.include_checksum(false).map_err(codec)?; // the envelope and inner checksums cover it
+    enc.include_dictid(false).map_err(codec)?;
+    write(&mut enc)?;
+    let frame = enc.finish().map_err(codec)?;
+    Ok(Compressed {
+        seed,
+        raw_len,
+        inner,
+        frame,
+    }
+    .to_bytes())
+}
+
+/// Decodes the compressed form of an `inner` filter with `read` (which reads exactly one
+/// filter); `len_and_seed` gives the decoded filter's encoded length and seed.
+fn decompress<T>(
+    bytes: &[u8],
+    max_decompressed: u64,
+    inner: Inner,
+    read: impl FnOnce(&mut dyn Read) -> Result<T, Error>,
+    len_and_seed: impl FnOnce(&T) -> (u64, u64),
+) -> Result<T, Error> {
+    let c = Compressed::from_bytes(bytes)?;
+    if c.inner != inner {
+        return Err(Error::WrongKind {
+            expected: inner.name(),
+            found: c.inner.name(),
+        });
+    }
+    let declared = c.raw_len;
+    if declared > max_decompressed {
+        return Err(Error::DecompressedTooLarge {
+            declared,
+            limit: max_decompressed,
+        });
+    }
+    let decoder = zstd::stream::read::Decoder::with_buffer(&c.frame[..])
+        .map_err(|e| Error::Codec(e.to_string()))?;
+    let mut stream = Tracked {
+        inner: decoder.single_frame(),
+        error: None,
+    };
+    stream
+        .inner
+        .window_log_max(WINDOW_LOG_MAX)
+        .map_err(|e| Error::Codec(e.to_string()))?;
+    // `read` reads exactly what the inner header states, in bounded steps; `take` stops it at
+    // the declared length whatever that header says.
+    let decoded = read(&mut (&mut stream).take(declared));
+    if let Some(e) = stream.error.take() {
+        return Err(Error::Codec(e));
+    }
+    let f = decoded?;
+    let (len, seed) = len_and_seed(&f);
+    if len != declared {
+        return Err(Error::InvalidHeader(
+            "decompressed filter is shorter than the declared length",
+        ));
+    }
+    if seed != c.seed {
+        return Err(Error::InvalidHeader(
+            "the envelope's seed differs from the filter's",
+        ));
+    }
+    // Nothing may follow the filter, in the frame or after it.
+    let mut probe = [0u8; 1];
+    let more = stream.read(&mut probe);
+    if let Some(e) = stream.error.take() {
+        return Err(Error::Codec(e));
+    }
+    if more? != 0 {
+        return Err(Error::InvalidHeader(
+            "the compressed stream holds more than the declared length",
+        ));
+    }
+    if !stream.inner.finish().is_empty() {
+        return Err(Error::Codec("bytes after the end of the zstd frame".into()));
+    }
+    Ok(f)
+}
+
 /// The compressed transfer form in the codec: the envelope (the parameter byte is the codec
-/// id, the first field the decompressed length, the others zero) around a zstd frame of the
-/// plain encoding.
+/// id, field 0 the decompressed length, field 1 the inner filter, field 2 zero) around a zstd
+/// frame of the inner filter's encoding.
 struct Compressed {
     seed: u64,
     raw_len: u64,
+    inner: Inner,
     frame: Vec<u8>,
 }
 
@@ -445,7 +875,7 @@ impl Encoded for Compressed {
             kind: kind::COMPRESSED,
             param: CODEC_ZSTD,
             seed: self.seed,
-            fields: [self.raw_len, 0, 0],
+            fields: [self.raw_len, self.inner.field(), 0],
         }
     }
 
@@ -464,20 +894,20 @@ impl Encoded for Compressed {
                 "unknown codec id of a compressed filter",
             ));
         }
-        if env.fields[1..] != [0, 0] {
+        if env.fields[2] != 0 {
             return Err(Error::InvalidHeader(
-                "reserved fields of a compressed filter are not zero",
+                "reserved field of a compressed filter is not zero",
             ));
         }
-        let declared = env.fields[0];
-        let block_bytes = (BLOCK_BITS / 8) as u64;
-        let most = HEADER_BYTES as u64 + MAX_BLOCKS * block_bytes;
-        if declared < HEADER_BYTES as u64 + block_bytes
-            || declared > most
-            || !declared.is_multiple_of(block_bytes)
-        {
+        let Some(inner) = Inner::from_field(env.fields[1]) else {
             return Err(Error::InvalidHeader(
-                "decompressed length is not the size of a plain filter",
+                "unknown inner filter of a compressed filter",
+            ));
+        };
+        let declared = env.fields[0];
+        if !inner.valid_len(declared) {
+            return Err(Error::InvalidHeader(
+                "decompressed length is not the size of the inner filter",
             ));
         }
         let mut frame = Vec::new();
@@ -490,6 +920,7 @@ impl Encoded for Compressed {
         Ok(Compressed {
             seed: env.seed,
             raw_len: declared,
+            inner,
             frame,
         })
     }
