@@ -79,7 +79,7 @@ pub struct QueryArgs {
 #[derive(Args)]
 pub struct InfoArgs {
     /// The filter file: any kind the library writes (plain, counting, deletable, scalable,
-    /// compressed, Bloomier).
+    /// compressed plain or classic, Bloomier, classic).
     filter: PathBuf,
 }
 

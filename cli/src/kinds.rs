@@ -9,8 +9,8 @@ use std::io::{self, Read};
 
 use blockbloom::format::{HEADER_BYTES, MAGIC, kind};
 use blockbloom::{
-    BloomFilter, BloomierFilter, CountingBloomFilter, DeletableBloomFilter, Error,
-    ScalableBloomFilter,
+    BloomFilter, BloomierFilter, ClassicBloomFilter, CountingBloomFilter, DeletableBloomFilter,
+    Error, ScalableBloomFilter,
 };
 
 /// A decoded filter file of any kind.
@@ -27,6 +27,10 @@ pub enum AnyFilter {
     Compressed(BloomFilter),
     /// Layout id 20.
     Bloomier(BloomierFilter),
+    /// Layout id 21.
+    Classic(ClassicBloomFilter),
+    /// Layout id 19 holding a classic filter (field 1 is 21): the filter it decompresses to.
+    CompressedClassic(ClassicBloomFilter),
 }
 
 /// Reads up to a header's worth of bytes (fewer only at the end of the input).
@@ -67,13 +71,17 @@ impl AnyFilter {
                 AnyFilter::Scalable(ScalableBloomFilter::read_from(&mut input)?)
             }
             Some(kind::BLOOMIER) => AnyFilter::Bloomier(BloomierFilter::read_from(&mut input)?),
+            Some(kind::CLASSIC) => AnyFilter::Classic(ClassicBloomFilter::read_from(&mut input)?),
             Some(kind::COMPRESSED) => {
-                // The transfer form decodes from a buffer; it is small by construction.
+                // The transfer form decodes from a buffer; it is small by construction. Its
+                // field 1 (bytes 32..40) names the filter inside.
                 let mut bytes = Vec::new();
                 input.read_to_end(&mut bytes)?;
-                return Ok(AnyFilter::Compressed(BloomFilter::from_compressed_bytes(
-                    &bytes,
-                )?));
+                return Ok(if head.get(32) == Some(&kind::CLASSIC) {
+                    AnyFilter::CompressedClassic(ClassicBloomFilter::from_compressed_bytes(&bytes)?)
+                } else {
+                    AnyFilter::Compressed(BloomFilter::from_compressed_bytes(&bytes)?)
+                });
             }
             // Plain ids, unknown ids and non-filters: the plain decoder says what is wrong.
             _ => AnyFilter::Plain(BloomFilter::read_from(&mut input)?),
@@ -97,8 +105,9 @@ impl AnyFilter {
             AnyFilter::Counting(_) => kind::COUNTING,
             AnyFilter::Deletable(_) => kind::DELETABLE,
             AnyFilter::Scalable(_) => kind::SCALABLE,
-            AnyFilter::Compressed(_) => kind::COMPRESSED,
+            AnyFilter::Compressed(_) | AnyFilter::CompressedClassic(_) => kind::COMPRESSED,
             AnyFilter::Bloomier(_) => kind::BLOOMIER,
+            AnyFilter::Classic(_) => kind::CLASSIC,
         };
         kind::name(id).unwrap_or("filter")
     }
@@ -111,6 +120,7 @@ impl AnyFilter {
             AnyFilter::Deletable(f) => f.filter().seed(),
             AnyFilter::Scalable(f) => f.seed(),
             AnyFilter::Bloomier(f) => f.seed(),
+            AnyFilter::Classic(f) | AnyFilter::CompressedClassic(f) => f.seed(),
         }
     }
 
@@ -122,6 +132,7 @@ impl AnyFilter {
             AnyFilter::Deletable(f) => f.contains_bytes(key),
             AnyFilter::Scalable(f) => f.contains_bytes(key),
             AnyFilter::Bloomier(f) => f.get_bytes(key).is_some(),
+            AnyFilter::Classic(f) | AnyFilter::CompressedClassic(f) => f.contains_bytes(key),
         }
     }
 
@@ -139,6 +150,9 @@ impl AnyFilter {
             AnyFilter::Deletable(f) => each(&|h| f.contains_hash(h), out),
             AnyFilter::Scalable(f) => each(&|h| f.contains_hash(h), out),
             AnyFilter::Bloomier(f) => each(&|h| f.get_hash(h).is_some(), out),
+            AnyFilter::Classic(f) | AnyFilter::CompressedClassic(f) => {
+                each(&|h| f.contains_hash(h), out)
+            }
         }
     }
 
@@ -160,6 +174,19 @@ impl AnyFilter {
                 );
                 plain_rows(f, &mut add);
             }
+            AnyFilter::CompressedClassic(f) => {
+                add("compressed", format!("{file_bytes} bytes (zstd)"));
+                add(
+                    "decompressed",
+                    format!(
+                        "{} bytes ({:.1}x)",
+                        f.encoded_len(),
+                        f.encoded_len() as f64 / file_bytes.max(1) as f64
+                    ),
+                );
+                classic_rows(f, &mut add);
+            }
+            AnyFilter::Classic(f) => classic_rows(f, &mut add),
             AnyFilter::Counting(f) => {
                 add("layout", f.layout().to_string());
                 add("k", f.probes().to_string());
@@ -238,6 +265,24 @@ impl AnyFilter {
         }
         rows
     }
+}
+
+/// The classic filter's fields (also the inside of its compressed form).
+fn classic_rows(f: &ClassicBloomFilter, add: &mut impl FnMut(&str, String)) {
+    let ones = f.count_ones();
+    add("m", format!("{} bits", f.num_bits()));
+    add("k", f.probes().to_string());
+    add("hash", "XXH3-64, double hashing".to_string());
+    add("seed", f.seed().to_string());
+    add("halvings", f.halvings().to_string());
+    add("bytes", f.encoded_len().to_string());
+    add(
+        "fill ratio",
+        format!("{:.4}", ones as f64 / f.num_bits() as f64),
+    );
+    add("est. keys", format!("{:.0}", f.estimated_len()));
+    add("FPR from fill", format!("{:.3e}", f.fill_fpr()));
+    add("kernel", f.isa().to_string());
 }
 
 /// The plain filter's fields (also the inside of a compressed or deletable filter).

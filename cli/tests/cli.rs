@@ -708,8 +708,8 @@ fn field(stdout: &str, name: &str) -> String {
 #[test]
 fn info_and_query_read_every_kind() {
     use blockbloom::{
-        BloomFilter, BloomierFilter, CounterBits, CountingBloomFilter, DeletableBloomFilter,
-        ScalableBloomFilter,
+        BloomFilter, BloomierFilter, ClassicBloomFilter, CounterBits, CountingBloomFilter,
+        DeletableBloomFilter, ScalableBloomFilter,
     };
     let dir = scratch("kinds");
     let keys: Vec<String> = members(0..3000).collect();
@@ -725,7 +725,9 @@ fn info_and_query_read_every_kind() {
     let mut deletable = DeletableBloomFilter::with_capacity(3000, 0.01).unwrap();
     let mut scalable = ScalableBloomFilter::new(500, 0.01).unwrap();
     let mut plain = BloomFilter::with_capacity(3000, 0.001).unwrap();
+    let mut classic = ClassicBloomFilter::with_seed(14 * 3000, 2, 5).unwrap();
     for k in &bytes {
+        classic.insert_bytes(k);
         counting.insert_bytes(k);
         deletable.insert_bytes(k);
         scalable.insert_bytes(k).unwrap();
@@ -734,8 +736,15 @@ fn info_and_query_read_every_kind() {
     let pairs: Vec<(&[u8], u64)> = bytes.iter().map(|k| (*k, k.len() as u64)).collect();
     let bloomier = BloomierFilter::builder(8, 8).build_bytes(&pairs).unwrap();
     let compressed = plain.to_compressed_bytes().unwrap();
+    let compressed_classic = classic.to_compressed_bytes().unwrap();
 
     let files = [
+        ("classic.bb", classic.to_bytes(), "classic Bloom filter"),
+        (
+            "compressed-classic.bb",
+            compressed_classic.clone(),
+            "compressed filter",
+        ),
         ("counting.bb", counting.to_bytes(), "counting filter"),
         (
             "deletable.bb",
@@ -808,6 +817,16 @@ fn info_and_query_read_every_kind() {
     assert_eq!(field(&s, "file bytes"), compressed.len().to_string());
     assert!(field(&s, "compressed").starts_with(&compressed.len().to_string()));
     assert_eq!(field(&s, "k"), plain.probes().to_string());
+
+    let s = info("classic.bb");
+    assert_eq!(field(&s, "m"), "42000 bits");
+    assert_eq!(field(&s, "k"), "2");
+    assert_eq!(field(&s, "seed"), "5");
+    let s = info("compressed-classic.bb");
+    assert_eq!(field(&s, "m"), "42000 bits");
+    assert!(field(&s, "compressed").starts_with(&compressed_classic.len().to_string()));
+    let est: f64 = field(&s, "est. keys").parse().unwrap();
+    assert!((est - 3000.0).abs() < 300.0, "{est}");
 
     let s = info("bloomier.bb");
     assert_eq!(field(&s, "keys"), "3000");
