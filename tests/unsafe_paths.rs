@@ -3,8 +3,9 @@
 //! pipeline's unchecked block accesses on the scalar and portable tiers (and whatever SIMD tier
 //! the host has, outside Miri), the atomic filter's zero-copy conversions, `FilterRef`'s
 //! borrowed blocks, the counting and deletable block operations, the split-block filter, the
-//! codec's readers and decoders on good and damaged bytes (all but zstd, which is C). Under plain `cargo test` it is one
-//! more differential test of the same paths.
+//! classic filter's word accesses, the codec's readers and decoders on good and damaged bytes
+//! (all but zstd, which is C). Under plain `cargo test` it is one more differential test of
+//! the same paths.
 
 mod common;
 
@@ -142,6 +143,22 @@ fn family_block_operations() {
         s.contains_batch(&ks, &mut out);
         assert!(out.iter().all(|&x| x));
         assert_eq!(SplitBlockFilter::from_bitset(s.as_bitset()).unwrap(), s);
+
+        // The classic filter's unchecked word accesses, single and batched, with an m that
+        // is not a multiple of 64, and after halving (positions reduced mod the new m).
+        let mut cl = blockbloom::ClassicBloomFilter::new(4001 * 2, 5)
+            .unwrap()
+            .with_isa(isa)
+            .unwrap();
+        cl.insert_batch(&ks[..N / 2]);
+        for k in &ks[N / 2..] {
+            cl.insert(k);
+        }
+        cl.contains_batch(&ks, &mut out);
+        assert!(out.iter().all(|&x| x));
+        cl.halve().unwrap();
+        assert_eq!(cl.count_batch(&ks), N);
+        assert!(ks.iter().all(|k| cl.contains(k)));
     }
 }
 

@@ -120,7 +120,23 @@ pub(crate) trait ClassicOp {
 }
 
 /// Sets each position. (No tier has a scatter-OR that survives two probes in one word.)
-pub(crate) struct ClassicInsert<'a>(pub &'a mut [u64]);
+pub(crate) struct ClassicInsert<'a>(&'a mut [u64]);
+
+impl<'a> ClassicInsert<'a> {
+    pub fn new(words: &'a mut [u64]) -> Self {
+        ClassicInsert(words)
+    }
+}
+
+/// Checks once per key that its positions fall inside `words` (a key's positions are all
+/// below its `m`), so the probes themselves need no bounds checks.
+#[inline(always)]
+fn check_fits(positions: &Positions, words: &[u64]) {
+    assert!(
+        positions.m <= words.len() as u64 * 64,
+        "classic filter: positions past the array"
+    );
+}
 
 impl ClassicOp for ClassicInsert<'_> {
     fn words(&self) -> *const u64 {
@@ -129,8 +145,11 @@ impl ClassicOp for ClassicInsert<'_> {
 
     #[inline(always)]
     fn key(&mut self, positions: Positions) -> bool {
+        check_fits(&positions, self.0);
         for p in positions {
-            self.0[(p / 64) as usize] |= 1 << (p % 64);
+            // SAFETY: `p < positions.m <= 64 * len` (`Positions` keeps `x < m`, and
+            // `check_fits` checked `m`), so the word index is in bounds.
+            unsafe { *self.0.get_unchecked_mut((p / 64) as usize) |= 1 << (p % 64) };
         }
         true
     }
@@ -150,11 +169,13 @@ impl ClassicOp for ClassicQuery<'_> {
 
     #[inline(always)]
     fn key(&mut self, positions: Positions) -> bool {
+        check_fits(&positions, self.words);
         // Every word is read, without an early exit: the loads overlap, and an exit taken at
         // a random probe would mispredict.
         let mut all = 1;
         for p in positions {
-            all &= self.words[(p / 64) as usize] >> (p % 64);
+            // SAFETY: as in `ClassicInsert::key`: `p < positions.m <= 64 * len`.
+            all &= unsafe { *self.words.get_unchecked((p / 64) as usize) } >> (p % 64);
         }
         all & 1 != 0
     }
@@ -165,6 +186,7 @@ impl ClassicOp for ClassicQuery<'_> {
             return self.key(positions);
         }
         // Eight positions per gather; the last group padded with the first position.
+        check_fits(&positions, self.words);
         let k = positions.len();
         let mut padded = [0u64; MAX_PROBES as usize];
         for (o, p) in padded.iter_mut().zip(positions) {
@@ -176,8 +198,8 @@ impl ClassicOp for ClassicQuery<'_> {
         let mut all = true;
         for eight in padded[..stride].chunks_exact(8) {
             let p = l.loadu(eight);
-            // SAFETY: every position is below `num_bits <= 64 * words.len()`, so every word
-            // index is in bounds of the array.
+            // SAFETY: every position is below `positions.m <= 64 * words.len()` (checked
+            // above), so every word index is in bounds of the array.
             let w = unsafe { l.gather(self.words.as_ptr(), l.shr::<6>(p)) };
             all &= l.covers(w, l.bit_mod64(p));
         }
@@ -298,9 +320,14 @@ impl<O: ClassicOp> Batch for ClassicBatch<'_, '_, O> {
             return;
         }
         let k = shape.probes as usize;
-        // A key touches k lines: a chunk of them is k times the misses of a blocked filter's.
-        let chunk = (PREFETCH_LINES / k).clamp(1, CHUNK);
         let base = (shape.num_bits > PREFETCH_ABOVE_BITS).then(|| op.words());
+        // A key touches k lines: a prefetched chunk of them is k times the misses of a blocked
+        // filter's. Without prefetches a chunk only amortizes the hashing in lanes: the full
+        // one (a 9-key chunk at k = 7 left one key of every chunk to the scalar tail).
+        let chunk = match base {
+            Some(_) => (PREFETCH_LINES / k).clamp(1, CHUNK),
+            None => CHUNK,
+        };
         let mut stage = [Stage::EMPTY, Stage::EMPTY];
         let (mut start, mut cur) = (0, 0);
         stage[0].load(l, &shape, keys, 0, chunk.min(len), base);

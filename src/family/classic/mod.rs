@@ -208,7 +208,7 @@ impl ClassicBloomFilter {
 
     /// Adds the key whose hash is `hash`.
     pub fn insert_hash(&mut self, hash: u64) {
-        ClassicInsert(&mut self.words).key(self.shape.positions(hash));
+        ClassicInsert::new(&mut self.words).key(self.shape.positions(hash));
     }
 
     /// Whether `key` may have been inserted (false positives at the designed rate, never a
@@ -245,7 +245,7 @@ impl ClassicBloomFilter {
         self.kernel.classic(
             self.shape,
             keys,
-            ClassicInsert(&mut self.words),
+            ClassicInsert::new(&mut self.words),
             Sink::Discard,
         )
     }
