@@ -142,7 +142,10 @@ impl AtomicBloomFilter {
         }
     }
 
-    /// Inserts any hashable key; `u64`/`u32` keys land where the batch methods put them.
+    /// Inserts any hashable key; `u64`/`u32` (and `u128`) keys land where the batch methods
+    /// put them. Byte keys hash through `Hash` with a length prefix or terminator: use
+    /// [`insert_bytes`](Self::insert_bytes) for them (see
+    /// [`BloomFilter::insert`](crate::BloomFilter::insert)).
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
         self.insert_hash(hash_key(key, self.meta.seed))

@@ -87,8 +87,22 @@ impl BloomFilter {
         Builder::new()
     }
 
-    /// Inserts any hashable key. `u64`/`u32` keys land exactly where [`insert_batch`]
-    /// puts them.
+    /// Inserts any hashable key. `u64`/`u32` (and `u128`) keys land exactly where
+    /// [`insert_batch`] puts them.
+    ///
+    /// Byte keys do not: `Hash` adds a length prefix to slices and arrays and a terminator to
+    /// `str`, so `insert(&[u8; 16])` or `insert("text")` hashes other bytes than the batch
+    /// forms and [`insert_bytes`](Self::insert_bytes). Byte strings, `&str` and 16-byte keys
+    /// that must meet a batch (or a file built by the CLI) go through `insert_bytes` and
+    /// `contains_bytes`:
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// let flow = [7u8; 16];
+    /// f.insert_batch(&[flow]);
+    /// assert!(f.contains_bytes(&flow)); // the batch hashed the 16 bytes, as `insert_bytes` does
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
     ///
     /// [`insert_batch`]: BloomFilter::insert_batch
     ///
