@@ -82,6 +82,7 @@ pub mod layout;
 mod limits;
 #[cfg(any(not(feature = "std"), test))]
 mod math;
+pub mod memory;
 pub mod parquet;
 #[cfg(feature = "serde")]
 mod serialize;

@@ -522,6 +522,21 @@ pub fn info(args: InfoArgs) -> Result<()> {
         rows.push(("file bytes".into(), file_bytes.to_string()));
     }
     rows.extend(f.info_rows(file_bytes));
+    if let AnyFilter::Plain(p) = &f {
+        // A filter loaded from a file is read into ordinary pages (huge pages are asked for
+        // by the builders only): say so, and what the system would grant to a built one.
+        let thp = blockbloom::memory::transparent_huge_pages().unwrap_or("unknown");
+        let huge = p
+            .huge_page_bytes()
+            .map_or("unknown".to_string(), |b| b.to_string());
+        rows.push((
+            "huge pages".into(),
+            format!(
+                "{huge} of {} bytes (system setting: {thp})",
+                p.size_in_bytes()
+            ),
+        ));
+    }
     let mut out = io::stdout().lock();
     let r = rows
         .iter()

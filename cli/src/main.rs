@@ -100,6 +100,18 @@ fn demo(active: Isa) -> Result<(), Box<dyn Error>> {
     print_header(&ctx);
     let progress = Progress::new();
     let threads = system::logical_cpus().max(2);
+    // How much of a DRAM-sized filter the kernel puts on huge pages (blockbloom::memory).
+    let (n, _) = SIZES[SIZES.len() - 1];
+    let big = blockbloom::BloomFilter::with_capacity(n as u64, 0.01)?;
+    println!(
+        "huge pages: a {n}-key filter ({} MiB) has {} MiB on transparent huge pages (system \
+         setting: {})\n",
+        big.size_in_bytes() >> 20,
+        big.huge_page_bytes()
+            .map_or("unknown".to_string(), |b| (b >> 20).to_string()),
+        blockbloom::memory::transparent_huge_pages().unwrap_or("unknown")
+    );
+    drop(big);
     for (n, _) in SIZES {
         let r = suite::run(&SuitePlan::standard(n, 5, &[]), &progress)?;
         print_size(&r, &ctx)?;

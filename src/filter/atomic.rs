@@ -142,6 +142,12 @@ impl AtomicBloomFilter {
         }
     }
 
+    /// Bytes of the words the kernel backs with transparent huge pages now (see
+    /// [`BloomFilter::huge_page_bytes`](crate::BloomFilter::huge_page_bytes)).
+    pub fn huge_page_bytes(&self) -> Option<u64> {
+        crate::memory::huge_page_bytes(&self.store[..])
+    }
+
     /// Inserts any hashable key; `u64`/`u32` (and `u128`) keys land where the batch methods
     /// put them. Byte keys hash through `Hash` with a length prefix or terminator: use
     /// [`insert_bytes`](Self::insert_bytes) for them (see

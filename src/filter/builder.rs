@@ -4,7 +4,7 @@
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 
-use super::{BloomFilter, Meta, allocate};
+use super::{BloomFilter, Meta, allocate_pages};
 use crate::error::Error;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
@@ -174,6 +174,26 @@ impl Builder {
         self
     }
 
+    /// Whether a large filter (at least [`memory::HUGE_PAGES_FROM_BYTES`]) asks the kernel for
+    /// transparent huge pages (default: yes, on Linux; see [`memory`]). `false` keeps 4 KiB
+    /// pages, for a process that must not take huge pages or to measure the difference.
+    ///
+    /// ```
+    /// let f = blockbloom::BloomFilter::builder()
+    ///     .capacity(20_000_000)
+    ///     .huge_pages(false)
+    ///     .build()?;
+    /// assert_eq!(f.huge_page_bytes().unwrap_or(0), 0);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// [`memory`]: crate::memory
+    /// [`memory::HUGE_PAGES_FROM_BYTES`]: crate::memory::HUGE_PAGES_FROM_BYTES
+    pub fn huge_pages(mut self, huge_pages: bool) -> Builder {
+        self.opts.no_huge_pages = !huge_pages;
+        self
+    }
+
     /// Sizes, allocates (zeroed) and returns the filter.
     ///
     /// # Errors
@@ -223,7 +243,10 @@ impl Builder {
             (plan.num_blocks, plan.layout, plan.probes, Some(fpr))
         };
         let meta = o.meta(num_blocks, layout, probes, capacity, target_fpr, kernel);
-        Ok(BloomFilter::from_parts(allocate(num_blocks)?, meta))
+        Ok(BloomFilter::from_parts(
+            allocate_pages(num_blocks, !o.no_huge_pages)?,
+            meta,
+        ))
     }
 }
 
@@ -239,6 +262,8 @@ pub(crate) struct Options {
     pub layout: Option<Layout>,
     pub seed: u64,
     pub isa: Option<Isa>,
+    /// `Builder::huge_pages(false)`.
+    pub no_huge_pages: bool,
 }
 
 impl Options {

@@ -411,6 +411,14 @@ impl<S: Storage> Filter<S> {
 }
 
 impl<S: Bits> Filter<S> {
+    /// Bytes of the blocks the kernel backs with transparent huge pages now
+    /// ([`memory::huge_page_bytes`](crate::memory::huge_page_bytes)); `None` where the system
+    /// cannot say. A filter over a read-only file mapping ([`FilterRef`]) usually has none:
+    /// load it owned (`from_bytes`, `read_from`) for hot use.
+    pub fn huge_page_bytes(&self) -> Option<u64> {
+        crate::memory::huge_page_bytes(self.store.bits())
+    }
+
     /// Fraction of bits set, in `[0, 1]`.
     ///
     /// ```
@@ -495,13 +503,17 @@ fn sector_popcounts(block: &Block, layout: Layout) -> impl Iterator<Item = u32> 
         .map(|s| s.iter().map(|w| w.count_ones()).sum())
 }
 
-/// Zeroed blocks; a size the allocator refuses is an error, never an abort.
+/// Zeroed blocks, advised onto huge pages when large ([`crate::memory`]); a size the
+/// allocator refuses is an error, never an abort.
 pub(crate) fn allocate(num_blocks: u64) -> Result<Vec<Block>, Error> {
+    allocate_pages(num_blocks, true)
+}
+
+/// [`allocate`], with huge pages asked for only if `huge_pages`.
+pub(crate) fn allocate_pages(num_blocks: u64, huge_pages: bool) -> Result<Vec<Block>, Error> {
     let bytes = num_blocks as u128 * 64;
     let n = usize::try_from(num_blocks).map_err(|_| Error::AllocationFailed { bytes })?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::AllocationFailed { bytes })?;
-    v.resize(n, Block::ZERO);
-    Ok(v)
+    // SAFETY: a block of zero words is the empty block.
+    unsafe { crate::memory::zeroed_vec::<Block>(n, huge_pages) }
+        .ok_or(Error::AllocationFailed { bytes })
 }

@@ -2,7 +2,7 @@
 
 use super::{CounterBits, CountingBloomFilter};
 use crate::error::Error;
-use crate::filter::{Options, allocate};
+use crate::filter::{Options, allocate_pages};
 use crate::isa::Isa;
 use crate::layout::Layout;
 use crate::sizing;
@@ -143,6 +143,13 @@ impl CountingBuilder {
         self
     }
 
+    /// Whether large counters ask for transparent huge pages (default: yes, on Linux), as
+    /// [`Builder::huge_pages`](crate::Builder::huge_pages).
+    pub fn huge_pages(mut self, huge_pages: bool) -> CountingBuilder {
+        self.opts.no_huge_pages = !huge_pages;
+        self
+    }
+
     /// Sizes, allocates (zeroed) and returns the filter.
     ///
     /// # Errors
@@ -169,7 +176,7 @@ impl CountingBuilder {
             kernel,
         );
         Ok(CountingBloomFilter::from_counters(
-            allocate(plan.num_blocks)?,
+            allocate_pages(plan.num_blocks, !o.no_huge_pages)?,
             meta,
             self.bits,
             false,

@@ -578,6 +578,12 @@ impl CountingBloomFilter {
         self.store.min_increase
     }
 
+    /// Bytes of the counters the kernel backs with transparent huge pages now (see
+    /// [`BloomFilter::huge_page_bytes`](crate::BloomFilter::huge_page_bytes)).
+    pub fn huge_page_bytes(&self) -> Option<u64> {
+        crate::memory::huge_page_bytes(self.blocks())
+    }
+
     /// The counters, as blocks of words (counter `i` of a word is bits `[c i, c (i + 1))`).
     ///
     /// ```

@@ -1,0 +1,83 @@
+//! Large filters on transparent huge pages (`blockbloom::memory`): the filters built with
+//! and without them are the same filter, every conversion and copy of one stays correct, and
+//! the opt-out really opts out where the system only grants huge pages on request.
+
+use blockbloom::{AtomicBloomFilter, BloomFilter, CountingBloomFilter, memory};
+
+/// A 24 MB filter: well above `HUGE_PAGES_FROM_BYTES`.
+const N: u64 = 20_000_000;
+
+fn keys(n: u64, stream: u64) -> Vec<u64> {
+    (0..n)
+        .map(|i| (i ^ (stream << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect()
+}
+
+fn built(huge: bool) -> BloomFilter {
+    BloomFilter::builder()
+        .capacity(N)
+        .fpr(0.01)
+        .huge_pages(huge)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_pages_do_not_change_the_filter() {
+    assert!(built(true).size_in_bytes() >= memory::HUGE_PAGES_FROM_BYTES);
+    let ks = keys(N / 4, 1);
+    let mut a = built(true);
+    let mut b = built(false);
+    assert!(a.blocks().iter().all(|blk| blk.0 == [0; 8]), "not zeroed");
+    a.insert_batch(&ks);
+    b.insert_batch(&ks);
+    assert_eq!(a, b);
+    assert_eq!(a.count_batch(&ks), ks.len());
+    // Copies, conversions and folds of a huge-page filter.
+    let c = a.clone();
+    assert_eq!(c, a);
+    let atomic: AtomicBloomFilter = a.into_atomic();
+    atomic.insert_batch(&keys(1000, 2));
+    let back = atomic.into_filter();
+    assert_eq!(back.count_batch(&ks), ks.len());
+    let folded = back.fold().unwrap();
+    assert_eq!(folded.count_batch(&ks), ks.len());
+    assert_eq!(BloomFilter::from_bytes(&back.to_bytes()).unwrap(), back);
+}
+
+#[test]
+fn counting_filters_take_the_same_pages() {
+    let ks = keys(100_000, 3);
+    let mut c = CountingBloomFilter::builder()
+        .capacity(N / 4)
+        .huge_pages(true)
+        .build()
+        .unwrap();
+    c.insert_batch(&ks);
+    assert_eq!(c.count_batch(&ks), ks.len());
+    assert_eq!(c.remove_batch(&ks).unwrap(), ks.len());
+    assert_eq!(c.total_count(), 0);
+}
+
+#[test]
+fn what_the_system_grants_is_reported() {
+    let setting = memory::transparent_huge_pages();
+    // Insert everywhere, so that what the kernel backs the pages with is settled.
+    let mut on = built(true);
+    let mut off = built(false);
+    on.insert_batch(&keys(N, 4));
+    off.insert_batch(&keys(N, 4));
+    let (Some(h_on), Some(h_off)) = (on.huge_page_bytes(), off.huge_page_bytes()) else {
+        assert!(setting.is_none() || cfg!(not(target_os = "linux")));
+        return;
+    };
+    assert!(h_on <= on.size_in_bytes() as u64 && h_off <= off.size_in_bytes() as u64);
+    eprintln!("THP {setting:?}: {h_on} bytes on huge pages asked, {h_off} not asked");
+    match setting {
+        // Only on request: the opt-out gets none.
+        Some("madvise") => assert_eq!(h_off, 0),
+        Some("never") => assert_eq!(h_on, 0),
+        // `always` may back either; a refusal (no free huge pages) is not an error.
+        _ => {}
+    }
+}
