@@ -1,5 +1,6 @@
 //! A DRAM-sized filter with and without transparent huge pages (`blockbloom::memory`):
-//! how much of it the kernel put on huge pages, and batch insert and contains in ns/key.
+//! how much of it the kernel put on huge pages, and batch insert and contains in ns/key; then
+//! how much of the same filter loaded with `from_bytes` is on huge pages.
 //!
 //! A filter of at least `memory::HUGE_PAGES_FROM_BYTES` asks for huge pages on Linux;
 //! `Builder::huge_pages(false)` keeps 4 KiB pages. Each side is built and measured twice,
@@ -77,6 +78,24 @@ fn main() -> ExitCode {
                 .map_or("?".to_string(), |b| (b >> 20).to_string()),
             alloc.as_secs_f64() * 1e3,
         );
+    }
+    // A filter loaded from its bytes reserves its whole array up front and asks for huge
+    // pages the same way.
+    let mut f = BloomFilter::with_capacity(n, 0.01).expect("built above");
+    f.insert_batch(&members);
+    let bytes = f.to_bytes();
+    drop(f);
+    match BloomFilter::from_bytes(&bytes) {
+        Ok(g) => println!(
+            "from_bytes: {:>4} MiB, {:>4} MiB on huge pages",
+            g.size_in_bytes() >> 20,
+            g.huge_page_bytes()
+                .map_or("?".to_string(), |b| (b >> 20).to_string())
+        ),
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
     }
     ExitCode::SUCCESS
 }

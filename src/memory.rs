@@ -15,6 +15,10 @@
 //! not an error. [`huge_page_bytes`] says how much of an array the kernel actually gave huge
 //! pages, from `/proc/self/smaps`, and [`transparent_huge_pages`] reads the setting.
 //!
+//! Who asks: the builders of the plain, atomic and counting filters, folds, and `from_bytes`
+//! (which knows the array's size from the bytes at hand). `read_from` grows its array as the
+//! bytes arrive and advises it once loaded, for the kernel to collapse later.
+//!
 //! Other systems, and builds without `std`, keep the ordinary allocation.
 
 /// Arrays at least this large (4 MiB) are advised onto huge pages. Smaller ones fit in a few
@@ -58,6 +62,37 @@ pub(crate) unsafe fn zeroed_vec<T>(len: usize, huge: bool) -> Option<alloc::vec:
     // layout a `Vec<T>` of capacity `len` deallocates with; its `len` values are zero bytes,
     // a valid `T` by the caller's promise.
     Some(unsafe { alloc::vec::Vec::from_raw_parts(ptr.cast::<T>(), len, len) })
+}
+
+/// An empty vector with room for `cap` values, its memory advised onto huge pages when
+/// `huge` is set and it is at least [`HUGE_PAGES_FROM_BYTES`] (Linux); the values written into
+/// it later are its first touch. `None` when the allocator refuses.
+pub(crate) fn reserve_vec<T>(cap: usize, huge: bool) -> Option<alloc::vec::Vec<T>> {
+    let layout = core::alloc::Layout::array::<T>(cap).ok()?;
+    if layout.size() == 0 {
+        return Some(alloc::vec::Vec::new());
+    }
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { alloc::alloc::alloc(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    if huge && layout.size() >= HUGE_PAGES_FROM_BYTES {
+        advise_huge(ptr, layout.size());
+    }
+    // SAFETY: `ptr` comes from the global allocator with `Layout::array::<T>(cap)`, the layout
+    // a `Vec<T>` of capacity `cap` deallocates with, and no value is claimed initialized.
+    Some(unsafe { alloc::vec::Vec::from_raw_parts(ptr.cast::<T>(), 0, cap) })
+}
+
+/// Advises a large array that is already in use: the kernel's `khugepaged` then collapses
+/// it onto huge pages in the background, when it gets to it (pages already touched are not
+/// replaced at once).
+pub(crate) fn advise_in_place<T>(values: &mut [T]) {
+    let len = core::mem::size_of_val(values);
+    if len >= HUGE_PAGES_FROM_BYTES {
+        advise_huge(values.as_mut_ptr().cast::<u8>(), len);
+    }
 }
 
 /// Advises the whole huge pages inside `[ptr, ptr + len)`. (Not under Miri, which has no

@@ -42,7 +42,15 @@ fn the_pages_do_not_change_the_filter() {
     assert_eq!(back.count_batch(&ks), ks.len());
     let folded = back.fold().unwrap();
     assert_eq!(folded.count_batch(&ks), ks.len());
-    assert_eq!(BloomFilter::from_bytes(&back.to_bytes()).unwrap(), back);
+    // Loaded filters: `from_bytes` reserves the whole (advised) array up front, `read_from`
+    // grows it as bytes arrive and advises it afterwards.
+    let bytes = back.to_bytes();
+    let loaded = BloomFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded, back);
+    assert_eq!(BloomFilter::read_from(&bytes[..]).unwrap(), back);
+    if memory::transparent_huge_pages() == Some("never") {
+        assert_eq!(loaded.huge_page_bytes().unwrap_or(0), 0);
+    }
 }
 
 #[test]

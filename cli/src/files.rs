@@ -523,8 +523,8 @@ pub fn info(args: InfoArgs) -> Result<()> {
     }
     rows.extend(f.info_rows(file_bytes));
     if let AnyFilter::Plain(p) = &f {
-        // A filter loaded from a file is read into ordinary pages (huge pages are asked for
-        // by the builders only): say so, and what the system would grant to a built one.
+        // A filter read from a file grows as its bytes arrive and is advised afterwards, so
+        // the kernel moves it onto huge pages later, if at all: show both figures anyway.
         let thp = blockbloom::memory::transparent_huge_pages().unwrap_or("unknown");
         let huge = p
             .huge_page_bytes()

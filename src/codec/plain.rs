@@ -70,14 +70,15 @@ fn total_bytes(env: &Envelope) -> u128 {
     HEADER_BYTES as u128 + env.fields[0] as u128 * BLOCK_BYTES as u128
 }
 
-/// Blocks for a header's block count, or the typed error.
+/// Room for a header's block count (checked against the bytes at hand by the caller),
+/// advised onto huge pages when large ([`crate::memory`]), or the typed error.
 fn reserve_blocks(env: &Envelope) -> Result<Vec<Block>, Error> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(env.fields[0] as usize)
-        .map_err(|_| Error::AllocationFailed {
+    usize::try_from(env.fields[0])
+        .ok()
+        .and_then(|n| crate::memory::reserve_vec(n, true))
+        .ok_or(Error::AllocationFailed {
             bytes: total_bytes(env),
-        })?;
-    Ok(v)
+        })
 }
 
 impl Encoded for BloomFilter {
@@ -154,6 +155,9 @@ impl Encoded for BloomFilter {
             blocks_from_le(chunk, &mut blocks);
             Ok(())
         })?;
+        // The blocks grew as the bytes arrived (a header may lie about its size), so they are
+        // on the pages they were touched on; advised now, the kernel collapses them later.
+        crate::memory::advise_in_place(&mut blocks);
         let kernel = Kernel::get(Isa::active()?)?;
         Ok(BloomFilter::from_parts(blocks, meta(&env, kernel)?))
     }
