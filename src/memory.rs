@@ -35,26 +35,24 @@ pub const HUGE_PAGE_BYTES: usize = 2 << 20;
 /// The all-zero bit pattern must be a valid `T` (plain integers, arrays of them, atomics).
 pub(crate) unsafe fn zeroed_vec<T>(len: usize, huge: bool) -> Option<alloc::vec::Vec<T>> {
     let layout = core::alloc::Layout::array::<T>(len).ok()?;
-    if layout.size() == 0 {
-        return Some(alloc::vec::Vec::new());
-    }
-    let advise = huge && layout.size() >= HUGE_PAGES_FROM_BYTES;
-    let ptr = if advise {
+    if huge && layout.size() >= HUGE_PAGES_FROM_BYTES {
         // The advice must come before the first touch: zeroed allocations of the alignment
         // of a block (64) are written with zeros by the allocator (only those aligned to 16
         // come from `calloc`'s untouched pages), which would fault in 4 KiB pages first.
-        // SAFETY: the layout's size is not zero.
-        let ptr = unsafe { alloc::alloc::alloc(layout) };
-        if !ptr.is_null() {
-            advise_huge(ptr, layout.size());
-            // SAFETY: `ptr` is valid for writes of `layout.size()` bytes.
-            unsafe { ptr.write_bytes(0, layout.size()) };
+        let mut v = reserve_vec::<T>(len, true)?;
+        // SAFETY: the vector has room for `len` values, now all zero bytes, which the caller
+        // promises are valid values of `T`.
+        unsafe {
+            v.as_mut_ptr().write_bytes(0, len);
+            v.set_len(len);
         }
-        ptr
-    } else {
-        // SAFETY: the layout's size is not zero.
-        unsafe { alloc::alloc::alloc_zeroed(layout) }
-    };
+        return Some(v);
+    }
+    if layout.size() == 0 {
+        return Some(alloc::vec::Vec::new());
+    }
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { alloc::alloc::alloc_zeroed(layout) };
     if ptr.is_null() {
         return None;
     }

@@ -398,7 +398,8 @@ pub(crate) fn check_probes(probes: u32, layout: Option<Layout>) -> Result<(), Er
     }
 }
 
-fn check_fpr(fpr: f64) -> Result<(), Error> {
+/// `Error::InvalidFpr` unless `fpr` is in `[MIN_FPR, 1)`.
+pub(crate) fn check_fpr(fpr: f64) -> Result<(), Error> {
     if fpr.is_nan() || !(MIN_FPR..1.0).contains(&fpr) {
         return Err(Error::InvalidFpr(fpr));
     }

@@ -163,27 +163,11 @@ impl AnyFilter {
         match self {
             AnyFilter::Plain(f) => plain_rows(f, &mut add),
             AnyFilter::Compressed(f) => {
-                add("compressed", format!("{file_bytes} bytes (zstd)"));
-                add(
-                    "decompressed",
-                    format!(
-                        "{} bytes ({:.1}x)",
-                        f.encoded_len(),
-                        f.encoded_len() as f64 / file_bytes.max(1) as f64
-                    ),
-                );
+                compressed_rows(f.encoded_len(), file_bytes, &mut add);
                 plain_rows(f, &mut add);
             }
             AnyFilter::CompressedClassic(f) => {
-                add("compressed", format!("{file_bytes} bytes (zstd)"));
-                add(
-                    "decompressed",
-                    format!(
-                        "{} bytes ({:.1}x)",
-                        f.encoded_len(),
-                        f.encoded_len() as f64 / file_bytes.max(1) as f64
-                    ),
-                );
+                compressed_rows(f.encoded_len(), file_bytes, &mut add);
                 classic_rows(f, &mut add);
             }
             AnyFilter::Classic(f) => classic_rows(f, &mut add),
@@ -265,6 +249,18 @@ impl AnyFilter {
         }
         rows
     }
+}
+
+/// The sizes of a compressed file and of the filter it holds.
+fn compressed_rows(decompressed: usize, file_bytes: u64, add: &mut impl FnMut(&str, String)) {
+    add("compressed", format!("{file_bytes} bytes (zstd)"));
+    add(
+        "decompressed",
+        format!(
+            "{decompressed} bytes ({:.1}x)",
+            decompressed as f64 / file_bytes.max(1) as f64
+        ),
+    );
 }
 
 /// The classic filter's fields (also the inside of its compressed form).

@@ -293,8 +293,7 @@ pub const CLASSIC_MAX_PROBES: u32 = 32;
 /// assert!((q - (1.0 - (-2.0f64 / 14.0).exp())).abs() < 1e-4);
 /// ```
 pub fn classic_expected_fill(keys: u64, num_bits: u64, probes: u32) -> f64 {
-    let per_probe = (-1.0 / num_bits.max(1) as f64).ln_1p();
-    -(keys as f64 * probes as f64 * per_probe).exp_m1()
+    classic::exact_fill(num_bits, probes, keys)
 }
 
 /// The predicted size in bytes of [`ClassicBloomFilter::to_compressed_bytes`] for a classic
@@ -421,9 +420,7 @@ impl TransferPlan {
 /// [`Error::InvalidParameter`] for a capacity of 0; [`Error::NoTransferDesign`] if no design
 /// meets the target within the limits.
 pub fn plan_for_fpr(capacity: u64, fpr: f64) -> Result<TransferPlan, Error> {
-    if fpr.is_nan() || !(sizing::MIN_FPR..1.0).contains(&fpr) {
-        return Err(Error::InvalidFpr(fpr));
-    }
+    sizing::check_fpr(fpr)?;
     let textbook = -fpr.ln() / (core::f64::consts::LN_2 * core::f64::consts::LN_2);
     plan_for_fpr_with_array_limit(capacity, fpr, MAX_ARRAY_FACTOR * textbook)
 }
@@ -444,9 +441,7 @@ pub fn plan_for_fpr_with_array_limit(
     fpr: f64,
     max_array_bits_per_key: f64,
 ) -> Result<TransferPlan, Error> {
-    if fpr.is_nan() || !(sizing::MIN_FPR..1.0).contains(&fpr) {
-        return Err(Error::InvalidFpr(fpr));
-    }
+    sizing::check_fpr(fpr)?;
     if !max_array_bits_per_key.is_finite() || max_array_bits_per_key <= 0.0 {
         return Err(Error::InvalidBitsPerKey(max_array_bits_per_key));
     }

@@ -424,10 +424,7 @@ impl ClassicBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn expected_fpr_exact(&self, n: u64) -> f64 {
-        let (m, k) = (self.shape.num_bits as f64, self.shape.probes as f64);
-        // (1 - 1/m)^(kn) = exp(kn ln(1 - 1/m)), with ln_1p for accuracy at large m.
-        let zero = (k * n as f64 * (-1.0 / m).ln_1p()).exp();
-        (1.0 - zero).powf(k)
+        exact_fill(self.shape.num_bits, self.shape.probes, n).powf(self.shape.probes as f64)
     }
 
     /// The false-positive rate measured now, from the fraction of bits set: `(X / m)^k`.
@@ -439,6 +436,13 @@ impl ClassicBloomFilter {
     pub fn clear(&mut self) {
         self.words.fill(0);
     }
+}
+
+/// The expected fraction of set bits after `n` keys, `1 - (1 - 1/m)^(kn)`, as
+/// `1 - exp(kn ln(1 - 1/m))` with `ln_1p` for accuracy at large `m`.
+pub(crate) fn exact_fill(m: u64, k: u32, n: u64) -> f64 {
+    let per_probe = (-1.0 / m.max(1) as f64).ln_1p();
+    1.0 - (n as f64 * k as f64 * per_probe).exp()
 }
 
 /// `(1 - e^(-kn/m))^k`.
