@@ -107,6 +107,7 @@ pub use filter::{
 };
 pub use filter::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
 pub use isa::Isa;
+pub use kernel::MAX_PREFETCH_DEPTH;
 pub use layout::Block;
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 

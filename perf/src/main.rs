@@ -22,8 +22,10 @@
 //! `demo` prints, so the numbers are comparable; this crate adds the peers (`peers`), the
 //! reports and the plots.
 
+mod ceiling;
 mod family;
 mod fpr_table;
+mod memory;
 mod peers;
 mod readers;
 mod reliability;
@@ -119,6 +121,22 @@ enum Command {
     /// every decoder and tier, with the outcome of each; writes
     /// `perf-reports/reliability.md` (a few seconds).
     Reliability(ReliabilityArgs),
+    /// Where memory dominates: the prefetch depth sweep (L2, L3, DRAM; every SIMD tier),
+    /// ingest at DRAM size at 1 and 2 threads, and 64M- and 220M-key filters on huge and
+    /// 4 KiB pages against sbbf-rs, fastbloom and the memory ceilings; writes
+    /// `perf-reports/<date>-<commit>-memory.md` (about 5 minutes; needs about 6 GiB).
+    Memory(MemoryArgs),
+}
+
+#[derive(Args)]
+struct MemoryArgs {
+    /// Directory the report is written into (created if missing). Default: perf-reports/ of
+    /// the checkout this binary was built from, whatever the current directory.
+    #[arg(long, default_value_os_t = default_out())]
+    out: PathBuf,
+    /// Small sizes and few repetitions (a smoke run; not figures to quote).
+    #[arg(long)]
+    quick: bool,
 }
 
 #[derive(Args)]
@@ -282,6 +300,20 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
                 return emit_json("reliability", &ctx, results);
             }
             println!("{}", path.display());
+            Ok(())
+        }
+        Command::Memory(args) => {
+            let ctx = Context::gather(active, PACKAGE);
+            let written = memory::command(&ctx, memory::Scale { quick: args.quick }, &args.out)?;
+            if json {
+                let results = json!({
+                    "report": written.path,
+                    "quick": args.quick,
+                    "tables": written.tables,
+                });
+                return emit_json("memory", &ctx, results);
+            }
+            println!("{}", written.path.display());
             Ok(())
         }
         Command::Family(args) => {

@@ -19,13 +19,14 @@ use std::time::Instant;
 
 use blockbloom::{BloomFilter, Isa};
 use blockbloom_measure::format::{self, group, percent};
-use blockbloom_measure::keys::{self, Workload};
+use blockbloom_measure::keys::Workload;
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::subject::{Blocked, Subject};
 use blockbloom_measure::system::Context;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::{Timing, per_key};
 
+use crate::ceiling::{AHEAD, anon_huge_kib, ceiling};
 use crate::peers::{FastBloom, Sbbf};
 
 /// The sweep sizes, x4 steps from 32 KiB, and 1 GiB.
@@ -322,132 +323,6 @@ fn diagnose(f: &mut BloomFilter, w: &Workload, reps: usize) -> (f64, f64, f64) {
         con.samples.push(per_key(t, qh.len()));
     }
     (hash.median(), ins.median(), con.median())
-}
-
-/// A 2 MiB-aligned buffer from the global allocator.
-struct Buffer {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl Buffer {
-    fn new(bytes: usize, thp: bool) -> Result<Buffer, String> {
-        let layout = std::alloc::Layout::from_size_align(bytes, 2 << 20)
-            .map_err(|e| format!("buffer layout: {e}"))?;
-        // SAFETY: the layout has a non-zero size (every sweep size is at least 32 KiB).
-        let ptr = unsafe { std::alloc::alloc(layout) };
-        if ptr.is_null() {
-            return Err(format!("could not allocate {bytes} bytes"));
-        }
-        #[cfg(target_os = "linux")]
-        {
-            let advice = if thp {
-                libc::MADV_HUGEPAGE
-            } else {
-                libc::MADV_NOHUGEPAGE
-            };
-            // SAFETY: ptr..ptr+bytes is one allocation we own; madvise only changes how the
-            // kernel backs it (a failure is harmless: the buffer just keeps small pages).
-            unsafe { libc::madvise(ptr.cast(), bytes, advice) };
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = thp;
-        // Faults every page in (with huge pages where the kernel grants them).
-        // SAFETY: writes within the allocation.
-        unsafe { std::ptr::write_bytes(ptr, 1, bytes) };
-        Ok(Buffer { ptr, layout })
-    }
-}
-
-impl Drop for Buffer {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
-}
-
-/// `AnonHugePages` of this process in KiB (0 where unknown).
-fn anon_huge_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/smaps_rollup")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("AnonHugePages:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// Prefetch distance in keys, as the filter's batch kernels.
-const AHEAD: usize = 16;
-
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch never faults, whatever the address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
-/// Line index of key `i`: a SplitMix64 output mapped onto `0..lines` by multiply-shift.
-#[inline(always)]
-fn line(i: usize, lines: usize) -> usize {
-    ((keys::key(SEED, i as u64) as u128 * lines as u128) >> 64) as usize
-}
-
-/// Reads (or read-modify-writes) one random line per key for `n` keys; ns per key.
-fn random_lines(buf: &Buffer, bytes: usize, n: usize, write: bool) -> f64 {
-    let lines = bytes / 64;
-    let base = buf.ptr;
-    let mut ring = [0usize; AHEAD];
-    for (j, r) in ring.iter_mut().enumerate() {
-        *r = line(j, lines);
-        // SAFETY (all pointer arithmetic below): every index is < lines, so the line lies
-        // inside the `bytes`-byte buffer.
-        prefetch(unsafe { base.add(*r * 64) });
-    }
-    let mut acc = 0u64;
-    let t = Instant::now();
-    for i in 0..n {
-        let cur = ring[i % AHEAD];
-        let next = line(i + AHEAD, lines);
-        prefetch(unsafe { base.add(next * 64) });
-        ring[i % AHEAD] = next;
-        let p = unsafe { base.add(cur * 64) }.cast::<u64>();
-        if write {
-            // SAFETY: in bounds, 64-byte aligned, and the buffer is ours alone.
-            unsafe { *p |= 1 << (i & 63) };
-        } else {
-            // SAFETY: in bounds and aligned.
-            acc = acc.wrapping_add(unsafe { *p });
-        }
-    }
-    black_box(acc);
-    per_key(t, n)
-}
-
-/// Median ns/key of the random-line read and read-modify-write loops over a `bytes` buffer,
-/// and how much of it was backed by huge pages.
-fn ceiling(bytes: usize, thp: bool, reps: usize) -> Result<(f64, f64, String), String> {
-    let before = anon_huge_kib();
-    let buf = Buffer::new(bytes, thp)?;
-    let huge = anon_huge_kib().saturating_sub(before) * 1024;
-    let backed = format!(
-        "{} of {}",
-        format::bytes(huge.min(bytes as u64)),
-        format::bytes(bytes as u64)
-    );
-    let mut read = Timing::default();
-    let mut rmw = Timing::default();
-    for _ in 0..reps {
-        read.samples.push(random_lines(&buf, bytes, QUERIES, false));
-        rmw.samples.push(random_lines(&buf, bytes, QUERIES, true));
-    }
-    Ok((read.median(), rmw.median(), backed))
 }
 
 /// "32 KiB", "1 GiB".

@@ -408,6 +408,59 @@ impl<S: Storage> Filter<S> {
     pub fn model_fpr(&self, keys: u64) -> f64 {
         self.store.model_fpr(&self.meta, keys)
     }
+
+    /// How many keys a batch hashes and prefetches ahead of the ones it probes; 0 when it
+    /// does not prefetch (filters that fit in a core's L2 cache). Chosen from the filter's
+    /// size when it is made; see [`set_prefetch_depth`](Self::set_prefetch_depth).
+    ///
+    /// ```
+    /// let small = blockbloom::BloomFilter::with_capacity(10_000, 0.01)?;
+    /// assert_eq!(small.prefetch_depth(), 0); // 12 KB: in cache, no prefetches
+    /// let large = blockbloom::BloomFilter::with_capacity(10_000_000, 0.01)?;
+    /// assert!(large.prefetch_depth() > 0);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn prefetch_depth(&self) -> usize {
+        if self.meta.shape.prefetch {
+            self.meta.shape.chunk
+        } else {
+            0
+        }
+    }
+
+    /// Sets how many keys batches prefetch ahead: 0 turns prefetching off, 1 to
+    /// [`MAX_PREFETCH_DEPTH`](crate::MAX_PREFETCH_DEPTH) (128) sets the distance. Answers do
+    /// not change, only speed; the default comes from a sweep over filter sizes (see the
+    /// crate's README, "Memory"), and a machine whose memory has more (or fewer) misses in
+    /// flight than the ones measured may want another.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] (named `depth`) above 128; the filter is unchanged.
+    ///
+    /// ```
+    /// let mut f = blockbloom::BloomFilter::with_capacity(10_000_000, 0.01)?;
+    /// f.set_prefetch_depth(32)?;
+    /// assert_eq!(f.prefetch_depth(), 32);
+    /// assert!(f.set_prefetch_depth(129).is_err());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn set_prefetch_depth(&mut self, depth: usize) -> Result<(), Error> {
+        if depth > crate::kernel::MAX_PREFETCH_DEPTH {
+            return Err(Error::InvalidParameter {
+                name: "depth",
+                value: depth as f64,
+                expected: "0 (no prefetch) to 128 keys",
+            });
+        }
+        let s = &mut self.meta.shape;
+        s.prefetch = depth > 0;
+        s.chunk = if depth > 0 {
+            depth
+        } else {
+            crate::kernel::CHUNK
+        };
+        Ok(())
+    }
 }
 
 impl<S: Bits> Filter<S> {

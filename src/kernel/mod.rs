@@ -54,7 +54,8 @@ pub(crate) use ops::{
     AtomicInsert, AtomicInsertNew, AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew, Probes,
     Query, Shape,
 };
-pub(crate) use pipeline::{CACHE_RESIDENT_BYTES, Sink, cache_resident, chunk_len, prefetch};
+pub use pipeline::MAX_PREFETCH_DEPTH;
+pub(crate) use pipeline::{CACHE_RESIDENT_BYTES, CHUNK, Sink, cache_resident, chunk_len, prefetch};
 pub(crate) use split::{SplitBatch, SplitOp, SplitProbes};
 
 impl Isa {

@@ -13,8 +13,13 @@ use alloc::vec::Vec;
 use super::{Keys, Lanes};
 use crate::layout::block_index;
 
-/// Most keys hashed, indexed and prefetched together (the staging buffers' size).
+/// Keys per chunk for filters in cache (no prefetches; long chunks amortise the per-chunk
+/// work).
 pub(crate) const CHUNK: usize = 64;
+
+/// The deepest prefetch a filter can be set to: most keys hashed, indexed and prefetched
+/// together (the staging buffers' size).
+pub const MAX_PREFETCH_DEPTH: usize = 128;
 
 /// Filters up to this size are taken to fit in a core's L2 cache.
 pub(crate) const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
@@ -187,20 +192,20 @@ pub(crate) trait PerKey {
 
 /// One chunk's hashes, computed (and their blocks prefetched) a chunk ahead of use.
 struct Staged {
-    hashes: [u64; CHUNK],
+    hashes: [u64; MAX_PREFETCH_DEPTH],
     len: usize,
 }
 
 impl Staged {
     const EMPTY: Staged = Staged {
-        hashes: [0; CHUNK],
+        hashes: [0; MAX_PREFETCH_DEPTH],
         len: 0,
     };
 
     /// Hashes keys `start..start + chunk` (of `len`) and, when the walk says so, prefetches their blocks.
     #[inline(always)]
     fn load<L: Lanes>(&mut self, l: L, walk: &Walk, keys: Keys<'_>, len: usize, start: usize) {
-        let n = walk.chunk.min(CHUNK).min(len - start);
+        let n = walk.chunk.min(MAX_PREFETCH_DEPTH).min(len - start);
         let out = &mut self.hashes[..n];
         keys.hash_lanes_at(l, walk.flip, start, out);
         if walk.prefetch {

@@ -1,0 +1,321 @@
+//! DRAM-sized filters side by side (64M and 220M keys at 1%): ours on huge pages and on 4 KiB
+//! pages, sbbf-rs and fastbloom, against the two ceilings (one prefetched random line per key
+//! on 4 KiB pages and on huge pages), and construction plus fill.
+
+use std::error::Error;
+use std::hint::black_box;
+use std::time::Instant;
+
+use blockbloom::BloomFilter;
+use blockbloom_measure::format::{self, group};
+use blockbloom_measure::keys::{self, Workload};
+use blockbloom_measure::progress::Progress;
+use blockbloom_measure::subject::Subject;
+use blockbloom_measure::table::Table;
+use blockbloom_measure::timing::Timing;
+
+use super::{BATCH, Scale};
+use crate::ceiling::{AHEAD, Buffer, anon_huge_kib, random_lines};
+use crate::peers::{FastBloom, Sbbf};
+
+/// Lookups per timed contains pass.
+const QUERIES: usize = 4 << 20;
+
+/// Segments a fill is timed in (the insert figure is their median).
+pub const SEGMENTS: usize = 8;
+
+/// What one subject measured at one size.
+pub struct Measured {
+    pub name: String,
+    pub bytes: usize,
+    /// Bytes on huge pages after the fill (ours only; `None` for peers or when unknown).
+    pub huge: Option<u64>,
+    /// Median segment of the fill, ns/key.
+    pub insert: f64,
+    /// Median batch (or single-key, for peers without batches) contains, ns/key.
+    pub contains: f64,
+    /// Construction plus fill of all keys, seconds.
+    pub build_s: f64,
+}
+
+/// One size's results.
+pub struct SizeResult {
+    pub keys: usize,
+    pub subjects: Vec<Measured>,
+    /// Ceilings: (read 4 KiB, rmw 4 KiB, read huge, rmw huge) ns per line, and the huge
+    /// buffer's backing.
+    pub ceiling: [f64; 4],
+    pub ceiling_backed: String,
+}
+
+impl SizeResult {
+    pub fn get(&self, name: &str) -> Option<&Measured> {
+        self.subjects.iter().find(|m| m.name == name)
+    }
+}
+
+pub const OURS_HUGE: &str = "blockbloom, huge pages";
+pub const OURS_4K: &str = "blockbloom, 4 KiB pages";
+pub const SBBF: &str = "sbbf-rs-safe 0.3 (xxh3)";
+pub const FASTBLOOM: &str = "fastbloom 0.17 (foldhash)";
+
+/// The sizes in keys.
+pub fn sizes(scale: Scale) -> Vec<usize> {
+    if scale.quick {
+        vec![4 << 20]
+    } else {
+        vec![64_000_000, 220_000_000]
+    }
+}
+
+pub fn run(scale: Scale, progress: &Progress) -> Result<Vec<SizeResult>, Box<dyn Error>> {
+    let reps = if scale.quick { 3 } else { 5 };
+    let mut out = Vec::new();
+    for n in sizes(scale) {
+        progress.step(format_args!(
+            "large: {} keys: generating keys",
+            group(n as u64)
+        ));
+        let w = Workload::generate(n, QUERIES, keys::key(0x1A26E, n as u64))?;
+        let mut subjects = Vec::new();
+        for huge in [true, false] {
+            progress.step(format_args!(
+                "large: {} keys: blockbloom, huge pages {huge}",
+                group(n as u64)
+            ));
+            subjects.push(ours(&w, huge, reps)?);
+        }
+        progress.step(format_args!("large: {} keys: sbbf-rs", group(n as u64)));
+        subjects.push(peer(SBBF, &w, reps, || Sbbf::new(n, 0.01))?);
+        progress.step(format_args!("large: {} keys: fastbloom", group(n as u64)));
+        subjects.push(peer(FASTBLOOM, &w, reps, || FastBloom::foldhash(n, 0.01))?);
+        // The ceilings over a buffer of our filter's size.
+        let bytes = subjects[0].bytes.next_multiple_of(2 << 20);
+        progress.step(format_args!("large: {} keys: ceilings", group(n as u64)));
+        let mut ceiling = [0.0; 4];
+        let mut backed = String::new();
+        for (i, thp) in [false, true].into_iter().enumerate() {
+            let before = anon_huge_kib();
+            let buf = Buffer::new(bytes, thp)?;
+            if thp {
+                let huge = anon_huge_kib().saturating_sub(before) * 1024;
+                backed = format!(
+                    "{} of {}",
+                    format::bytes(huge.min(bytes as u64)),
+                    format::bytes(bytes as u64)
+                );
+            }
+            let mut read = Timing::default();
+            let mut rmw = Timing::default();
+            for _ in 0..reps {
+                read.samples
+                    .push(random_lines(&buf, bytes, QUERIES, false, AHEAD));
+                rmw.samples
+                    .push(random_lines(&buf, bytes, QUERIES, true, AHEAD));
+            }
+            ceiling[2 * i] = read.median();
+            ceiling[2 * i + 1] = rmw.median();
+        }
+        out.push(SizeResult {
+            keys: n,
+            subjects,
+            ceiling,
+            ceiling_backed: backed,
+        });
+    }
+    Ok(out)
+}
+
+/// Times `fill` over the members in [`SEGMENTS`] equal segments; (median ns/key, total s).
+fn fill_segments(members: &[u64], mut fill: impl FnMut(&[u64])) -> (f64, f64) {
+    let seg = members.len().div_ceil(SEGMENTS);
+    let mut t = Timing::default();
+    let start = Instant::now();
+    for part in members.chunks(seg) {
+        t.record(part.len(), || fill(part));
+    }
+    (t.median(), start.elapsed().as_secs_f64())
+}
+
+fn ours(w: &Workload, huge: bool, reps: usize) -> Result<Measured, Box<dyn Error>> {
+    let n = w.members.len();
+    let start = Instant::now();
+    let mut f = BloomFilter::builder()
+        .capacity(n as u64)
+        .fpr(0.01)
+        .huge_pages(huge)
+        .build()?;
+    let made = start.elapsed().as_secs_f64();
+    let (insert, fill_s) = fill_segments(&w.members, |part| {
+        for c in part.chunks(BATCH) {
+            f.insert_batch(c);
+        }
+    });
+    let mut t = Timing::default();
+    for _ in 0..reps {
+        let found = t.record(w.queries.len(), || {
+            w.queries
+                .chunks(BATCH)
+                .map(|c| f.count_batch(c))
+                .sum::<usize>()
+        });
+        black_box(found);
+    }
+    no_false_negatives(&w.members, |k| f.contains(k))?;
+    Ok(Measured {
+        name: if huge { OURS_HUGE } else { OURS_4K }.to_string(),
+        bytes: f.size_in_bytes(),
+        huge: f.huge_page_bytes(),
+        insert,
+        contains: t.median(),
+        build_s: made + fill_s,
+    })
+}
+
+fn peer<S: Subject>(
+    name: &str,
+    w: &Workload,
+    reps: usize,
+    make: impl FnOnce() -> S,
+) -> Result<Measured, Box<dyn Error>> {
+    let start = Instant::now();
+    let mut s = make();
+    let made = start.elapsed().as_secs_f64();
+    let (insert, fill_s) = fill_segments(&w.members, |part| s.insert(part));
+    let mut t = Timing::default();
+    for _ in 0..reps {
+        let found = t.record(w.queries.len(), || s.count(&w.queries));
+        black_box(found);
+    }
+    let mut answer = vec![false; 1];
+    no_false_negatives(&w.members, |k| {
+        s.answer(&[*k], &mut answer);
+        answer[0]
+    })?;
+    Ok(Measured {
+        name: name.to_string(),
+        bytes: s.size_in_bytes(),
+        huge: None,
+        insert,
+        contains: t.median(),
+        build_s: made + fill_s,
+    })
+}
+
+/// Checks a sample of the members (every 997th) answers true.
+fn no_false_negatives(
+    members: &[u64],
+    mut contains: impl FnMut(&u64) -> bool,
+) -> Result<(), String> {
+    match members.iter().step_by(997).find(|k| !contains(k)) {
+        Some(k) => Err(format!("false negative for member {k}")),
+        None => Ok(()),
+    }
+}
+
+/// ns/key of every subject and the ceilings, per size.
+pub fn table(results: &[SizeResult]) -> Table {
+    let mut t = Table::new([
+        "keys",
+        "subject",
+        "bytes",
+        "on huge pages",
+        "batch insert ns/key",
+        "contains ns/key",
+        "construction + fill, s",
+    ]);
+    for r in results {
+        for m in &r.subjects {
+            t.row(vec![
+                group(r.keys as u64),
+                m.name.clone(),
+                format::bytes(m.bytes as u64),
+                m.huge
+                    .map_or("-".to_string(), |h| format::bytes(h.min(m.bytes as u64))),
+                format!("{:.2}", m.insert),
+                format!("{:.2}", m.contains),
+                format!("{:.2}", m.build_s),
+            ]);
+        }
+        for (label, read, rmw) in [
+            ("ceiling, 4 KiB pages", r.ceiling[0], r.ceiling[1]),
+            ("ceiling, huge pages", r.ceiling[2], r.ceiling[3]),
+        ] {
+            t.row(vec![
+                group(r.keys as u64),
+                label.to_string(),
+                "-".to_string(),
+                if label.contains("huge") {
+                    r.ceiling_backed.clone()
+                } else {
+                    "-".to_string()
+                },
+                format!("{rmw:.2}"),
+                format!("{read:.2}"),
+                "-".to_string(),
+            ]);
+        }
+    }
+    t
+}
+
+/// The targets, each with its measured value and whether it is met.
+pub fn targets(results: &[SizeResult]) -> Table {
+    let mut t = Table::new(["keys", "target", "measured", "met"]);
+    for r in results {
+        let (Some(ours), Some(ours_4k)) = (r.get(OURS_HUGE), r.get(OURS_4K)) else {
+            continue;
+        };
+        let best_peer = [SBBF, FASTBLOOM]
+            .iter()
+            .filter_map(|p| r.get(p))
+            .min_by(|a, b| a.contains.total_cmp(&b.contains));
+        let mut row = |target: &str, measured: String, met: bool| {
+            t.row(vec![
+                group(r.keys as u64),
+                target.to_string(),
+                measured,
+                if met { "yes" } else { "no" }.to_string(),
+            ])
+        };
+        let c = r.ceiling[2] / ours.contains;
+        row(
+            "batch contains >= 85% of the huge-page read ceiling",
+            format!(
+                "{:.0}% ({:.2} vs {:.2} ns)",
+                c * 100.0,
+                ours.contains,
+                r.ceiling[2]
+            ),
+            c >= 0.85,
+        );
+        if let Some(p) = best_peer {
+            let x = p.contains / ours.contains;
+            row(
+                "batch contains >= 1.4x the best peer",
+                format!(
+                    "{x:.2}x ({:.2} vs {} {:.2} ns)",
+                    ours.contains, p.name, p.contains
+                ),
+                x >= 1.4,
+            );
+        }
+        let i = r.ceiling[3] / ours.insert;
+        row(
+            "batch insert >= 80% of the huge-page read-modify-write ceiling",
+            format!(
+                "{:.0}% ({:.2} vs {:.2} ns)",
+                i * 100.0,
+                ours.insert,
+                r.ceiling[3]
+            ),
+            i >= 0.80,
+        );
+        row(
+            "construction + fill on huge pages no slower than on 4 KiB pages",
+            format!("{:.2} s vs {:.2} s", ours.build_s, ours_4k.build_s),
+            ours.build_s <= ours_4k.build_s * 1.02,
+        );
+    }
+    t
+}
