@@ -15,9 +15,18 @@
 //! not an error. [`huge_page_bytes`] says how much of an array the kernel actually gave huge
 //! pages, from `/proc/self/smaps`, and [`transparent_huge_pages`] reads the setting.
 //!
-//! Who asks: the builders of the plain, atomic and counting filters, folds, and `from_bytes`
-//! (which knows the array's size from the bytes at hand). `read_from` grows its array as the
-//! bytes arrive and advises it once loaded, for the kernel to collapse later.
+//! Who asks: the builders of the plain, atomic and counting filters (and so the deletable
+//! filter and the scalable filter's stages, which hold plain filters), folds, the Parquet
+//! split-block filter, and `from_bytes` (which knows the array's size from the bytes at
+//! hand). `read_from` grows its array as the bytes arrive: each growth advises the room not
+//! yet written, and the whole array is advised once loaded, for the kernel to collapse the
+//! part written before.
+//!
+//! Not advised: clones (`Clone` copies into an ordinary allocation; build or load a filter
+//! for hot use instead), and filters over memory the caller owns ([`FilterRef`]), which
+//! usually cannot get huge pages from a file mapping.
+//!
+//! [`FilterRef`]: crate::FilterRef
 //!
 //! Other systems, and builds without `std`, keep the ordinary allocation.
 
@@ -81,6 +90,19 @@ pub(crate) fn reserve_vec<T>(cap: usize, huge: bool) -> Option<alloc::vec::Vec<T
     // SAFETY: `ptr` comes from the global allocator with `Layout::array::<T>(cap)`, the layout
     // a `Vec<T>` of capacity `cap` deallocates with, and no value is claimed initialized.
     Some(unsafe { alloc::vec::Vec::from_raw_parts(ptr.cast::<T>(), 0, cap) })
+}
+
+/// Advises the spare capacity of a vector that is filled as bytes arrive (`read_from`), when
+/// the vector is large: the values written there next are its first touch, so they land on
+/// huge pages at once (the part already written is collapsed later, see
+/// [`advise_in_place`]).
+pub(crate) fn advise_spare<T>(v: &mut alloc::vec::Vec<T>) {
+    let bytes = v.capacity().saturating_mul(core::mem::size_of::<T>());
+    if bytes >= HUGE_PAGES_FROM_BYTES {
+        let spare = v.spare_capacity_mut();
+        let len = core::mem::size_of_val(spare);
+        advise_huge(spare.as_mut_ptr().cast::<u8>(), len);
+    }
 }
 
 /// Advises a large array that is already in use: the kernel's `khugepaged` then collapses

@@ -445,22 +445,35 @@ impl SplitBlockFilter {
             });
         }
         let kernel = Kernel::get(Isa::active()?)?;
-        let blocks = bitset
-            .chunks_exact(BLOCK_BYTES)
-            .map(|c| Block::from_le_bytes(c.try_into().expect("32-byte chunk")))
-            .collect();
+        let n = bitset.len() / BLOCK_BYTES;
+        let mut blocks =
+            crate::memory::reserve_vec::<Block>(n, true).ok_or(Error::AllocationFailed {
+                bytes: bitset.len() as u128,
+            })?;
+        blocks.extend(
+            bitset
+                .chunks_exact(BLOCK_BYTES)
+                .map(|c| Block::from_le_bytes(c.try_into().expect("32-byte chunk"))),
+        );
         Ok(SplitBlockFilter { blocks, kernel })
     }
 
+    /// Zeroed blocks, advised onto huge pages when large ([`crate::memory`]).
     fn zeroed(num_blocks: usize, kernel: &'static Kernel) -> Result<SplitBlockFilter, Error> {
-        let mut blocks = Vec::new();
-        blocks
-            .try_reserve_exact(num_blocks)
-            .map_err(|_| Error::AllocationFailed {
+        // SAFETY: a block of zero words is the empty block.
+        let blocks = unsafe { crate::memory::zeroed_vec::<Block>(num_blocks, true) }.ok_or(
+            Error::AllocationFailed {
                 bytes: (num_blocks * BLOCK_BYTES) as u128,
-            })?;
-        blocks.resize(num_blocks, Block::ZERO);
+            },
+        )?;
         Ok(SplitBlockFilter { blocks, kernel })
+    }
+
+    /// Bytes of the bitset the kernel backs with transparent huge pages now (see
+    /// [`BloomFilter::huge_page_bytes`](crate::BloomFilter::huge_page_bytes)); `None` where
+    /// the system cannot say.
+    pub fn huge_page_bytes(&self) -> Option<u64> {
+        crate::memory::huge_page_bytes(&self.blocks)
     }
 
     /// This filter on kernel tier `isa` (the bits are the same on every tier).

@@ -89,3 +89,80 @@ fn what_the_system_grants_is_reported() {
         _ => {}
     }
 }
+
+/// Bytes on huge pages, 0 where the system cannot say.
+fn huge(bytes: Option<u64>) -> u64 {
+    bytes.unwrap_or(0)
+}
+
+#[test]
+fn loaded_filters_take_huge_pages_as_the_built_ones_do() {
+    let mut f = built(true);
+    f.insert_batch(&keys(N / 2, 5));
+    let bytes = f.to_bytes();
+    let reserved = BloomFilter::from_bytes(&bytes).unwrap();
+    let streamed = BloomFilter::read_from(&bytes[..]).unwrap();
+    assert_eq!(reserved, f);
+    assert_eq!(streamed, f);
+    let (r, s) = (
+        huge(reserved.huge_page_bytes()),
+        huge(streamed.huge_page_bytes()),
+    );
+    eprintln!(
+        "from_bytes: {r} of {} bytes on huge pages; read_from: {s}",
+        f.size_in_bytes()
+    );
+    // Where the kernel granted the array that `from_bytes` reserved whole, the one `read_from`
+    // grew as the bytes arrived got some too: each growth advised the room it added.
+    if r > 0 {
+        assert!(
+            s > 0,
+            "read_from got no huge pages where from_bytes got {r}"
+        );
+    }
+}
+
+#[test]
+fn family_kinds_hold_their_arrays_on_the_same_pages() {
+    use blockbloom::parquet::SplitBlockFilter;
+    use blockbloom::{DeletableBloomFilter, ScalableBloomFilter};
+
+    let plain = built(true);
+    let plain_huge = huge(plain.huge_page_bytes());
+    let ks = keys(200_000, 6);
+
+    // The deletable filter and the scalable filter's stages are plain filters inside.
+    let mut d = DeletableBloomFilter::with_capacity(N, 0.01).unwrap();
+    d.insert_batch(&ks);
+    assert_eq!(d.count_batch(&ks), ks.len());
+    let mut s = ScalableBloomFilter::builder()
+        .initial_capacity(N)
+        .build()
+        .unwrap();
+    s.insert_batch(&ks).unwrap();
+    assert_eq!(s.count_batch(&ks), ks.len());
+
+    // The split-block filter: built, loaded from its bitset, and copied.
+    let mut sb = SplitBlockFilter::new_with_num_bytes(32 << 20).unwrap();
+    sb.insert_batch(&ks);
+    let loaded = SplitBlockFilter::from_bitset(sb.as_bitset()).unwrap();
+    assert_eq!(loaded, sb);
+    assert_eq!(sb.clone(), sb);
+    assert!(ks.iter().all(|k| loaded.contains(k)));
+    assert!(huge(sb.huge_page_bytes()) <= sb.num_bytes() as u64);
+
+    eprintln!(
+        "plain {plain_huge}, deletable {}, scalable stage {}, split-block {} / loaded {} bytes on huge pages",
+        huge(d.filter().huge_page_bytes()),
+        huge(s.stages()[0].huge_page_bytes()),
+        huge(sb.huge_page_bytes()),
+        huge(loaded.huge_page_bytes()),
+    );
+    // Where the plain filter got huge pages, so did every kind built the same way.
+    if plain_huge > 0 {
+        assert!(huge(d.filter().huge_page_bytes()) > 0);
+        assert!(huge(s.stages()[0].huge_page_bytes()) > 0);
+        assert!(huge(sb.huge_page_bytes()) > 0);
+        assert!(huge(loaded.huge_page_bytes()) > 0);
+    }
+}

@@ -197,3 +197,32 @@ fn compressed_round_trip(f: &BloomFilter) {
     assert_eq!(&BloomFilter::from_compressed_bytes(&wire).unwrap(), f);
     assert!(BloomFilter::from_compressed_bytes(&wire[..wire.len() - 1]).is_err());
 }
+
+/// The allocation paths of `blockbloom::memory`: a filter large enough to ask for huge pages
+/// (zeroed by hand after the advice), its copies and conversions, and the split-block
+/// filter's reserved-then-filled array. (Under Miri the advice itself is skipped: Miri has
+/// no `madvise`; the allocation, zeroing and length handling are what it checks.)
+#[test]
+fn huge_page_allocations_are_sound() {
+    let mut f = BloomFilter::builder()
+        .size_in_bytes(blockbloom::memory::HUGE_PAGES_FROM_BYTES as u64)
+        .huge_pages(true)
+        .build()
+        .unwrap();
+    assert_eq!(f.size_in_bytes(), blockbloom::memory::HUGE_PAGES_FROM_BYTES);
+    assert!(f.blocks().first().is_some_and(|b| b.0 == [0; 8]));
+    assert!(f.blocks().last().is_some_and(|b| b.0 == [0; 8]));
+    f.insert_batch(&[1u64, 2, 3]);
+    let copy = f.clone();
+    let a = f.into_atomic();
+    a.insert(&4u64);
+    let back = a.into_filter();
+    assert_eq!(back.count_batch(&[1u64, 2, 3, 4]), 4);
+    assert_eq!(copy.count_batch(&[1u64, 2, 3]), 3);
+    drop(copy);
+
+    let mut sb = blockbloom::parquet::SplitBlockFilter::new_with_num_bytes(1024).unwrap();
+    sb.insert(&7u64);
+    let loaded = blockbloom::parquet::SplitBlockFilter::from_bitset(sb.as_bitset()).unwrap();
+    assert_eq!(loaded, sb);
+}

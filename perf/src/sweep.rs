@@ -26,7 +26,7 @@ use blockbloom_measure::system::Context;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::{Timing, per_key};
 
-use crate::ceiling::{AHEAD, anon_huge_kib, ceiling};
+use crate::ceiling::{DISTANCES, anon_huge_kib, ceiling};
 use crate::peers::{FastBloom, Sbbf};
 
 /// The sweep sizes, x4 steps from 32 KiB, and 1 GiB.
@@ -547,13 +547,15 @@ pub fn markdown(ctx: &Context, s: &Sweep, svgs: &[String], quick: bool, load: &s
          same capacity; single-key API) and sbbf-rs-safe 0.3.2 (`Filter::new(8, bytes)` = exactly `bytes`; \
          XXH3-64 of each key in the loop; single-key API).\n\
          * Memory ceiling: a 2 MiB-aligned buffer of the same size, every page faulted in first; per key, a \
-         SplitMix64 output picks a random 64-byte line (multiply-shift), the line {AHEAD} keys ahead is \
+         SplitMix64 output picks a random 64-byte line (multiply-shift), the line some keys ahead is \
          prefetched (`_mm_prefetch`, `_MM_HINT_T0`, like the filter's batch kernels), and one u64 of the line \
          is read (contains ceiling) or or-ed in place (read-modify-write ceiling). Measured with \
          `madvise(MADV_NOHUGEPAGE)` (4 KiB pages, as the filters get here) and with `madvise(MADV_HUGEPAGE)` \
-         (2 MiB transparent huge pages). It is the best a one-line-per-key structure can do.\n\
+         (2 MiB transparent huge pages); each ceiling is the fastest of the prefetch distances {:?} keys. \
+         It is the best a one-line-per-key structure can do.\n\
          * Fractions are `ceiling ns / subject ns` against the 4 KiB-page read ceiling, for contains and \
-         for insert alike (the issue's targets: >= 70% contains, >= 50% insert at >= 256 MiB).\n"
+         for insert alike (the issue's targets: >= 70% contains, >= 50% insert at >= 256 MiB).\n",
+        DISTANCES
     );
     let _ = writeln!(out, "## Batch contains, ns/key\n");
     out.push_str(&ns_table(s, true, &[Group::Kernel, Group::Peer, Group::Ceiling]).markdown());

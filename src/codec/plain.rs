@@ -151,12 +151,17 @@ impl Encoded for BloomFilter {
         let env = read_framed::<BloomFilter, R>(r, |chunk, declared| {
             // Chunks are whole blocks: the body and the chunk size are multiples of 64.
             let declared_blocks = declared / BLOCK_BYTES as u64;
+            let before = blocks.capacity();
             reserve_geometric(&mut blocks, chunk.len() / BLOCK_BYTES, declared_blocks)?;
+            if blocks.capacity() != before {
+                crate::memory::advise_spare(&mut blocks);
+            }
             blocks_from_le(chunk, &mut blocks);
             Ok(())
         })?;
-        // The blocks grew as the bytes arrived (a header may lie about its size), so they are
-        // on the pages they were touched on; advised now, the kernel collapses them later.
+        // The blocks grew as the bytes arrived (a header may lie about its size): each growth
+        // advised the room it added, and what a reallocation copied stays on the pages it was
+        // first written to; advised now, the kernel collapses those later.
         crate::memory::advise_in_place(&mut blocks);
         let kernel = Kernel::get(Isa::active()?)?;
         Ok(BloomFilter::from_parts(blocks, meta(&env, kernel)?))

@@ -84,14 +84,16 @@ impl Meta {
         target_fpr: Option<f64>,
         kernel: &'static Kernel,
     ) -> Meta {
+        let (chunk, prefetch) =
+            crate::kernel::chunking(crate::kernel::prefetch_depth(num_blocks.saturating_mul(64)));
         Meta {
             shape: Shape {
                 num_blocks,
                 layout,
                 rounds: (probes / layout.sectors()) as usize,
                 flip: seed_flip(seed),
-                chunk: crate::kernel::chunk_len(num_blocks),
-                prefetch: !crate::kernel::cache_resident(num_blocks),
+                chunk,
+                prefetch,
             },
             seed,
             capacity,
@@ -453,12 +455,7 @@ impl<S: Storage> Filter<S> {
             });
         }
         let s = &mut self.meta.shape;
-        s.prefetch = depth > 0;
-        s.chunk = if depth > 0 {
-            depth
-        } else {
-            crate::kernel::CHUNK
-        };
+        (s.chunk, s.prefetch) = crate::kernel::chunking(depth);
         Ok(())
     }
 }

@@ -30,6 +30,13 @@ use crate::layout::Block;
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 ///
+/// Pages: a file mapping is backed by the page cache in 4 KiB pages (transparent huge pages
+/// cover anonymous memory; file-backed huge pages need filesystem support few setups have),
+/// so a large view pays a TLB miss and page walk per probe that an owned filter on huge pages
+/// does not (see [`memory`](crate::memory); [`huge_page_bytes`](Filter::huge_page_bytes)
+/// says what the view got). For a hot, large filter, load it owned with
+/// [`BloomFilter::from_bytes`] or [`BloomFilter::read_from`], which ask for huge pages.
+///
 /// The queries and accessors are [`Filter`]'s, shared with [`BloomFilter`] and
 /// [`AtomicBloomFilter`](crate::AtomicBloomFilter).
 ///

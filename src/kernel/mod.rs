@@ -55,7 +55,9 @@ pub(crate) use ops::{
     Query, Shape,
 };
 pub use pipeline::MAX_PREFETCH_DEPTH;
-pub(crate) use pipeline::{CACHE_RESIDENT_BYTES, CHUNK, Sink, cache_resident, chunk_len, prefetch};
+pub(crate) use pipeline::{
+    CACHE_RESIDENT_BYTES, Sink, cache_resident, chunking, prefetch, prefetch_depth,
+};
 pub(crate) use split::{SplitBatch, SplitOp, SplitProbes};
 
 impl Isa {

@@ -21,7 +21,7 @@ pub(crate) struct Shape {
     /// Probes per key divided by the layout's sectors (one round sets one probe per sector).
     pub rounds: usize,
     pub flip: u64,
-    /// Keys per pipelined chunk, from [`chunk_len`](super::chunk_len).
+    /// Keys per pipelined chunk, from [`chunking`](super::chunking).
     pub chunk: usize,
     /// Whether batches prefetch their blocks (filters beyond the cache).
     pub prefetch: bool,

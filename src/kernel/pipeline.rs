@@ -24,22 +24,40 @@ pub const MAX_PREFETCH_DEPTH: usize = 128;
 /// Filters up to this size are taken to fit in a core's L2 cache.
 pub(crate) const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
 
+/// Filters up to this size are taken to fit in the last-level cache (32 MiB: a Zen 3 CCX's
+/// L3; the depth sweep found 32 and 64 within 5% of each other on either side of it).
+pub(crate) const LLC_BYTES: u64 = 32 << 20;
+
 /// Whether a filter of `num_blocks` 64-byte blocks is taken to fit in a core's L2 cache.
 pub(crate) fn cache_resident(num_blocks: u64) -> bool {
     num_blocks.saturating_mul(64) <= CACHE_RESIDENT_BYTES
 }
 
-/// Keys per chunk for a filter of `num_blocks` 64-byte blocks. The pipeline prefetches one
-/// chunk ahead, so the chunk is the prefetch distance. In cache, long chunks amortise the
-/// per-chunk work and prefetches are skipped (out-of-order execution hides L2 latency, and
-/// each prefetch takes a load slot); from memory, more misses in flight than the core can
-/// track only get dropped, so chunks are short. Chosen by timing 16, 32 and 64 at 50,000 and
-/// 64 million keys during development; the reports in `perf-reports/` show the outcome.
-pub(crate) fn chunk_len(num_blocks: u64) -> usize {
-    if cache_resident(num_blocks) {
-        CHUNK
+/// The prefetch depth (keys hashed and prefetched ahead; 0 for none) for a filter of `bytes`.
+/// In L2, none: out-of-order execution hides L2 latency, and a prefetch takes a load slot. In
+/// the last-level cache, 32; beyond it, 64, to keep as many misses in flight as the core
+/// tracks. From the depth sweep (`blockbloom-perf memory`, perf-reports/*-memory.md): the
+/// mean cost over tiers and operations was within 5% of each row's best depth at every size,
+/// against 24-33% for the previous fixed 16 at DRAM sizes. No tier needed a depth of its own
+/// (the portable tier's best at DRAM size, 32, was 1% ahead of 64).
+pub(crate) fn prefetch_depth(bytes: u64) -> usize {
+    if bytes <= CACHE_RESIDENT_BYTES {
+        0
+    } else if bytes <= LLC_BYTES {
+        32
     } else {
-        16
+        64
+    }
+}
+
+/// `(keys per chunk, whether to prefetch)` for a prefetch depth: chunks of [`CHUNK`] keys
+/// without prefetches for depth 0, else chunks of `depth` keys, each prefetched one chunk
+/// ahead (the pipeline prefetches chunk `c + 1` while it probes chunk `c`).
+pub(crate) fn chunking(depth: usize) -> (usize, bool) {
+    if depth == 0 {
+        (CHUNK, false)
+    } else {
+        (depth.min(MAX_PREFETCH_DEPTH), true)
     }
 }
 

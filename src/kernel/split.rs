@@ -2,7 +2,7 @@
 //! dispatch as the main layout. A key's eight bits are one vector of 32-bit lanes: multiply
 //! the low hash half by the salts, keep the top five bits, shift a one by them.
 
-use super::pipeline::{PerKey, Sink, Walk, cache_resident, chunk_len, pipeline};
+use super::pipeline::{PerKey, Sink, Walk, chunking, pipeline, prefetch_depth};
 use super::{Batch, Keys, Lanes};
 use crate::layout::block_index;
 use crate::layout::split::{SPLIT_SALTS, SplitBlock, split_contains_scalar, split_insert_scalar};
@@ -120,13 +120,13 @@ impl<O: SplitOp> Batch for SplitBatch<'_, '_, O> {
             return self.scalar();
         }
         let n = self.op.num_blocks() as u64;
-        // The cache thresholds are in 64-byte lines: two split blocks per line.
-        let lines = n.div_ceil(2);
+        let (chunk, prefetch) =
+            chunking(prefetch_depth(n.saturating_mul(SplitBlock::BYTES as u64)));
         let walk = Walk {
             flip: 0,
             num_blocks: n,
-            chunk: chunk_len(lines),
-            prefetch: !cache_resident(lines),
+            chunk,
+            prefetch,
             base: self.op.base().cast(),
             stride: SplitBlock::BYTES,
         };

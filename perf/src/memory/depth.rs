@@ -138,8 +138,8 @@ pub fn run(scale: Scale, progress: &Progress) -> Result<Vec<Row>, Box<dyn Error>
     Ok(rows)
 }
 
-/// Times `passes` whole inserts of `keys` into a cleared filter per sample; `clear` is not
-/// timed.
+/// Median ns/key of samples of `per_sample` keys inserted into a cleared filter (`clear` is
+/// not timed).
 fn time_inserts<F>(
     reps: usize,
     keys: &[u64],
@@ -148,6 +148,9 @@ fn time_inserts<F>(
     clear: impl Fn(&mut F),
     insert: impl Fn(&mut F, &[u64]),
 ) -> f64 {
+    // A pass inserts at most a sample's keys into the cleared filter; small filters take
+    // several passes per sample.
+    let keys = &keys[..keys.len().min(per_sample)];
     let passes = per_sample.div_ceil(keys.len()).max(1);
     let mut t = Timing::default();
     for _ in 0..reps {

@@ -15,7 +15,7 @@ use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
 use super::{BATCH, Scale};
-use crate::ceiling::{AHEAD, Buffer, anon_huge_kib, random_lines};
+use crate::ceiling::{Buffer, anon_huge_kib, best_random_lines};
 use crate::peers::{FastBloom, Sbbf};
 
 /// Lookups per timed contains pass.
@@ -45,6 +45,8 @@ pub struct SizeResult {
     /// Ceilings: (read 4 KiB, rmw 4 KiB, read huge, rmw huge) ns per line, and the huge
     /// buffer's backing.
     pub ceiling: [f64; 4],
+    /// The prefetch distance that gave each ceiling.
+    pub ceiling_ahead: [usize; 4],
     pub ceiling_backed: String,
 }
 
@@ -93,6 +95,7 @@ pub fn run(scale: Scale, progress: &Progress) -> Result<Vec<SizeResult>, Box<dyn
         let bytes = subjects[0].bytes.next_multiple_of(2 << 20);
         progress.step(format_args!("large: {} keys: ceilings", group(n as u64)));
         let mut ceiling = [0.0; 4];
+        let mut ahead = [0; 4];
         let mut backed = String::new();
         for (i, thp) in [false, true].into_iter().enumerate() {
             let before = anon_huge_kib();
@@ -105,21 +108,18 @@ pub fn run(scale: Scale, progress: &Progress) -> Result<Vec<SizeResult>, Box<dyn
                     format::bytes(bytes as u64)
                 );
             }
-            let mut read = Timing::default();
-            let mut rmw = Timing::default();
-            for _ in 0..reps {
-                read.samples
-                    .push(random_lines(&buf, bytes, QUERIES, false, AHEAD));
-                rmw.samples
-                    .push(random_lines(&buf, bytes, QUERIES, true, AHEAD));
-            }
-            ceiling[2 * i] = read.median();
-            ceiling[2 * i + 1] = rmw.median();
+            let (read, read_ahead) = best_random_lines(&buf, bytes, QUERIES, false, reps);
+            let (rmw, rmw_ahead) = best_random_lines(&buf, bytes, QUERIES, true, reps);
+            ceiling[2 * i] = read;
+            ceiling[2 * i + 1] = rmw;
+            ahead[2 * i] = read_ahead;
+            ahead[2 * i + 1] = rmw_ahead;
         }
         out.push(SizeResult {
             keys: n,
             subjects,
             ceiling,
+            ceiling_ahead: ahead,
             ceiling_backed: backed,
         });
     }
@@ -237,15 +237,18 @@ pub fn table(results: &[SizeResult]) -> Table {
                 format!("{:.2}", m.build_s),
             ]);
         }
-        for (label, read, rmw) in [
-            ("ceiling, 4 KiB pages", r.ceiling[0], r.ceiling[1]),
-            ("ceiling, huge pages", r.ceiling[2], r.ceiling[3]),
-        ] {
+        for (label, i) in [("4 KiB pages", 0), ("huge pages", 2)] {
+            let (read, rmw) = (r.ceiling[i], r.ceiling[i + 1]);
+            let label = format!(
+                "ceiling, {label} ({} / {} ahead)",
+                r.ceiling_ahead[i + 1],
+                r.ceiling_ahead[i]
+            );
             t.row(vec![
                 group(r.keys as u64),
-                label.to_string(),
+                label,
                 "-".to_string(),
-                if label.contains("huge") {
+                if i == 2 {
                     r.ceiling_backed.clone()
                 } else {
                     "-".to_string()

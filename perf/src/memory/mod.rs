@@ -82,11 +82,13 @@ pub fn command(ctx: &Context, scale: Scale, out: &Path) -> Result<Written, Box<d
          peers' own calls otherwise). Contains: median of 5 passes over 4M lookups, half \
          members (blockbloom batch `count_batch`; sbbf-rs and fastbloom single-key, they have \
          no batch API). Construction + fill: allocation plus inserting every key. The \
-         ceilings prefetch a random 64-byte line {} keys ahead over a 2 MiB-aligned buffer \
+         ceilings prefetch a random 64-byte line some keys ahead over a 2 MiB-aligned buffer \
          of our filter's size (every page faulted in first) and read one word of it \
-         (contains column) or OR into it (insert column).\n\n{}\n\n### Targets\n\n{}",
+         (contains column) or OR into it (insert column); each is the fastest of the \
+         distances {:?} (the ones that won, insert / contains, in brackets).\n\n{}\n\n\
+         ### Targets\n\n{}",
         large::SEGMENTS,
-        crate::ceiling::AHEAD,
+        crate::ceiling::DISTANCES,
         large_table.markdown(),
         targets.markdown()
     );
