@@ -137,6 +137,9 @@ struct MemoryArgs {
     /// Small sizes and few repetitions (a smoke run; not figures to quote).
     #[arg(long)]
     quick: bool,
+    /// Run only these parts (repeatable or comma-separated; default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    part: Vec<memory::Part>,
 }
 
 #[derive(Args)]
@@ -304,7 +307,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
         }
         Command::Memory(args) => {
             let ctx = Context::gather(active, PACKAGE);
-            let written = memory::command(&ctx, memory::Scale { quick: args.quick }, &args.out)?;
+            let written = memory::command(
+                &ctx,
+                memory::Scale { quick: args.quick },
+                &args.part,
+                &args.out,
+            )?;
             if json {
                 let results = json!({
                     "report": written.path,

@@ -84,8 +84,10 @@ impl Meta {
         target_fpr: Option<f64>,
         kernel: &'static Kernel,
     ) -> Meta {
-        let (chunk, prefetch) =
-            crate::kernel::chunking(crate::kernel::prefetch_depth(num_blocks.saturating_mul(64)));
+        let (chunk, prefetch) = crate::kernel::chunking(crate::kernel::prefetch_depth(
+            num_blocks.saturating_mul(64),
+            kernel.isa(),
+        ));
         Meta {
             shape: Shape {
                 num_blocks,

@@ -22,6 +22,8 @@ pub(crate) trait Lanes: Copy {
     type V: Copy;
     /// Eight 32-bit lanes.
     type H: Copy;
+    /// The tier these lanes are.
+    const ISA: crate::isa::Isa;
 
     fn splat(self, x: u64) -> Self::V;
     /// Eight words from 64-byte-aligned memory (a block or a row of the round table).

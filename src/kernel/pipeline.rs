@@ -11,6 +11,7 @@
 use alloc::vec::Vec;
 
 use super::{Keys, Lanes};
+use crate::isa::Isa;
 use crate::layout::block_index;
 
 /// Keys per chunk for filters in cache (no prefetches; long chunks amortise the per-chunk
@@ -25,7 +26,8 @@ pub const MAX_PREFETCH_DEPTH: usize = 128;
 pub(crate) const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
 
 /// Filters up to this size are taken to fit in the last-level cache (32 MiB: a Zen 3 CCX's
-/// L3; the depth sweep found 32 and 64 within 5% of each other on either side of it).
+/// L3; the depth sweep found 32 and 64 within 5% of each other on either side of it, so the
+/// exact size matters little).
 pub(crate) const LLC_BYTES: u64 = 32 << 20;
 
 /// Whether a filter of `num_blocks` 64-byte blocks is taken to fit in a core's L2 cache.
@@ -33,16 +35,19 @@ pub(crate) fn cache_resident(num_blocks: u64) -> bool {
     num_blocks.saturating_mul(64) <= CACHE_RESIDENT_BYTES
 }
 
-/// The prefetch depth (keys hashed and prefetched ahead; 0 for none) for a filter of `bytes`.
-/// In L2, none: out-of-order execution hides L2 latency, and a prefetch takes a load slot. In
-/// the last-level cache, 32; beyond it, 64, to keep as many misses in flight as the core
-/// tracks. From the depth sweep (`blockbloom-perf memory`, perf-reports/*-memory.md): the
-/// mean cost over tiers and operations was within 5% of each row's best depth at every size,
-/// against 24-33% for the previous fixed 16 at DRAM sizes. No tier needed a depth of its own
-/// (the portable tier's best at DRAM size, 32, was 1% ahead of 64).
-pub(crate) fn prefetch_depth(bytes: u64) -> usize {
+/// The prefetch depth (keys hashed and prefetched ahead; 0 for none) for a filter of `bytes`
+/// on tier `isa`. In L2, none: out-of-order execution hides L2 latency, and a prefetch takes a
+/// load slot. Beyond it, enough keys ahead to keep as many misses in flight as the core
+/// tracks: 32 in the last-level cache and 64 beyond it, and 128 throughout on AVX-512, which
+/// does a key's work in fewer instructions, so the same latency spans more keys. From the
+/// depth sweep (`blockbloom-perf memory`, `perf-reports/*-memory.md`): averaged over the
+/// operations, each size's pick is within 5% of the best depth of every tier (the previous
+/// fixed 16 was 45-67% slower than the best at DRAM size).
+pub(crate) fn prefetch_depth(bytes: u64, isa: Isa) -> usize {
     if bytes <= CACHE_RESIDENT_BYTES {
         0
+    } else if isa == Isa::Avx512 {
+        MAX_PREFETCH_DEPTH
     } else if bytes <= LLC_BYTES {
         32
     } else {
@@ -220,13 +225,23 @@ impl Staged {
         len: 0,
     };
 
-    /// Hashes keys `start..start + chunk` (of `len`) and, when the walk says so, prefetches their blocks.
+    /// Hashes keys `start..start + chunk` (of `len`) and, if `prefetch`, prefetches their
+    /// blocks at once (the first chunk; later chunks are prefetched one key at a time while the
+    /// chunk before them is probed, see [`Entries`]).
     #[inline(always)]
-    fn load<L: Lanes>(&mut self, l: L, walk: &Walk, keys: Keys<'_>, len: usize, start: usize) {
+    fn load<L: Lanes>(
+        &mut self,
+        l: L,
+        walk: &Walk,
+        keys: Keys<'_>,
+        len: usize,
+        start: usize,
+        prefetch_now: bool,
+    ) {
         let n = walk.chunk.min(MAX_PREFETCH_DEPTH).min(len - start);
         let out = &mut self.hashes[..n];
         keys.hash_lanes_at(l, walk.flip, start, out);
-        if walk.prefetch {
+        if prefetch_now {
             for &h in out.iter() {
                 let i = block_index(h, walk.num_blocks);
                 // Address arithmetic only; a prefetch never faults.
@@ -236,13 +251,38 @@ impl Staged {
         self.len = n;
     }
 
-    /// `(block index, low hash half)` of each staged key. Recomputing the index (a multiply
-    /// and a shift) costs no more than storing and reloading it.
+    fn hashes(&self) -> &[u64] {
+        &self.hashes[..self.len]
+    }
+}
+
+/// `(block index, low hash half)` of each key of a chunk, in order; before yielding key `j`
+/// it prefetches the block of key `j` of the next chunk (when there is one and the walk
+/// prefetches). So prefetches go out evenly, one per probe, each a whole chunk ahead of its
+/// use: a burst of a chunk's prefetches at once would ask for more misses than the core can
+/// track and stall. Recomputing the index (a multiply and a shift) costs no more than storing
+/// and reloading it. A struct with an inlined `next`, not a closure (see the module docs).
+struct Entries<'a> {
+    cur: &'a [u64],
+    /// The next chunk's hashes; empty when nothing is to be prefetched.
+    ahead: &'a [u64],
+    j: usize,
+    walk: &'a Walk,
+}
+
+impl Iterator for Entries<'_> {
+    type Item = (usize, u32);
+
     #[inline(always)]
-    fn entries(&self, num_blocks: u64) -> impl Iterator<Item = (usize, u32)> + '_ {
-        self.hashes[..self.len]
-            .iter()
-            .map(move |&h| (block_index(h, num_blocks), h as u32))
+    fn next(&mut self) -> Option<(usize, u32)> {
+        let h = *self.cur.get(self.j)?;
+        if let Some(&a) = self.ahead.get(self.j) {
+            let i = block_index(a, self.walk.num_blocks);
+            // Address arithmetic only; a prefetch never faults.
+            prefetch(self.walk.base.wrapping_add(i * self.walk.stride));
+        }
+        self.j += 1;
+        Some((block_index(h, self.walk.num_blocks), h as u32))
     }
 }
 
@@ -264,15 +304,26 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
     if len == 0 {
         return;
     }
-    let n = walk.num_blocks;
-    stage[0].load(l, walk, keys, len, 0);
+    stage[0].load(l, walk, keys, len, 0, walk.prefetch);
     let (mut start, mut cur) = (0, 0);
     while start < len {
         let next = start + stage[cur].len;
-        if next < len {
-            stage[cur ^ 1].load(l, walk, keys, len, next);
+        let more = next < len;
+        if more {
+            stage[cur ^ 1].load(l, walk, keys, len, next, false);
         }
-        let entries = stage[cur].entries(n);
+        let [a, b] = &stage;
+        let (this, after) = if cur == 0 { (a, b) } else { (b, a) };
+        let entries = Entries {
+            cur: this.hashes(),
+            ahead: if more && walk.prefetch {
+                after.hashes()
+            } else {
+                &[]
+            },
+            j: 0,
+            walk,
+        };
         // SAFETY (each `key` call): `entries` yields `block_index(h, n)`, which is below `n`.
         match &mut sink {
             Sink::Discard => {

@@ -27,6 +27,7 @@ fn four(w: &[u64]) -> u64x4 {
 impl Lanes for Portable {
     type V = [u64x4; 2];
     type H = u32x8;
+    const ISA: crate::isa::Isa = crate::isa::Isa::Portable;
 
     #[inline(always)]
     fn splat(self, x: u64) -> Self::V {

@@ -120,8 +120,10 @@ impl<O: SplitOp> Batch for SplitBatch<'_, '_, O> {
             return self.scalar();
         }
         let n = self.op.num_blocks() as u64;
-        let (chunk, prefetch) =
-            chunking(prefetch_depth(n.saturating_mul(SplitBlock::BYTES as u64)));
+        let (chunk, prefetch) = chunking(prefetch_depth(
+            n.saturating_mul(SplitBlock::BYTES as u64),
+            L::ISA,
+        ));
         let walk = Walk {
             flip: 0,
             num_blocks: n,

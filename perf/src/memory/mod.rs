@@ -25,6 +25,17 @@ pub struct Scale {
     pub quick: bool,
 }
 
+/// The report's parts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Part {
+    /// The prefetch depth sweep.
+    Depth,
+    /// Ingest at DRAM size, 1 and 2 threads.
+    Ingest,
+    /// 64M and 220M keys against the peers and the ceilings.
+    Large,
+}
+
 /// What `memory` wrote.
 pub struct Written {
     pub path: PathBuf,
@@ -32,16 +43,36 @@ pub struct Written {
 }
 
 /// Runs the three parts and writes `<out>/<date>-<commit>-memory.md`.
-pub fn command(ctx: &Context, scale: Scale, out: &Path) -> Result<Written, Box<dyn Error>> {
+/// Runs the chosen parts (every part when `parts` is empty) and writes
+/// `<out>/<date>-<commit>-memory.md`.
+pub fn command(
+    ctx: &Context,
+    scale: Scale,
+    parts: &[Part],
+    out: &Path,
+) -> Result<Written, Box<dyn Error>> {
     let progress = Progress::new();
     let thp = blockbloom::memory::transparent_huge_pages().unwrap_or("unknown");
+    let run = |p: Part| parts.is_empty() || parts.contains(&p);
 
-    let depth_rows = depth::run(scale, &progress)?;
+    let depth_rows = if run(Part::Depth) {
+        depth::run(scale, &progress)?
+    } else {
+        Vec::new()
+    };
     let depth_sizes = depth::sizes(scale);
     let depth_table = depth::table(&depth_rows, &depth_sizes);
-    let ingest_cells = ingest::run(scale, &progress)?;
+    let ingest_cells = if run(Part::Ingest) {
+        ingest::run(scale, &progress)?
+    } else {
+        Vec::new()
+    };
     let ingest_table = ingest::table(&ingest_cells);
-    let large_results = large::run(scale, &progress)?;
+    let large_results = if run(Part::Large) {
+        large::run(scale, &progress)?
+    } else {
+        Vec::new()
+    };
     let large_table = large::table(&large_results);
     let targets = large::targets(&large_results);
 
@@ -56,6 +87,13 @@ pub fn command(ctx: &Context, scale: Scale, out: &Path) -> Result<Written, Box<d
             text,
             "\nThis is a `--quick` run: small sizes, few repetitions; not figures to quote."
         );
+    }
+    if !parts.is_empty() {
+        let names: Vec<String> = parts
+            .iter()
+            .map(|p| format!("{p:?}").to_lowercase())
+            .collect();
+        let _ = writeln!(text, "\nParts run: {} (`--part`).", names.join(", "));
     }
     let _ = writeln!(
         text,

@@ -86,6 +86,7 @@ fn shl_var(_: Neon, a: uint64x2_t, count: uint64x2_t) -> uint64x2_t {
 impl Lanes for Neon {
     type V = V;
     type H = H;
+    const ISA: crate::isa::Isa = crate::isa::Isa::Neon;
 
     #[inline(always)]
     fn splat(self, x: u64) -> V {

@@ -61,6 +61,7 @@ macro_rules! halves {
 impl Lanes for Avx2 {
     type V = V;
     type H = __m256i;
+    const ISA: crate::isa::Isa = crate::isa::Isa::Avx2;
 
     #[inline(always)]
     fn splat(self, x: u64) -> V {

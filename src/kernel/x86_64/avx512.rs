@@ -50,6 +50,7 @@ pub(crate) unsafe fn run<B: Batch>(batch: B) {
 impl Lanes for Avx512 {
     type V = __m512i;
     type H = __m256i;
+    const ISA: crate::isa::Isa = crate::isa::Isa::Avx512;
 
     #[inline(always)]
     fn splat(self, x: u64) -> __m512i {
