@@ -67,14 +67,38 @@ fn counting_filters_take_the_same_pages() {
     assert_eq!(c.total_count(), 0);
 }
 
+/// Runs the test `name` of this binary alone in a child process, and says whether it ran
+/// there (`true`: the caller is the child and does the work).
+fn alone(name: &str) -> bool {
+    const CHILD: &str = "BLOCKBLOOM_HUGE_PAGES_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{name} failed alone");
+    false
+}
+
 #[test]
 fn what_the_system_grants_is_reported() {
+    // Alone in a process: other tests' allocations, freed and mapped again beside these
+    // arrays, would share the mappings whose huge pages `/proc/self/smaps` reports.
+    if !alone("what_the_system_grants_is_reported") {
+        return;
+    }
     let setting = memory::transparent_huge_pages();
-    // Insert everywhere, so that what the kernel backs the pages with is settled.
-    let mut on = built(true);
-    let mut off = built(false);
-    on.insert_batch(&keys(N, 4));
-    off.insert_batch(&keys(N, 4));
+    // Fresh mappings (see `fresh`); zeroing has touched every page, so what backs them is
+    // settled.
+    let mut on = fresh(true);
+    let mut off = fresh(false);
+    assert!(off.size_in_bytes() > 32 << 20);
+    on.insert_batch(&keys(100_000, 4));
+    off.insert_batch(&keys(100_000, 4));
     let (Some(h_on), Some(h_off)) = (on.huge_page_bytes(), off.huge_page_bytes()) else {
         assert!(setting.is_none() || cfg!(not(target_os = "linux")));
         return;
@@ -90,6 +114,20 @@ fn what_the_system_grants_is_reported() {
     }
 }
 
+/// A 48 MB filter: above glibc's largest mmap threshold (32 MiB), so its array is a fresh
+/// mapping. A smaller one may reuse memory another test freed, with the pages it had.
+fn fresh(huge: bool) -> BloomFilter {
+    BloomFilter::builder()
+        .capacity(BIG)
+        .fpr(0.01)
+        .huge_pages(huge)
+        .build()
+        .unwrap()
+}
+
+/// Keys of a [`fresh`] filter.
+const BIG: u64 = 2 * N;
+
 /// Bytes on huge pages, 0 where the system cannot say.
 fn huge(bytes: Option<u64>) -> u64 {
     bytes.unwrap_or(0)
@@ -97,7 +135,10 @@ fn huge(bytes: Option<u64>) -> u64 {
 
 #[test]
 fn loaded_filters_take_huge_pages_as_the_built_ones_do() {
-    let mut f = built(true);
+    if !alone("loaded_filters_take_huge_pages_as_the_built_ones_do") {
+        return;
+    }
+    let mut f = fresh(true);
     f.insert_batch(&keys(N / 2, 5));
     let bytes = f.to_bytes();
     let reserved = BloomFilter::from_bytes(&bytes).unwrap();
@@ -124,26 +165,30 @@ fn loaded_filters_take_huge_pages_as_the_built_ones_do() {
 
 #[test]
 fn family_kinds_hold_their_arrays_on_the_same_pages() {
+    if !alone("family_kinds_hold_their_arrays_on_the_same_pages") {
+        return;
+    }
     use blockbloom::parquet::SplitBlockFilter;
     use blockbloom::{DeletableBloomFilter, ScalableBloomFilter};
 
-    let plain = built(true);
+    // Every array here is above 32 MiB, a fresh mapping (see `fresh`).
+    let plain = fresh(true);
     let plain_huge = huge(plain.huge_page_bytes());
     let ks = keys(200_000, 6);
 
     // The deletable filter and the scalable filter's stages are plain filters inside.
-    let mut d = DeletableBloomFilter::with_capacity(N, 0.01).unwrap();
+    let mut d = DeletableBloomFilter::with_capacity(BIG, 0.01).unwrap();
     d.insert_batch(&ks);
     assert_eq!(d.count_batch(&ks), ks.len());
     let mut s = ScalableBloomFilter::builder()
-        .initial_capacity(N)
+        .initial_capacity(BIG)
         .build()
         .unwrap();
     s.insert_batch(&ks).unwrap();
     assert_eq!(s.count_batch(&ks), ks.len());
 
     // The split-block filter: built, loaded from its bitset, and copied.
-    let mut sb = SplitBlockFilter::new_with_num_bytes(32 << 20).unwrap();
+    let mut sb = SplitBlockFilter::new_with_num_bytes(64 << 20).unwrap();
     sb.insert_batch(&ks);
     let loaded = SplitBlockFilter::from_bitset(sb.as_bitset()).unwrap();
     assert_eq!(loaded, sb);

@@ -205,6 +205,7 @@ fn compressed_round_trip(f: &BloomFilter) {
 #[test]
 fn huge_page_allocations_are_sound() {
     let mut f = BloomFilter::builder()
+        .capacity(100_000)
         .size_in_bytes(blockbloom::memory::HUGE_PAGES_FROM_BYTES as u64)
         .huge_pages(true)
         .build()

@@ -168,3 +168,19 @@ pub fn ceiling(bytes: usize, thp: bool, reps: usize) -> Result<(f64, f64, String
     let (rmw, _) = best_random_lines(&buf, bytes, QUERIES, true, reps);
     Ok((read, rmw, backed))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ceiling_loops_run_at_every_distance() {
+        let buf = Buffer::new(64 << 10, false).unwrap();
+        for ahead in [1, 16, MAX_AHEAD] {
+            assert!(random_lines(&buf, 64 << 10, 10_000, false, ahead) > 0.0);
+            assert!(random_lines(&buf, 64 << 10, 10_000, true, ahead) > 0.0);
+        }
+        let (ns, ahead) = best_random_lines(&buf, 64 << 10, 10_000, false, 1);
+        assert!(ns > 0.0 && DISTANCES.contains(&ahead));
+    }
+}

@@ -41,8 +41,8 @@ pub(crate) fn cache_resident(num_blocks: u64) -> bool {
 /// tracks: 32 in the last-level cache and 64 beyond it, and 128 throughout on AVX-512, which
 /// does a key's work in fewer instructions, so the same latency spans more keys. From the
 /// depth sweep (`blockbloom-perf memory`, `perf-reports/*-memory.md`): averaged over the
-/// operations, each size's pick is within 5% of the best depth of every tier (the previous
-/// fixed 16 was 45-67% slower than the best at DRAM size).
+/// operations, each pick is within 2.3% of the best depth for its size and tier (the previous
+/// fixed 16 was 17-72% slower than the best at DRAM size).
 pub(crate) fn prefetch_depth(bytes: u64, isa: Isa) -> usize {
     if bytes <= CACHE_RESIDENT_BYTES {
         0
@@ -347,12 +347,20 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
                 **c += found;
             }
             Sink::Bitmap(words) => {
-                let mut bits = 0u64;
-                for (j, (i, lo)) in entries.enumerate() {
+                // A chunk may hold more than 64 keys: a word of answers at a time.
+                let (mut bits, mut k, mut at) = (0u64, 0, start);
+                for (i, lo) in entries {
                     // SAFETY: as above.
-                    bits |= (unsafe { per_key.key(i, lo) } as u64) << j;
+                    bits |= (unsafe { per_key.key(i, lo) } as u64) << k;
+                    k += 1;
+                    if k == 64 {
+                        or_bits(words, at, bits, 64);
+                        (bits, k, at) = (0, 0, at + 64);
+                    }
                 }
-                or_bits(words, start, bits, next - start);
+                if k > 0 {
+                    or_bits(words, at, bits, k);
+                }
             }
             Sink::Select(out) => select_chunk(out, start, entries, next - start, per_key),
         }

@@ -172,7 +172,7 @@ pub fn table(cells: &[Cell]) -> Table {
             format!("{:.2}x", small.ns / c.ns),
             format!("{}M", group((1e3 / c.ns) as u64)),
             c.huge_bytes
-                .map_or("-".to_string(), |b| blockbloom_measure::format::bytes(b)),
+                .map_or("-".to_string(), blockbloom_measure::format::bytes),
         ]);
     }
     t

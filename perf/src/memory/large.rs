@@ -322,3 +322,52 @@ pub fn targets(results: &[SizeResult]) -> Table {
     }
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subject(name: &str, insert: f64, contains: f64, build_s: f64) -> Measured {
+        Measured {
+            name: name.to_string(),
+            bytes: 1 << 20,
+            huge: None,
+            insert,
+            contains,
+            build_s,
+        }
+    }
+
+    #[test]
+    fn targets_from_made_up_numbers() {
+        let r = SizeResult {
+            keys: 1000,
+            subjects: vec![
+                subject(OURS_HUGE, 3.0, 2.5, 1.0),
+                subject(OURS_4K, 3.5, 3.0, 1.1),
+                subject(SBBF, 20.0, 4.0, 2.0),
+                subject(FASTBLOOM, 50.0, 40.0, 3.0),
+            ],
+            // read 4K, rmw 4K, read huge, rmw huge.
+            ceiling: [3.0, 3.2, 2.0, 2.7],
+            ceiling_ahead: [64, 64, 128, 128],
+            ceiling_backed: "2 MiB of 2 MiB".to_string(),
+        };
+        let t = targets(std::slice::from_ref(&r)).text();
+        // 2.0 / 2.5 = 80% < 85%; 4.0 / 2.5 = 1.6x >= 1.4x; 2.7 / 3.0 = 90% >= 80%.
+        assert!(t.contains("80% (2.50 vs 2.00 ns)"), "{t}");
+        assert!(t.contains("1.60x"), "{t}");
+        assert!(t.contains("90% (3.00 vs 2.70 ns)"), "{t}");
+        let met: Vec<&str> = t
+            .lines()
+            .filter_map(|l| l.split_whitespace().last())
+            .filter(|w| *w == "yes" || *w == "no")
+            .collect();
+        assert_eq!(met, ["no", "yes", "yes", "yes"], "{t}");
+        assert!(
+            table(&[r])
+                .text()
+                .contains("ceiling, huge pages (128 / 128 ahead)")
+        );
+    }
+}
