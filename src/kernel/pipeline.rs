@@ -5,7 +5,7 @@
 //! `c` is probed, so each prefetch has a whole chunk of work to hide its memory latency.
 //! No intrinsic may sit inside a closure here: a closure is a function of its own, without
 //! the caller's target features, so its intrinsics would become calls (a 30x slowdown, seen
-//! once). The one closure, in [`Staged::entries`], only computes an index. The answers go to
+//! once). The one closure, in the probe loop without prefetches, only computes an index. The answers go to
 //! a [`Sink`], matched once per chunk.
 
 use alloc::vec::Vec;
@@ -213,18 +213,14 @@ pub(crate) trait PerKey {
     unsafe fn key(&mut self, i: usize, lo: u32) -> bool;
 }
 
-/// One chunk's hashes, computed (and their blocks prefetched) a chunk ahead of use.
-struct Staged {
-    hashes: [u64; MAX_PREFETCH_DEPTH],
+/// One chunk's hashes, computed (and their blocks prefetched) a chunk ahead of use, in a
+/// buffer of at least the walk's chunk.
+struct Staged<'b> {
+    hashes: &'b mut [u64],
     len: usize,
 }
 
-impl Staged {
-    const EMPTY: Staged = Staged {
-        hashes: [0; MAX_PREFETCH_DEPTH],
-        len: 0,
-    };
-
+impl Staged<'_> {
     /// Hashes keys `start..start + chunk` (of `len`) and, if `prefetch`, prefetches their
     /// blocks at once (the first chunk; later chunks are prefetched one key at a time while the
     /// chunk before them is probed, see [`Entries`]).
@@ -238,7 +234,7 @@ impl Staged {
         start: usize,
         prefetch_now: bool,
     ) {
-        let n = walk.chunk.min(MAX_PREFETCH_DEPTH).min(len - start);
+        let n = walk.chunk.min(self.hashes.len()).min(len - start);
         let out = &mut self.hashes[..n];
         keys.hash_lanes_at(l, walk.flip, start, out);
         if prefetch_now {
@@ -299,11 +295,23 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
     per_key: &mut A,
     mut sink: Sink<'_>,
 ) {
-    let mut stage = [Staged::EMPTY, Staged::EMPTY];
     let len = keys.len();
     if len == 0 {
         return;
     }
+    // The staging buffers: the in-cache chunk's size unless the walk asks for deeper chunks
+    // (zeroing buffers a batch does not use costs more than the short batches it serves).
+    let mut short = [[0u64; CHUNK]; 2];
+    let mut deep;
+    let [b0, b1]: [&mut [u64]; 2] = if walk.chunk <= CHUNK {
+        let [x, y] = &mut short;
+        [x, y]
+    } else {
+        deep = [[0u64; MAX_PREFETCH_DEPTH]; 2];
+        let [x, y] = &mut deep;
+        [x, y]
+    };
+    let mut stage = [Staged { hashes: b0, len: 0 }, Staged { hashes: b1, len: 0 }];
     stage[0].load(l, walk, keys, len, 0, walk.prefetch);
     let (mut start, mut cur) = (0, 0);
     while start < len {
@@ -314,57 +322,78 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
         }
         let [a, b] = &stage;
         let (this, after) = if cur == 0 { (a, b) } else { (b, a) };
-        let entries = Entries {
-            cur: this.hashes(),
-            ahead: if more && walk.prefetch {
-                after.hashes()
-            } else {
-                &[]
-            },
-            j: 0,
-            walk,
-        };
-        // SAFETY (each `key` call): `entries` yields `block_index(h, n)`, which is below `n`.
-        match &mut sink {
-            Sink::Discard => {
-                for (i, lo) in entries {
-                    // SAFETY: as above.
-                    unsafe { per_key.key(i, lo) };
-                }
-            }
-            Sink::Each(out) => {
-                for (o, (i, lo)) in out[start..next].iter_mut().zip(entries) {
-                    // SAFETY: as above.
-                    *o = unsafe { per_key.key(i, lo) };
-                }
-            }
-            Sink::Count(c) => {
-                let mut found = 0;
-                for (i, lo) in entries {
-                    // SAFETY: as above.
-                    found += unsafe { per_key.key(i, lo) } as usize;
-                }
-                **c += found;
-            }
-            Sink::Bitmap(words) => {
-                // A chunk may hold more than 64 keys: a word of answers at a time.
-                let (mut bits, mut k, mut at) = (0u64, 0, start);
-                for (i, lo) in entries {
-                    // SAFETY: as above.
-                    bits |= (unsafe { per_key.key(i, lo) } as u64) << k;
-                    k += 1;
-                    if k == 64 {
-                        or_bits(words, at, bits, 64);
-                        (bits, k, at) = (0, 0, at + 64);
-                    }
-                }
-                if k > 0 {
-                    or_bits(words, at, bits, k);
-                }
-            }
-            Sink::Select(out) => select_chunk(out, start, entries, next - start, per_key),
+        // Two instances of the probe loop: with the next chunk's prefetches spread through it,
+        // and without (in cache, and for the last chunk), where a per-key check would only
+        // cost instructions.
+        if more && walk.prefetch {
+            let entries = Entries {
+                cur: this.hashes(),
+                ahead: after.hashes(),
+                j: 0,
+                walk,
+            };
+            drain(entries, &mut sink, per_key, start, next);
+        } else {
+            let n = walk.num_blocks;
+            let entries = this
+                .hashes()
+                .iter()
+                .map(move |&h| (block_index(h, n), h as u32));
+            drain(entries, &mut sink, per_key, start, next);
         }
         start = next;
         cur ^= 1;
+    }
+}
+
+/// Probes one chunk's `entries` (keys `start..next`) and sends the answers to `sink`.
+#[inline(always)]
+fn drain<A: PerKey>(
+    entries: impl Iterator<Item = (usize, u32)>,
+    sink: &mut Sink<'_>,
+    per_key: &mut A,
+    start: usize,
+    next: usize,
+) {
+    // SAFETY (each `key` call): `pipeline`, the only caller, passes entries whose indices are
+    // `block_index(h, num_blocks)` of its walk, below `num_blocks`.
+    match sink {
+        Sink::Discard => {
+            for (i, lo) in entries {
+                // SAFETY: as above.
+                unsafe { per_key.key(i, lo) };
+            }
+        }
+        Sink::Each(out) => {
+            for (o, (i, lo)) in out[start..next].iter_mut().zip(entries) {
+                // SAFETY: as above.
+                *o = unsafe { per_key.key(i, lo) };
+            }
+        }
+        Sink::Count(c) => {
+            let mut found = 0;
+            for (i, lo) in entries {
+                // SAFETY: as above.
+                found += unsafe { per_key.key(i, lo) } as usize;
+            }
+            **c += found;
+        }
+        Sink::Bitmap(words) => {
+            // A chunk may hold more than 64 keys: a word of answers at a time.
+            let (mut bits, mut k, mut at) = (0u64, 0, start);
+            for (i, lo) in entries {
+                // SAFETY: as above.
+                bits |= (unsafe { per_key.key(i, lo) } as u64) << k;
+                k += 1;
+                if k == 64 {
+                    or_bits(words, at, bits, 64);
+                    (bits, k, at) = (0, 0, at + 64);
+                }
+            }
+            if k > 0 {
+                or_bits(words, at, bits, k);
+            }
+        }
+        Sink::Select(out) => select_chunk(out, start, entries, next - start, per_key),
     }
 }
