@@ -23,7 +23,9 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn par_insert_batch(&mut self, keys: &[u64]) {
-        if crate::kernel::cache_resident(self.meta.shape.num_blocks) || keys.len() < PAR_CHUNK {
+        if self.meta.shape.num_blocks.saturating_mul(64) <= crate::kernel::CACHE_RESIDENT_BYTES
+            || keys.len() < PAR_CHUNK
+        {
             self.insert_batch(keys)
         } else {
             self.par_insert_batch_with(keys, ParallelBuild::default())

@@ -30,11 +30,6 @@ pub(crate) const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
 /// exact size matters little).
 pub(crate) const LLC_BYTES: u64 = 32 << 20;
 
-/// Whether a filter of `num_blocks` 64-byte blocks is taken to fit in a core's L2 cache.
-pub(crate) fn cache_resident(num_blocks: u64) -> bool {
-    num_blocks.saturating_mul(64) <= CACHE_RESIDENT_BYTES
-}
-
 /// The prefetch depth (keys hashed and prefetched ahead; 0 for none) for a filter of `bytes`
 /// on tier `isa`. In L2, none: out-of-order execution hides L2 latency, and a prefetch takes a
 /// load slot. Beyond it, enough keys ahead to keep as many misses in flight as the core
