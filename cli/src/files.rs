@@ -523,8 +523,9 @@ pub fn info(args: InfoArgs) -> Result<()> {
     }
     rows.extend(f.info_rows(file_bytes));
     if let AnyFilter::Plain(p) = &f {
-        // A filter read from a file grows as its bytes arrive and is advised afterwards, so
-        // the kernel moves it onto huge pages later, if at all: show both figures anyway.
+        // A filter read from a file grows as its bytes arrive: the room each growth adds is
+        // advised before it is written, the rest afterwards (the kernel moves that part later,
+        // if at all), so this may show part of the array.
         let thp = blockbloom::memory::transparent_huge_pages().unwrap_or("unknown");
         let huge = p
             .huge_page_bytes()
@@ -535,6 +536,14 @@ pub fn info(args: InfoArgs) -> Result<()> {
                 "{huge} of {} bytes (system setting: {thp})",
                 p.size_in_bytes()
             ),
+        ));
+        let depth = match p.prefetch_depth() {
+            0 => "none (fits in L2)".to_string(),
+            d => format!("{d} keys ahead"),
+        };
+        rows.push((
+            "prefetch".into(),
+            format!("{depth}; chosen by size for the {} tier", p.isa()),
         ));
     }
     let mut out = io::stdout().lock();

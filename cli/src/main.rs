@@ -105,11 +105,13 @@ fn demo(active: Isa) -> Result<(), Box<dyn Error>> {
     let big = blockbloom::BloomFilter::with_capacity(n as u64, 0.01)?;
     println!(
         "huge pages: a {n}-key filter ({} MiB) has {} MiB on transparent huge pages (system \
-         setting: {})\n",
+         setting: {}); its batches prefetch {} keys ahead on {}\n",
         big.size_in_bytes() >> 20,
         big.huge_page_bytes()
             .map_or("unknown".to_string(), |b| (b >> 20).to_string()),
-        blockbloom::memory::transparent_huge_pages().unwrap_or("unknown")
+        blockbloom::memory::transparent_huge_pages().unwrap_or("unknown"),
+        big.prefetch_depth(),
+        big.isa()
     );
     drop(big);
     for (n, _) in SIZES {

@@ -251,6 +251,12 @@ fn info_reports_the_header_and_the_fill() {
     let fpr: f64 = field("expected FPR").parse().unwrap();
     assert!(fpr > 0.0 && fpr <= 0.0001, "{fpr}");
     assert!(Isa::supported().iter().any(|i| field("kernel") == i.name()));
+    // 20,000 keys at 1e-4: well inside L2, so batches do not prefetch.
+    assert!(
+        field("prefetch").starts_with("none (fits in L2)"),
+        "{stdout}"
+    );
+    assert!(field("huge pages").ends_with(')'), "{stdout}");
 }
 
 #[test]
