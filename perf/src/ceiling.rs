@@ -153,9 +153,20 @@ pub fn best_random_lines(
         .expect("DISTANCES is not empty")
 }
 
-/// The read and read-modify-write ceilings over a `bytes` buffer ([`best_random_lines`] of
-/// `QUERIES` keys), and how much of it was backed by huge pages.
-pub fn ceiling(bytes: usize, thp: bool, reps: usize) -> Result<(f64, f64, String), String> {
+/// The ceilings over one buffer: ns per line, the prefetch distance that gave each, and
+/// how much of the buffer the kernel backed with huge pages.
+pub struct Ceiling {
+    pub read: f64,
+    pub rmw: f64,
+    pub read_ahead: usize,
+    pub rmw_ahead: usize,
+    /// "X of Y" bytes on huge pages.
+    pub backed: String,
+}
+
+/// The read and read-modify-write ceilings over a `bytes` buffer on huge pages (`thp`) or
+/// 4 KiB pages ([`best_random_lines`] of `QUERIES` keys).
+pub fn ceiling(bytes: usize, thp: bool, reps: usize) -> Result<Ceiling, String> {
     let before = anon_huge_kib();
     let buf = Buffer::new(bytes, thp)?;
     let huge = anon_huge_kib().saturating_sub(before) * 1024;
@@ -164,9 +175,15 @@ pub fn ceiling(bytes: usize, thp: bool, reps: usize) -> Result<(f64, f64, String
         format::bytes(huge.min(bytes as u64)),
         format::bytes(bytes as u64)
     );
-    let (read, _) = best_random_lines(&buf, bytes, QUERIES, false, reps);
-    let (rmw, _) = best_random_lines(&buf, bytes, QUERIES, true, reps);
-    Ok((read, rmw, backed))
+    let (read, read_ahead) = best_random_lines(&buf, bytes, QUERIES, false, reps);
+    let (rmw, rmw_ahead) = best_random_lines(&buf, bytes, QUERIES, true, reps);
+    Ok(Ceiling {
+        read,
+        rmw,
+        read_ahead,
+        rmw_ahead,
+        backed,
+    })
 }
 
 #[cfg(test)]

@@ -313,33 +313,36 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
                 &args.part,
                 &args.out,
             )?;
-            if json {
-                let results = json!({
-                    "report": written.path,
-                    "quick": args.quick,
-                    "tables": written.tables,
-                });
-                return emit_json("memory", &ctx, results);
-            }
-            println!("{}", written.path.display());
-            Ok(())
+            let results = json!({"tables": written.tables});
+            report_written("memory", &ctx, &written.path, args.quick, results, json)
         }
         Command::Family(args) => {
             let ctx = Context::gather(active, PACKAGE);
             let scale = family::Scale { quick: args.quick };
             let written = family::command(&ctx, scale, &args.out)?;
-            if json {
-                let results = json!({
-                    "report": written.path,
-                    "quick": args.quick,
-                    "sections": written.sections,
-                });
-                return emit_json("family", &ctx, results);
-            }
-            println!("{}", written.path.display());
-            Ok(())
+            let results = json!({"sections": written.sections});
+            report_written("family", &ctx, &written.path, args.quick, results, json)
         }
     }
+}
+
+/// What a command that wrote a report prints: its path, or with `--format json` the JSON
+/// document of `results` plus the path and the scale.
+fn report_written(
+    command: &str,
+    ctx: &Context,
+    path: &std::path::Path,
+    quick: bool,
+    mut results: Value,
+    json: bool,
+) -> Result<(), Box<dyn Error>> {
+    if json {
+        results["report"] = json!(path);
+        results["quick"] = json!(quick);
+        return emit_json(command, ctx, results);
+    }
+    println!("{}", path.display());
+    Ok(())
 }
 
 fn bench(active: Isa, args: BenchArgs, json: bool) -> Result<(), Box<dyn Error>> {

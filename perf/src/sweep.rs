@@ -172,16 +172,16 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
                 format::bytes(bytes as u64),
                 if thp { " (THP)" } else { "" }
             ));
-            let (read, rmw, backed) = ceiling(bytes, thp, reps)?;
+            let c = ceiling(bytes, thp, reps)?;
             let (r, m) = if thp {
                 (CEIL_READ_THP, CEIL_RMW_THP)
             } else {
                 (CEIL_READ, CEIL_RMW)
             };
-            sweep.series_mut(r, Group::Ceiling).contains[i] = read;
-            sweep.series_mut(m, Group::Ceiling).insert[i] = rmw;
+            sweep.series_mut(r, Group::Ceiling).contains[i] = c.read;
+            sweep.series_mut(m, Group::Ceiling).insert[i] = c.rmw;
             if thp {
-                sweep.thp_backed[i] = backed;
+                sweep.thp_backed[i] = c.backed;
             }
         }
 

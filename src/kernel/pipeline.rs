@@ -5,8 +5,8 @@
 //! `c` is probed, so each prefetch has a whole chunk of work to hide its memory latency.
 //! No intrinsic may sit inside a closure here: a closure is a function of its own, without
 //! the caller's target features, so its intrinsics would become calls (a 30x slowdown, seen
-//! once). The one closure, in the probe loop without prefetches, only computes an index. The answers go to
-//! a [`Sink`], matched once per chunk.
+//! once). The one closure, in the probe loop without prefetches, only computes an index.
+//! The answers go to a [`Sink`], matched once per chunk.
 
 use alloc::vec::Vec;
 
@@ -248,14 +248,14 @@ impl Staged<'_> {
 }
 
 /// `(block index, low hash half)` of each key of a chunk, in order; before yielding key `j`
-/// it prefetches the block of key `j` of the next chunk (when there is one and the walk
-/// prefetches). So prefetches go out evenly, one per probe, each a whole chunk ahead of its
+/// it prefetches the block of key `j` of the next chunk (if that chunk, the last, is
+/// shorter, its keys run out first). So prefetches go out evenly, one per probe, each a whole chunk ahead of its
 /// use: a burst of a chunk's prefetches at once would ask for more misses than the core can
 /// track and stall. Recomputing the index (a multiply and a shift) costs no more than storing
 /// and reloading it. A struct with an inlined `next`, not a closure (see the module docs).
 struct Entries<'a> {
     cur: &'a [u64],
-    /// The next chunk's hashes; empty when nothing is to be prefetched.
+    /// The next chunk's hashes (no more than `cur`'s).
     ahead: &'a [u64],
     j: usize,
     walk: &'a Walk,

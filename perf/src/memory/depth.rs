@@ -4,14 +4,14 @@
 
 use std::error::Error;
 
-use blockbloom::{AtomicBloomFilter, BloomFilter, CountingBloomFilter, Isa};
+use blockbloom::{AtomicBloomFilter, BloomFilter, CountingBloomFilter, Filter, Isa, Storage};
 use blockbloom_measure::format;
 use blockbloom_measure::keys::{self, Workload};
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::{BATCH, Scale};
+use super::{BATCH, Scale, count_in_batches};
 
 /// Depths swept; 0 is "no prefetch" (chunks of 64 keys, no prefetch instructions).
 pub const DEPTHS: [usize; 6] = [0, 8, 16, 32, 64, 128];
@@ -178,76 +178,45 @@ fn sweep_one(
     per_sample: usize,
 ) -> Result<Row, Box<dyn Error>> {
     let n = w.members.len() as u64;
-    let mut ns = Vec::with_capacity(DEPTHS.len());
-    let (bytes, default_depth);
-    match op {
-        Op::Contains | Op::Insert | Op::AtomicInsert => {
-            let builder = || BloomFilter::builder().capacity(n).fpr(0.01).isa(isa);
-            let mut f = builder().build()?;
-            bytes = f.size_in_bytes();
-            default_depth = f.prefetch_depth();
-            if op == Op::Contains {
-                f.insert_batch(&w.members);
-            }
-            let expected = if op == Op::Contains {
-                Some(f.count_batch(&w.queries))
-            } else {
-                None
-            };
-            let mut atomic = if op == Op::AtomicInsert {
-                Some(builder().build_atomic()?)
-            } else {
-                None
-            };
-            for d in DEPTHS {
-                match op {
-                    Op::Contains => {
-                        f.set_prefetch_depth(d)?;
-                        let mut t = Timing::default();
-                        for _ in 0..reps {
-                            let found = t.record(w.queries.len(), || {
-                                w.queries
-                                    .chunks(BATCH)
-                                    .map(|c| f.count_batch(c))
-                                    .sum::<usize>()
-                            });
-                            if Some(found) != expected {
-                                return Err(format!(
-                                    "depth {d} changed the answers ({isa}, {})",
-                                    size.label
-                                )
-                                .into());
-                            }
-                        }
-                        ns.push(t.median());
+    let plain = || BloomFilter::builder().capacity(n).fpr(0.01).isa(isa);
+    let (bytes, default_depth, ns) = match op {
+        Op::Contains => {
+            let mut f = plain().build()?;
+            f.insert_batch(&w.members);
+            let expected = count_in_batches(&f, &w.queries);
+            over_depths(&mut f, |f, d| {
+                let mut t = Timing::default();
+                for _ in 0..reps {
+                    if t.record(w.queries.len(), || count_in_batches(f, &w.queries)) != expected {
+                        let at = size.label;
+                        return Err(format!("depth {d} changed the answers ({isa}, {at})").into());
                     }
-                    Op::Insert => {
-                        f.set_prefetch_depth(d)?;
-                        ns.push(time_inserts(
-                            reps,
-                            &w.members,
-                            per_sample,
-                            &mut f,
-                            BloomFilter::clear,
-                            |f, c| f.insert_batch(c),
-                        ));
-                    }
-                    Op::AtomicInsert => {
-                        let a = atomic.as_mut().expect("made above");
-                        a.set_prefetch_depth(d)?;
-                        ns.push(time_inserts(
-                            reps,
-                            &w.members,
-                            per_sample,
-                            a,
-                            clear_atomic,
-                            |a, c| a.insert_batch(c),
-                        ));
-                    }
-                    Op::CountingInsert => unreachable!(),
                 }
-            }
+                Ok(t.median())
+            })?
         }
+        Op::Insert => over_depths(&mut plain().build()?, |f, _| {
+            let insert = |f: &mut BloomFilter, c: &[u64]| f.insert_batch(c);
+            Ok(time_inserts(
+                reps,
+                &w.members,
+                per_sample,
+                f,
+                BloomFilter::clear,
+                insert,
+            ))
+        })?,
+        Op::AtomicInsert => over_depths(&mut plain().build_atomic()?, |a, _| {
+            let insert = |a: &mut AtomicBloomFilter, c: &[u64]| a.insert_batch(c);
+            Ok(time_inserts(
+                reps,
+                &w.members,
+                per_sample,
+                a,
+                clear_atomic,
+                insert,
+            ))
+        })?,
         Op::CountingInsert => {
             // 4-bit counters take four times the plain filter's bytes: a quarter of the keys
             // keeps the size class.
@@ -256,22 +225,14 @@ fn sweep_one(
                 .fpr(0.01)
                 .isa(isa)
                 .build()?;
-            bytes = f.size_in_bytes();
-            default_depth = f.prefetch_depth();
             let keys = &w.members[..(w.members.len() / 4).max(1)];
-            for d in DEPTHS {
-                f.set_prefetch_depth(d)?;
-                ns.push(time_inserts(
-                    reps,
-                    keys,
-                    per_sample,
-                    &mut f,
-                    CountingBloomFilter::clear,
-                    |f, c| f.insert_batch(c),
-                ));
-            }
+            over_depths(&mut f, |f, _| {
+                let insert = |f: &mut CountingBloomFilter, c: &[u64]| f.insert_batch(c);
+                let clear = CountingBloomFilter::clear;
+                Ok(time_inserts(reps, keys, per_sample, f, clear, insert))
+            })?
         }
-    }
+    };
     Ok(Row {
         isa,
         size: si,
@@ -280,6 +241,21 @@ fn sweep_one(
         default_depth,
         ns,
     })
+}
+
+/// `(bytes, default depth, ns/key at each of [`DEPTHS`])` of `f`, timed by `time` after
+/// setting each depth.
+fn over_depths<S: Storage>(
+    f: &mut Filter<S>,
+    mut time: impl FnMut(&mut Filter<S>, usize) -> Result<f64, Box<dyn Error>>,
+) -> Result<(usize, usize, Vec<f64>), Box<dyn Error>> {
+    let (bytes, default_depth) = (f.size_in_bytes(), f.prefetch_depth());
+    let mut ns = Vec::with_capacity(DEPTHS.len());
+    for d in DEPTHS {
+        f.set_prefetch_depth(d)?;
+        ns.push(time(f, d)?);
+    }
+    Ok((bytes, default_depth, ns))
 }
 
 /// Clears an atomic filter through its owned form (a move of the same blocks).

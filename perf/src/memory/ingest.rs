@@ -3,7 +3,6 @@
 //! pages and on 4 KiB pages.
 
 use std::error::Error;
-use std::time::Instant;
 
 use blockbloom::{BloomFilter, ParallelBuild};
 use blockbloom_measure::format::group;
@@ -12,7 +11,7 @@ use blockbloom_measure::progress::Progress;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::{BATCH, Scale};
+use super::{BATCH, Scale, insert_in_batches};
 
 /// How the keys go in.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -97,35 +96,31 @@ fn build(
         let f = match method {
             Method::Batch => {
                 let mut f = builder().build()?;
-                let start = Instant::now();
-                for c in members.chunks(BATCH) {
-                    f.insert_batch(c);
-                }
-                t.samples.push(ns_per_key(start, members.len()));
+                t.record(members.len(), || insert_in_batches(&mut f, members));
                 f
             }
             Method::Partitioned => {
                 let mut f = builder().build()?;
-                let start = Instant::now();
-                pool.install(|| f.par_insert_batch_with(members, ParallelBuild::Partitioned));
-                t.samples.push(ns_per_key(start, members.len()));
+                t.record(members.len(), || {
+                    pool.install(|| f.par_insert_batch_with(members, ParallelBuild::Partitioned))
+                });
                 f
             }
             Method::SharedAtomic => {
                 let a = builder().build_atomic()?;
                 let share = members.len().div_ceil(threads);
-                let start = Instant::now();
-                std::thread::scope(|s| {
-                    for part in members.chunks(share) {
-                        let a = &a;
-                        s.spawn(move || {
-                            for c in part.chunks(BATCH) {
-                                a.insert_batch(c);
-                            }
-                        });
-                    }
+                t.record(members.len(), || {
+                    std::thread::scope(|s| {
+                        for part in members.chunks(share) {
+                            let a = &a;
+                            s.spawn(move || {
+                                for c in part.chunks(BATCH) {
+                                    a.insert_batch(c);
+                                }
+                            });
+                        }
+                    })
                 });
-                t.samples.push(ns_per_key(start, members.len()));
                 a.into_filter()
             }
         };
@@ -141,10 +136,6 @@ fn build(
         ns: t.median(),
         huge_bytes,
     })
-}
-
-fn ns_per_key(start: Instant, n: usize) -> f64 {
-    start.elapsed().as_nanos() as f64 / n as f64
 }
 
 pub fn table(cells: &[Cell]) -> Table {

@@ -14,8 +14,8 @@ use blockbloom_measure::subject::Subject;
 use blockbloom_measure::table::Table;
 use blockbloom_measure::timing::Timing;
 
-use super::{BATCH, Scale};
-use crate::ceiling::{Buffer, anon_huge_kib, best_random_lines};
+use super::{Scale, count_in_batches, insert_in_batches};
+use crate::ceiling::{Ceiling, ceiling};
 use crate::peers::{FastBloom, Sbbf};
 
 /// Lookups per timed contains pass.
@@ -42,12 +42,9 @@ pub struct Measured {
 pub struct SizeResult {
     pub keys: usize,
     pub subjects: Vec<Measured>,
-    /// Ceilings: (read 4 KiB, rmw 4 KiB, read huge, rmw huge) ns per line, and the huge
-    /// buffer's backing.
-    pub ceiling: [f64; 4],
-    /// The prefetch distance that gave each ceiling.
-    pub ceiling_ahead: [usize; 4],
-    pub ceiling_backed: String,
+    /// The ceilings on 4 KiB pages and on huge pages.
+    pub small: Ceiling,
+    pub huge: Ceiling,
 }
 
 impl SizeResult {
@@ -94,33 +91,11 @@ pub fn run(scale: Scale, progress: &Progress) -> Result<Vec<SizeResult>, Box<dyn
         // The ceilings over a buffer of our filter's size.
         let bytes = subjects[0].bytes.next_multiple_of(2 << 20);
         progress.step(format_args!("large: {} keys: ceilings", group(n as u64)));
-        let mut ceiling = [0.0; 4];
-        let mut ahead = [0; 4];
-        let mut backed = String::new();
-        for (i, thp) in [false, true].into_iter().enumerate() {
-            let before = anon_huge_kib();
-            let buf = Buffer::new(bytes, thp)?;
-            if thp {
-                let huge = anon_huge_kib().saturating_sub(before) * 1024;
-                backed = format!(
-                    "{} of {}",
-                    format::bytes(huge.min(bytes as u64)),
-                    format::bytes(bytes as u64)
-                );
-            }
-            let (read, read_ahead) = best_random_lines(&buf, bytes, QUERIES, false, reps);
-            let (rmw, rmw_ahead) = best_random_lines(&buf, bytes, QUERIES, true, reps);
-            ceiling[2 * i] = read;
-            ceiling[2 * i + 1] = rmw;
-            ahead[2 * i] = read_ahead;
-            ahead[2 * i + 1] = rmw_ahead;
-        }
         out.push(SizeResult {
             keys: n,
             subjects,
-            ceiling,
-            ceiling_ahead: ahead,
-            ceiling_backed: backed,
+            small: ceiling(bytes, false, reps)?,
+            huge: ceiling(bytes, true, reps)?,
         });
     }
     Ok(out)
@@ -146,21 +121,8 @@ fn ours(w: &Workload, huge: bool, reps: usize) -> Result<Measured, Box<dyn Error
         .huge_pages(huge)
         .build()?;
     let made = start.elapsed().as_secs_f64();
-    let (insert, fill_s) = fill_segments(&w.members, |part| {
-        for c in part.chunks(BATCH) {
-            f.insert_batch(c);
-        }
-    });
-    let mut t = Timing::default();
-    for _ in 0..reps {
-        let found = t.record(w.queries.len(), || {
-            w.queries
-                .chunks(BATCH)
-                .map(|c| f.count_batch(c))
-                .sum::<usize>()
-        });
-        black_box(found);
-    }
+    let (insert, fill_s) = fill_segments(&w.members, |part| insert_in_batches(&mut f, part));
+    let t = Timing::repeat(reps, w.queries.len(), || count_in_batches(&f, &w.queries));
     no_false_negatives(&w.members, |k| f.contains(k))?;
     Ok(Measured {
         name: if huge { OURS_HUGE } else { OURS_4K }.to_string(),
@@ -237,24 +199,20 @@ pub fn table(results: &[SizeResult]) -> Table {
                 format!("{:.2}", m.build_s),
             ]);
         }
-        for (label, i) in [("4 KiB pages", 0), ("huge pages", 2)] {
-            let (read, rmw) = (r.ceiling[i], r.ceiling[i + 1]);
-            let label = format!(
-                "ceiling, {label} ({} / {} ahead)",
-                r.ceiling_ahead[i + 1],
-                r.ceiling_ahead[i]
-            );
+        for (label, c, backed) in [
+            ("4 KiB pages", &r.small, "-"),
+            ("huge pages", &r.huge, r.huge.backed.as_str()),
+        ] {
             t.row(vec![
                 group(r.keys as u64),
-                label,
+                format!(
+                    "ceiling, {label} ({} / {} ahead)",
+                    c.rmw_ahead, c.read_ahead
+                ),
                 "-".to_string(),
-                if i == 2 {
-                    r.ceiling_backed.clone()
-                } else {
-                    "-".to_string()
-                },
-                format!("{rmw:.2}"),
-                format!("{read:.2}"),
+                backed.to_string(),
+                format!("{:.2}", c.rmw),
+                format!("{:.2}", c.read),
                 "-".to_string(),
             ]);
         }
@@ -281,14 +239,14 @@ pub fn targets(results: &[SizeResult]) -> Table {
                 if met { "yes" } else { "no" }.to_string(),
             ])
         };
-        let c = r.ceiling[2] / ours.contains;
+        let c = r.huge.read / ours.contains;
         row(
             "batch contains >= 85% of the huge-page read ceiling",
             format!(
                 "{:.0}% ({:.2} vs {:.2} ns)",
                 c * 100.0,
                 ours.contains,
-                r.ceiling[2]
+                r.huge.read
             ),
             c >= 0.85,
         );
@@ -303,14 +261,14 @@ pub fn targets(results: &[SizeResult]) -> Table {
                 x >= 1.4,
             );
         }
-        let i = r.ceiling[3] / ours.insert;
+        let i = r.huge.rmw / ours.insert;
         row(
             "batch insert >= 80% of the huge-page read-modify-write ceiling",
             format!(
                 "{:.0}% ({:.2} vs {:.2} ns)",
                 i * 100.0,
                 ours.insert,
-                r.ceiling[3]
+                r.huge.rmw
             ),
             i >= 0.80,
         );
@@ -348,10 +306,20 @@ mod tests {
                 subject(SBBF, 20.0, 4.0, 2.0),
                 subject(FASTBLOOM, 50.0, 40.0, 3.0),
             ],
-            // read 4K, rmw 4K, read huge, rmw huge.
-            ceiling: [3.0, 3.2, 2.0, 2.7],
-            ceiling_ahead: [64, 64, 128, 128],
-            ceiling_backed: "2 MiB of 2 MiB".to_string(),
+            small: Ceiling {
+                read: 3.0,
+                rmw: 3.2,
+                read_ahead: 64,
+                rmw_ahead: 64,
+                backed: "0 B of 2 MiB".to_string(),
+            },
+            huge: Ceiling {
+                read: 2.0,
+                rmw: 2.7,
+                read_ahead: 128,
+                rmw_ahead: 128,
+                backed: "2 MiB of 2 MiB".to_string(),
+            },
         };
         let t = targets(std::slice::from_ref(&r)).text();
         // 2.0 / 2.5 = 80% < 85%; 4.0 / 2.5 = 1.6x >= 1.4x; 2.7 / 3.0 = 90% >= 80%.

@@ -19,6 +19,18 @@ use serde_json::{Value, json};
 /// Keys per batch call, as a database's vector of rows.
 const BATCH: usize = 4096;
 
+/// `f.insert_batch` over `keys` in calls of [`BATCH`].
+fn insert_in_batches(f: &mut blockbloom::BloomFilter, keys: &[u64]) {
+    for c in keys.chunks(BATCH) {
+        f.insert_batch(c);
+    }
+}
+
+/// `f.count_batch` over `keys` in calls of [`BATCH`], summed.
+fn count_in_batches(f: &blockbloom::BloomFilter, keys: &[u64]) -> usize {
+    keys.chunks(BATCH).map(|c| f.count_batch(c)).sum()
+}
+
 /// `quick`: small sizes and few repetitions (a smoke run of the code, not figures).
 #[derive(Clone, Copy)]
 pub struct Scale {
