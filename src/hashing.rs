@@ -48,12 +48,23 @@ const SECRET_32: u64 = 0x78e5_c0cc_4ee6_79cb;
 const SECRET_40: u64 = 0x2172_ffcc_7dd0_5a82;
 const SECRET_48: u64 = 0x8e24_43f7_7446_08b8;
 
+/// What XXH3's 9-to-16-byte path xors into the first and the last eight bytes of a key, for
+/// `seed`.
+#[inline(always)]
+pub(crate) const fn len9to16_keys(seed: u64) -> (u64, u64) {
+    (
+        (SECRET_24 ^ SECRET_32).wrapping_add(seed),
+        (SECRET_40 ^ SECRET_48).wrapping_sub(seed),
+    )
+}
+
 /// XXH3-64 of a 16-byte key (its little-endian bytes) with `seed`: the closed form of XXH3's
 /// 9-to-16-byte path, the same bits as `xxh3_64_with_seed(&key.to_le_bytes(), seed)`.
 #[inline(always)]
 pub(crate) const fn u128_with_seed(key: u128, seed: u64) -> u64 {
-    let lo = (key as u64) ^ (SECRET_24 ^ SECRET_32).wrapping_add(seed);
-    let hi = ((key >> 64) as u64) ^ (SECRET_40 ^ SECRET_48).wrapping_sub(seed);
+    let (klo, khi) = len9to16_keys(seed);
+    let lo = (key as u64) ^ klo;
+    let hi = ((key >> 64) as u64) ^ khi;
     let product = lo as u128 * hi as u128;
     let fold = (product as u64) ^ ((product >> 64) as u64);
     let acc = 16u64
@@ -73,8 +84,9 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
     let le32 = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
     match len {
         9..=16 => {
-            let lo = le64(0) ^ (SECRET_24 ^ SECRET_32).wrapping_add(seed);
-            let hi = le64(len - 8) ^ (SECRET_40 ^ SECRET_48).wrapping_sub(seed);
+            let (klo, khi) = len9to16_keys(seed);
+            let lo = le64(0) ^ klo;
+            let hi = le64(len - 8) ^ khi;
             let product = lo as u128 * hi as u128;
             let fold = (product as u64) ^ ((product >> 64) as u64);
             xxh3_avalanche(
@@ -92,11 +104,14 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
     }
 }
 
+/// XXH3's avalanche multiplier.
+pub(crate) const PRIME_AVALANCHE: u64 = 0x1656_6791_9e37_79f9;
+
 /// XXH3's avalanche.
 #[inline(always)]
 const fn xxh3_avalanche(mut h: u64) -> u64 {
     h ^= h >> 37;
-    h = h.wrapping_mul(0x1656_6791_9e37_79f9);
+    h = h.wrapping_mul(PRIME_AVALANCHE);
     h ^ (h >> 32)
 }
 

@@ -136,7 +136,7 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 /// layer up, and meet here.)
 pub mod hash {
     pub use crate::hashing::{StableHasher, hash_bytes, hash_key, hash_u32, hash_u64};
-    pub use crate::kernel::{hash_u32_batch, hash_u64_batch};
+    pub use crate::kernel::{hash_bytes_batch, hash_u32_batch, hash_u64_batch};
 }
 
 /// The README's Rust example, compiled and run as a doctest.

@@ -190,8 +190,9 @@ impl<'a> Keys<'a> {
     }
 
     /// Hashes keys `start..start + out.len()` into `out` in `l`'s lanes: the pipeline's
-    /// per-chunk step, one match and no re-slicing of the other sources. Sources hashed one
-    /// key at a time leave the hot function ([`hash_one_by_one`](Self::hash_one_by_one)).
+    /// per-chunk step, one match and no re-slicing of the other sources. Byte strings and
+    /// 16-byte keys are staged and hashed eight at a time, out of line
+    /// ([`Lanes::hash_staged`]).
     #[inline(always)]
     pub(crate) fn hash_lanes_at<L: Lanes>(&self, l: L, flip: u64, start: usize, out: &mut [u64]) {
         let end = start + out.len();
@@ -199,13 +200,9 @@ impl<'a> Keys<'a> {
             Keys::U64(k) => l.hash_u64(flip, &k[start..end], out),
             Keys::U32(k) => l.hash_u32(flip, &k[start..end], out),
             Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
-            _ => self.hash_one_by_one(flip, start, out),
+            Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) => {
+                l.hash_staged(flip, self.slice(start, end), out)
+            }
         }
-    }
-
-    /// [`hash_scalar`](Self::hash_scalar) of keys `start..start + out.len()`, out of line.
-    #[inline(never)]
-    fn hash_one_by_one(&self, flip: u64, start: usize, out: &mut [u64]) {
-        self.slice(start, start + out.len()).hash_scalar(flip, out)
     }
 }

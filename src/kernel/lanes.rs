@@ -8,6 +8,7 @@
 //! 64-bit lanes (a 512-bit block), held in one AVX-512 register, two AVX2 registers, or four
 //! NEON registers; [`Lanes::H`] is eight 32-bit lanes (a 256-bit split block).
 
+use super::Keys;
 use crate::hashing::{PRIME_MX2, u32_with_flip, u64_with_flip};
 use crate::layout::{Block, Row};
 
@@ -90,6 +91,64 @@ pub(crate) trait Lanes: Copy {
         self.loadu(&w)
     }
 
+    /// The bytes of each lane in reverse order.
+    #[inline(always)]
+    fn bswap64(self, a: Self::V) -> Self::V {
+        let a = self.rotl::<32, 32>(a);
+        let m16 = self.splat(0x0000_ffff_0000_ffff);
+        let a = self.or(
+            self.shl::<16>(self.and(a, m16)),
+            self.and(self.shr::<16>(a), m16),
+        );
+        let m8 = self.splat(0x00ff_00ff_00ff_00ff);
+        self.or(
+            self.shl::<8>(self.and(a, m8)),
+            self.and(self.shr::<8>(a), m8),
+        )
+    }
+
+    /// The low and the high 64-bit halves of eight `u128` (`keys.len() == 8`).
+    #[inline(always)]
+    fn split_u128(self, keys: &[u128]) -> (Self::V, Self::V) {
+        let (mut lo, mut hi) = ([0u64; 8], [0u64; 8]);
+        for ((l, h), &x) in lo.iter_mut().zip(&mut hi).zip(&keys[..8]) {
+            (*l, *h) = (x as u64, (x >> 64) as u64);
+        }
+        (self.loadu(&lo), self.loadu(&hi))
+    }
+
+    /// The full 128-bit product of each pair of lanes, its two halves xored (XXH3's
+    /// `mul128_fold64`): four 32-bit products, as no tier multiplies 64 by 64 bits into 128.
+    #[inline(always)]
+    fn mul_fold64(self, a: Self::V, b: Self::V) -> Self::V {
+        let low = self.splat(0xffff_ffff);
+        let (a_lo, a_hi) = (self.and(a, low), self.shr::<32>(a));
+        let (b_lo, b_hi) = (self.and(b, low), self.shr::<32>(b));
+        let ll = self.mul32(a_lo, b_lo);
+        let lh = self.mul32(a_lo, b_hi);
+        let hl = self.mul32(a_hi, b_lo);
+        let hh = self.mul32(a_hi, b_hi);
+        // The middle column: at most three 32-bit values, no overflow.
+        let mid = self.add(
+            self.add(self.shr::<32>(ll), self.and(lh, low)),
+            self.and(hl, low),
+        );
+        let lo = self.or(self.and(ll, low), self.shl::<32>(mid));
+        let hi = self.add(
+            self.add(hh, self.shr::<32>(lh)),
+            self.add(self.shr::<32>(hl), self.shr::<32>(mid)),
+        );
+        self.xor(lo, hi)
+    }
+
+    /// XXH3 of byte-string and 16-byte keys (`Keys::Bytes`, `U128`, `Fixed16`),
+    /// `out.len() == keys.len()`: one key at a time, out of line, unless a tier overrides it
+    /// with [`hash_keys`](super::bytes::hash_keys) in lanes (where that measured faster).
+    #[inline(always)]
+    fn hash_staged(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        hash_one_by_one(flip, keys, out)
+    }
+
     /// XXH3 of each `u64` key (given the seed's flip constant). `keys.len() == out.len()`.
     /// A tier may override it (AVX-512 hashes with instructions its probe loops avoid).
     #[inline(always)]
@@ -111,6 +170,12 @@ pub(crate) trait Lanes: Copy {
             *o = crate::hashing::xxh64_u64(v);
         }
     }
+}
+
+/// [`Keys::hash_scalar`], out of line: the tiers' default for keys they do not hash in lanes.
+#[inline(never)]
+fn hash_one_by_one(flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    keys.hash_scalar(flip, out)
 }
 
 /// XXH3's `rrmxmx` finaliser on eight lanes.

@@ -35,6 +35,7 @@ use crate::layout::{AtomicBlock, Block};
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
+pub(crate) mod bytes;
 pub(crate) mod classic;
 pub(crate) mod keys;
 pub(crate) mod lanes;
@@ -464,6 +465,29 @@ pub fn hash_u64_batch(keys: &[u64], seed: u64, out: &mut [u64]) {
 /// ```
 pub fn hash_u32_batch(keys: &[u32], seed: u64, out: &mut [u64]) {
     Kernel::fallback_to_best().hash_u32(crate::hashing::seed_flip(seed), keys, out);
+}
+
+/// Hashes a batch of byte-string keys with the active kernel (keys of 4 to 16 bytes in SIMD
+/// lanes). Equal to [`hash_bytes`](crate::hashing::hash_bytes) on each key, so the hashes can
+/// go to [`contains_hash_batch`](crate::BloomFilter::contains_hash_batch) and be kept.
+///
+/// # Panics
+/// If `out.len() != keys.len()`.
+///
+/// ```
+/// let keys: [&[u8]; 3] = [b"10.0.0.1", b"2001:db8::1", b"x"];
+/// let mut out = [0u64; 3];
+/// blockbloom::hash::hash_bytes_batch(&keys, 5, &mut out);
+/// assert_eq!(out[1], blockbloom::hash::hash_bytes(b"2001:db8::1", 5));
+/// ```
+pub fn hash_bytes_batch(keys: &[&[u8]], seed: u64, out: &mut [u64]) {
+    assert_eq!(
+        keys.len(),
+        out.len(),
+        "output slice length must equal key count"
+    );
+    let keys = Keys::Bytes(keys::ByteKeys::Slices(keys));
+    Kernel::fallback_to_best().hash_keys(crate::hashing::seed_flip(seed), keys, 0, out);
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::kernel::{Batch, Lanes};
+use crate::kernel::{Batch, Keys, Lanes};
 
 /// Proof that the CPU supports AVX2: only [`Avx2::new_unchecked`] makes one.
 #[derive(Clone, Copy)]
@@ -156,6 +156,25 @@ impl Lanes for Avx2 {
         }
     }
     #[inline(always)]
+    fn bswap64(self, a: V) -> V {
+        // SAFETY: AVX2 is present (token); register-only operations.
+        unsafe {
+            let order = _mm256_setr_epi8(
+                7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15,
+                14, 13, 12, 11, 10, 9, 8,
+            );
+            [
+                _mm256_shuffle_epi8(a[0], order),
+                _mm256_shuffle_epi8(a[1], order),
+            ]
+        }
+    }
+    #[inline(always)]
+    fn hash_staged(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        // SAFETY: the token proves AVX2.
+        unsafe { hash_staged(self, flip, keys, out) }
+    }
+    #[inline(always)]
     fn shl_var(self, a: V, count: V) -> V {
         halves!(_mm256_sllv_epi64, a, count)
     }
@@ -219,4 +238,14 @@ impl Lanes for Avx2 {
         // SAFETY: AVX2 is present (token).
         unsafe { _mm256_testc_si256(b, p) != 0 }
     }
+}
+
+/// [`Lanes::hash_staged`]: the shared routine, out of line, with AVX2 enabled.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2")]
+unsafe fn hash_staged(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::bytes::hash_keys(l, flip, keys, out)
 }

@@ -5,7 +5,7 @@ use core::arch::x86_64::*;
 
 use super::avx2::Avx2;
 use crate::hashing::PRIME_MX2;
-use crate::kernel::{Batch, Lanes};
+use crate::kernel::{Batch, Keys, Lanes};
 
 /// Proof that the CPU supports AVX-512 F and DQ, and AVX2: only [`Avx512::new_unchecked`]
 /// makes one.
@@ -205,6 +205,41 @@ impl Lanes for Avx512 {
         unsafe { hash_u32(flip, keys, out) }
     }
     #[inline(always)]
+    fn bswap64(self, a: __m512i) -> __m512i {
+        // Without BW (no byte shuffle): swap the 32-bit halves, then the 16-bit halves of
+        // each, then the bytes of each 16-bit pair.
+        // SAFETY: AVX-512 F is present (token).
+        unsafe {
+            let a = _mm512_rol_epi32::<16>(_mm512_rol_epi64::<32>(a));
+            let m = _mm512_set1_epi16(0x00ff);
+            _mm512_or_si512(
+                _mm512_slli_epi32::<8>(_mm512_and_si512(a, m)),
+                _mm512_and_si512(_mm512_srli_epi32::<8>(a), m),
+            )
+        }
+    }
+    #[inline(always)]
+    fn split_u128(self, keys: &[u128]) -> (__m512i, __m512i) {
+        let keys = &keys[..8];
+        // SAFETY: AVX-512 F is present (token); `keys` holds 8 u128 (128 bytes). On x86-64 a
+        // u128 is little-endian: its low word first.
+        unsafe {
+            let p = keys.as_ptr().cast::<__m512i>();
+            let (a, b) = (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1)));
+            let even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+            let odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+            (
+                _mm512_permutex2var_epi64(a, even, b),
+                _mm512_permutex2var_epi64(a, odd, b),
+            )
+        }
+    }
+    #[inline(always)]
+    fn hash_staged(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
+        unsafe { hash_staged(self, flip, keys, out) }
+    }
+    #[inline(always)]
     fn xxh64_u64(self, values: &[u64], out: &mut [u64]) {
         // SAFETY: the token proves AVX-512 F and DQ.
         unsafe { xxh64_u64(values, out) }
@@ -260,6 +295,16 @@ fn rrmxmx(h: __m512i, len: u64) -> __m512i {
     let s = _mm512_add_epi64(_mm512_srli_epi64::<35>(h), _mm512_set1_epi64(len as i64));
     let h = _mm512_mullo_epi64(_mm512_xor_si512(h, s), mx2);
     _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
+}
+
+/// [`Lanes::hash_staged`]: the shared routine, out of line, where `vpmullq` is enabled.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and DQ, and AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
+unsafe fn hash_staged(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::bytes::hash_keys(l, flip, keys, out)
 }
 
 /// XXH3 of each `u64` key, 8 lanes at a time.
