@@ -3,6 +3,7 @@
 //! two hash arms.
 
 use super::Lanes;
+use super::lanes::hash_one_by_one;
 use crate::error::Error;
 use crate::hashing::{
     bytes_with_seed, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
@@ -190,9 +191,9 @@ impl<'a> Keys<'a> {
     }
 
     /// Hashes keys `start..start + out.len()` into `out` in `l`'s lanes: the pipeline's
-    /// per-chunk step, one match and no re-slicing of the other sources. Byte strings and
-    /// 16-byte keys are staged and hashed eight at a time, out of line
-    /// ([`Lanes::hash_staged`]).
+    /// per-chunk step, one match and no re-slicing of the other sources. 16-byte keys are
+    /// hashed out of line ([`Lanes::hash_keys16`]), byte strings one at a time, out of line
+    /// (see [`key16`](super::key16) for why not in lanes).
     #[inline(always)]
     pub(crate) fn hash_lanes_at<L: Lanes>(&self, l: L, flip: u64, start: usize, out: &mut [u64]) {
         let end = start + out.len();
@@ -200,9 +201,8 @@ impl<'a> Keys<'a> {
             Keys::U64(k) => l.hash_u64(flip, &k[start..end], out),
             Keys::U32(k) => l.hash_u32(flip, &k[start..end], out),
             Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
-            Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) => {
-                l.hash_staged(flip, self.slice(start, end), out)
-            }
+            Keys::U128(_) | Keys::Fixed16(_) => l.hash_keys16(flip, self.slice(start, end), out),
+            Keys::Bytes(_) => hash_one_by_one(flip, self.slice(start, end), out),
         }
     }
 }

@@ -141,11 +141,12 @@ pub(crate) trait Lanes: Copy {
         self.xor(lo, hi)
     }
 
-    /// XXH3 of byte-string and 16-byte keys (`Keys::Bytes`, `U128`, `Fixed16`),
-    /// `out.len() == keys.len()`: one key at a time, out of line, unless a tier overrides it
-    /// with [`hash_keys`](super::bytes::hash_keys) in lanes (where that measured faster).
+    /// XXH3 of 16-byte keys (`Keys::U128`, `Keys::Fixed16`), `out.len() == keys.len()`: one
+    /// key at a time, out of line, unless a tier overrides it with
+    /// [`hash_keys`](super::key16::hash_keys) in lanes (AVX2 and AVX-512, where that measured
+    /// faster).
     #[inline(always)]
-    fn hash_staged(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    fn hash_keys16(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         hash_one_by_one(flip, keys, out)
     }
 
@@ -172,9 +173,9 @@ pub(crate) trait Lanes: Copy {
     }
 }
 
-/// [`Keys::hash_scalar`], out of line: the tiers' default for keys they do not hash in lanes.
+/// [`Keys::hash_scalar`], out of line: byte strings, and the tiers' default for 16-byte keys.
 #[inline(never)]
-fn hash_one_by_one(flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+pub(crate) fn hash_one_by_one(flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     keys.hash_scalar(flip, out)
 }
 

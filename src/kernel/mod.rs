@@ -35,8 +35,8 @@ use crate::layout::{AtomicBlock, Block};
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
-pub(crate) mod bytes;
 pub(crate) mod classic;
+pub(crate) mod key16;
 pub(crate) mod keys;
 pub(crate) mod lanes;
 pub(crate) mod ops;
@@ -467,8 +467,8 @@ pub fn hash_u32_batch(keys: &[u32], seed: u64, out: &mut [u64]) {
     Kernel::fallback_to_best().hash_u32(crate::hashing::seed_flip(seed), keys, out);
 }
 
-/// Hashes a batch of byte-string keys with the active kernel (keys of 4 to 16 bytes in SIMD
-/// lanes). Equal to [`hash_bytes`](crate::hashing::hash_bytes) on each key, so the hashes can
+/// Hashes a batch of byte-string keys, one at a time (staging byte strings for SIMD lanes
+/// measured slower than hashing each key). Equal to [`hash_bytes`](crate::hashing::hash_bytes) on each key, so the hashes can
 /// go to [`contains_hash_batch`](crate::BloomFilter::contains_hash_batch) and be kept.
 ///
 /// # Panics

@@ -170,9 +170,9 @@ impl Lanes for Avx2 {
         }
     }
     #[inline(always)]
-    fn hash_staged(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    fn hash_keys16(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         // SAFETY: the token proves AVX2.
-        unsafe { hash_staged(self, flip, keys, out) }
+        unsafe { hash_keys16(self, flip, keys, out) }
     }
     #[inline(always)]
     fn shl_var(self, a: V, count: V) -> V {
@@ -240,12 +240,12 @@ impl Lanes for Avx2 {
     }
 }
 
-/// [`Lanes::hash_staged`]: the shared routine, out of line, with AVX2 enabled.
+/// [`Lanes::hash_keys16`]: the shared routine, out of line, with AVX2 enabled.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2")]
-unsafe fn hash_staged(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::bytes::hash_keys(l, flip, keys, out)
+unsafe fn hash_keys16(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::key16::hash_keys(l, flip, keys, out)
 }

@@ -235,9 +235,9 @@ impl Lanes for Avx512 {
         }
     }
     #[inline(always)]
-    fn hash_staged(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    fn hash_keys16(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
-        unsafe { hash_staged(self, flip, keys, out) }
+        unsafe { hash_keys16(self, flip, keys, out) }
     }
     #[inline(always)]
     fn xxh64_u64(self, values: &[u64], out: &mut [u64]) {
@@ -297,14 +297,14 @@ fn rrmxmx(h: __m512i, len: u64) -> __m512i {
     _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
 }
 
-/// [`Lanes::hash_staged`]: the shared routine, out of line, where `vpmullq` is enabled.
+/// [`Lanes::hash_keys16`]: the shared routine, out of line, where `vpmullq` is enabled.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F and DQ, and AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
-unsafe fn hash_staged(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::bytes::hash_keys(l, flip, keys, out)
+unsafe fn hash_keys16(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::key16::hash_keys(l, flip, keys, out)
 }
 
 /// XXH3 of each `u64` key, 8 lanes at a time.
