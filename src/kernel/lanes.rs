@@ -60,6 +60,17 @@ pub(crate) trait Lanes: Copy {
     }
     /// Whether every bit of `p` is set in `b`.
     fn covers(self, b: Self::V, p: Self::V) -> bool;
+    /// `x - m` where `x >= m`, else `x`, per lane, given `neg_m = 2^64 - m` (splat), for
+    /// `x < 2m <= 2^63`: then `x - m` wraps to a value with its top bit set exactly when
+    /// `x < m`.
+    #[inline(always)]
+    fn sub_if_ge(self, x: Self::V, m: Self::V, neg_m: Self::V) -> Self::V {
+        let t = self.add(x, neg_m);
+        let borrow = self.shr::<63>(t);
+        // All ones where `x < m`: the borrow's two's-complement negation.
+        let undo = self.add(self.xor(borrow, self.splat(u64::MAX)), self.splat(1));
+        self.add(t, self.and(m, undo))
+    }
 
     fn splat32(self, x: u32) -> Self::H;
     /// Eight 32-bit words from 32-byte-aligned memory.
@@ -72,6 +83,10 @@ pub(crate) trait Lanes: Copy {
     /// `a << count` per lane (`count < 32`).
     fn shl32_var(self, a: Self::H, count: Self::H) -> Self::H;
     fn covers32(self, b: Self::H, p: Self::H) -> bool;
+
+    /// Whether [`shl_var`](Self::shl_var) is one instruction per register on this tier (not
+    /// a shift per lane, as `wide` does it on SSE2).
+    const VARIABLE_SHIFT: bool = true;
 
     /// Whether [`gather`](Self::gather) is one instruction on this tier (not eight loads);
     /// algorithms that can probe either way use it to choose.

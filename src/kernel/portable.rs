@@ -99,6 +99,9 @@ impl Lanes for Portable {
     fn shl_var(self, a: Self::V, count: Self::V) -> Self::V {
         each(a, count, |x, c| x.unbounded_shl(c))
     }
+    // A shift per lane in `wide`; but under Miri this tier takes the paths that require one,
+    // so that Miri checks their unchecked accesses (it cannot run the AVX tiers).
+    const VARIABLE_SHIFT: bool = cfg!(miri);
     #[inline(always)]
     fn covers(self, b: Self::V, p: Self::V) -> bool {
         ((p[0] & !b[0]) | (p[1] & !b[1])) == u64x4::ZERO

@@ -135,6 +135,22 @@ impl Lanes for Avx2 {
         halves!(_mm256_mul_epu32, a, b)
     }
     #[inline(always)]
+    fn sub_if_ge(self, x: V, _: V, neg_m: V) -> V {
+        let t = self.add(x, neg_m);
+        // SAFETY: AVX2 is present (token); register-only operations. The blend keeps `x`
+        // where `t`'s top bit is set, that is where `x < m` (see the trait).
+        unsafe {
+            let pick = |t: __m256i, x: __m256i| {
+                _mm256_castpd_si256(_mm256_blendv_pd(
+                    _mm256_castsi256_pd(t),
+                    _mm256_castsi256_pd(x),
+                    _mm256_castsi256_pd(t),
+                ))
+            };
+            [pick(t[0], x[0]), pick(t[1], x[1])]
+        }
+    }
+    #[inline(always)]
     fn mul64(self, a: V, b: V) -> V {
         [mul64(self, a[0], b[0]), mul64(self, a[1], b[1])]
     }

@@ -107,6 +107,12 @@ impl Lanes for Avx512 {
         unsafe { _mm512_add_epi64(a, b) }
     }
     #[inline(always)]
+    fn sub_if_ge(self, x: __m512i, _: __m512i, neg_m: __m512i) -> __m512i {
+        // x - m wraps above x exactly where x < m, so the unsigned minimum picks the answer.
+        // SAFETY: AVX-512 F is present (token).
+        unsafe { _mm512_min_epu64(x, _mm512_add_epi64(x, neg_m)) }
+    }
+    #[inline(always)]
     fn mul32(self, a: __m512i, b: __m512i) -> __m512i {
         // SAFETY: AVX-512 F is present (token).
         unsafe { _mm512_mul_epu32(a, b) }
