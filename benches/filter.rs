@@ -31,7 +31,11 @@
 //!   (planning plus the zeroed allocation); `plan/1e9-1e-6` is `sizing::plan(1e9, 1e-6)`
 //!   alone (the filter would take 5 GB) and `plan/1e6-0.01` the planning of the 1M case
 //!   alone; `counting/1000` is `CountingBloomFilter::with_capacity(1000, 0.01)` (4-bit
-//!   counters, planned by the counter model).
+//!   counters, planned by the counter model). `plan/1e10-1e-9`, `plan/1.7e10-7.75e-9`,
+//!   `plan_k32/2.1e10-3.77e-5` (32 probes fixed) and `plan/100-0.01` are the slowest plans
+//!   found over the grid of n and p; `best_shape/1e6-10bpk` is the `bits_per_key` builders'
+//!   shape choice; `split_block/1000` and `scalable/1000` the Parquet split-block and the
+//!   scalable filter's constructors.
 //!
 //! Sizes (`n`, filter bytes at 1%, slice lengths):
 //!
@@ -549,6 +553,46 @@ fn construct(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("counting", 1_000), |b| {
         b.iter(|| {
             CountingBloomFilter::with_capacity(black_box(1_000), black_box(FPR)).expect("filter")
+        })
+    });
+    // The slowest plans found over the grid of n and p (planning alone).
+    group.bench_function(BenchmarkId::new("plan", "1e10-1e-9"), |b| {
+        b.iter(|| sizing::plan(black_box(10_000_000_000), black_box(1e-9)).expect("plan"))
+    });
+    group.bench_function(BenchmarkId::new("plan", "1.7e10-7.75e-9"), |b| {
+        b.iter(|| sizing::plan(black_box(17_407_767_402), black_box(7.75e-9)).expect("plan"))
+    });
+    group.bench_function(BenchmarkId::new("plan_k32", "2.1e10-3.77e-5"), |b| {
+        b.iter(|| {
+            sizing::plan_with(
+                black_box(21_177_200_270),
+                black_box(3.77e-5),
+                None,
+                Some(32),
+            )
+            .expect("plan")
+        })
+    });
+    group.bench_function(BenchmarkId::new("plan", "100-0.01"), |b| {
+        b.iter(|| sizing::plan(black_box(100), black_box(FPR)).expect("plan"))
+    });
+    // `bits_per_key` / `size_in_bytes` builders: the best shape for a given size.
+    group.bench_function(BenchmarkId::new("best_shape", "1e6-10bpk"), |b| {
+        b.iter(|| sizing::best_shape(black_box(1_000_000), black_box(19_532), None, None))
+    });
+    group.bench_function(BenchmarkId::new("split_block", 1_000), |b| {
+        b.iter(|| {
+            blockbloom::parquet::SplitBlockFilter::new_with_ndv_fpp(black_box(1_000), FPR)
+                .expect("filter")
+        })
+    });
+    group.bench_function(BenchmarkId::new("scalable", 1_000), |b| {
+        b.iter(|| {
+            blockbloom::ScalableBloomFilter::builder()
+                .initial_capacity(black_box(1_000))
+                .fpr(FPR)
+                .build()
+                .expect("filter")
         })
     });
     group.finish();

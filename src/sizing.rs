@@ -659,22 +659,68 @@ pub fn best_shape(
     probes: Option<u32>,
 ) -> (Layout, u32) {
     let keys = capacity.max(1);
-    let rated: Vec<(Layout, u32, f64)> = Layout::ALL
+    // Each shape's rate as an interval: a coarse evaluation and its error bound (doubled),
+    // narrowed to the exact model only where a comparison below cannot tell.
+    let err = 2.0 * fast::Level::Coarse.error();
+    let mut rated: Vec<(Layout, u32, f64, f64)> = Layout::ALL
         .into_iter()
         .filter(|l| layout.is_none_or(|x| x == *l))
         .flat_map(|l| l.probe_counts().map(move |k| (l, k)))
         .filter(|(_, k)| probes.is_none_or(|x| x == *k))
-        .map(|(l, k)| (l, k, false_positive_rate(keys, num_blocks, l, k)))
+        .map(|(l, k)| {
+            let shape = fast::shape(l, k, 1);
+            let approx = (num_blocks >= 2)
+                .then(|| {
+                    shape
+                        .eval(keys, num_blocks as f64, 0.0, fast::Level::Coarse)
+                        .value
+                })
+                // Where the error bound is tested.
+                .filter(|v| (MIN_FPR / 10.0..=0.9).contains(v));
+            match approx {
+                Some(v) => (l, k, v * (1.0 - err), v * (1.0 + err)),
+                None => {
+                    let r = false_positive_rate(keys, num_blocks, l, k);
+                    (l, k, r, r)
+                }
+            }
+        })
         .collect();
-    let lowest = rated.iter().map(|r| r.2).fold(f64::INFINITY, f64::min);
+    let exact = |r: &mut (Layout, u32, f64, f64)| {
+        if r.2 != r.3 {
+            let v = false_positive_rate(keys, num_blocks, r.0, r.1);
+            (r.2, r.3) = (v, v);
+        }
+    };
+    // The lowest rate: exact for every shape that could have it.
+    let min_hi = rated.iter().map(|r| r.3).fold(f64::INFINITY, f64::min);
+    rated.iter_mut().filter(|r| r.2 <= min_hi).for_each(exact);
+    let lowest = rated.iter().map(|r| r.3).fold(f64::INFINITY, f64::min);
+    // Which shapes are within 5% of it: exact where the interval straddles the line.
+    let line = lowest * 1.05;
+    rated
+        .iter_mut()
+        .filter(|r| r.2 <= line && r.3 > line)
+        .for_each(exact);
+    let allowed = |r: &(Layout, u32, f64, f64)| r.3 <= line;
+    let rounds = |r: &(Layout, u32, f64, f64)| r.1 / r.0.sectors();
+    let Some(fewest) = rated.iter().filter(|r| allowed(r)).map(rounds).min() else {
+        return (Layout::Sectors8x64, 8);
+    };
+    // Among the fewest rounds, the lowest rate: exact for every shape that could have it.
+    let best_hi = rated
+        .iter()
+        .filter(|r| allowed(r) && rounds(r) == fewest)
+        .map(|r| r.3)
+        .fold(f64::INFINITY, f64::min);
+    rated
+        .iter_mut()
+        .filter(|r| r.3 <= line && r.1 / r.0.sectors() == fewest && r.2 <= best_hi)
+        .for_each(exact);
     rated
         .iter()
-        .filter(|r| r.2 <= lowest * 1.05)
-        .min_by(|a, b| {
-            (a.1 / a.0.sectors(), a.2)
-                .partial_cmp(&(b.1 / b.0.sectors(), b.2))
-                .expect("rates are finite")
-        })
+        .filter(|r| allowed(r) && rounds(r) == fewest)
+        .min_by(|a, b| a.3.partial_cmp(&b.3).expect("rates are finite"))
         .map(|r| (r.0, r.1))
         .unwrap_or((Layout::Sectors8x64, 8))
 }
@@ -1004,6 +1050,72 @@ mod tests {
         }
         times.sort();
         eprintln!("slowest plans: {:?}", &times[times.len() - 5..]);
+    }
+
+    /// `best_shape` as it was: every shape's rate by the exact model.
+    fn best_shape_reference(
+        capacity: u64,
+        num_blocks: u64,
+        layout: Option<Layout>,
+        probes: Option<u32>,
+    ) -> (Layout, u32) {
+        let keys = capacity.max(1);
+        let rated: Vec<(Layout, u32, f64)> = Layout::ALL
+            .into_iter()
+            .filter(|l| layout.is_none_or(|x| x == *l))
+            .flat_map(|l| l.probe_counts().map(move |k| (l, k)))
+            .filter(|(_, k)| probes.is_none_or(|x| x == *k))
+            .map(|(l, k)| (l, k, false_positive_rate(keys, num_blocks, l, k)))
+            .collect();
+        let lowest = rated.iter().map(|r| r.2).fold(f64::INFINITY, f64::min);
+        rated
+            .iter()
+            .filter(|r| r.2 <= lowest * 1.05)
+            .min_by(|a, b| {
+                (a.1 / a.0.sectors(), a.2)
+                    .partial_cmp(&(b.1 / b.0.sectors(), b.2))
+                    .expect("rates are finite")
+            })
+            .map(|r| (r.0, r.1))
+            .unwrap_or((Layout::Sectors8x64, 8))
+    }
+
+    #[test]
+    fn best_shape_matches_reference() {
+        let mut rng = Mix(21);
+        let mut cases: Vec<(u64, u64)> = Vec::new();
+        for &n in &GRID_N {
+            for bits in [
+                0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 32.0, 64.0,
+            ] {
+                cases.push((
+                    n,
+                    ((n as f64 * bits / 512.0).ceil() as u64).clamp(1, MAX_BLOCKS),
+                ));
+            }
+        }
+        for _ in 0..300 {
+            let n = rng.log_uniform(1.0, 3e10) as u64;
+            let bits = rng.log_uniform(0.5, 100.0);
+            cases.push((
+                n,
+                ((n as f64 * bits / 512.0).ceil() as u64).clamp(1, MAX_BLOCKS),
+            ));
+        }
+        for (n, blocks) in cases {
+            let mut fixed: Vec<(Option<Layout>, Option<u32>)> = vec![(None, None)];
+            for l in Layout::ALL {
+                fixed.push((Some(l), None));
+            }
+            fixed.push((None, Some(8)));
+            for (l, k) in fixed {
+                assert_eq!(
+                    best_shape(n, blocks, l, k),
+                    best_shape_reference(n, blocks, l, k),
+                    "{n} keys, {blocks} blocks, {l:?} {k:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -208,22 +208,23 @@ impl Shape {
     }
 }
 
-/// `prod_{i < h} r * a_i / b_i` for the pairs `(a_i, b_i) = factor(i)`, given `r8 = r^8`
-/// and `r_last = r^(h mod 8)`: one division per eight factors. Each `a_i`, `b_i` is below
-/// 2^64, so a product of eight stays far from overflow, and `r` enters per chunk, as the
-/// factors' ratios do, so the running product neither overflows nor underflows where the
-/// whole stride's `r^h` would.
+/// `prod_{i < h} r * (a - i) / (b + i)`, given `r8 = r^8` and `r_last = r^(h mod 8)`: one
+/// division per eight factors. Each factor is an integer below 2^53 (exact in `f64`, so
+/// stepping it by 1.0 is exact, and cheaper than converting a `u64`), a product of eight
+/// stays far from overflow, and `r` enters per chunk, as the factors' ratios do, so the
+/// running product neither overflows nor underflows where the whole stride's `r^h` would.
 #[inline(always)]
-fn step_ratio(h: u64, r8: f64, r_last: f64, factor: impl Fn(u64) -> (f64, f64)) -> f64 {
+fn step_ratio(h: u64, r8: f64, r_last: f64, mut a: f64, mut b: f64) -> f64 {
     let mut f = 1.0;
     let mut i = 0;
     while i < h {
         let end = h.min(i + 8);
         let (mut num, mut den) = (if end - i == 8 { r8 } else { r_last }, 1.0);
-        for j in i..end {
-            let (a, b) = factor(j);
+        for _ in i..end {
             num *= a;
             den *= b;
+            a -= 1.0;
+            b += 1.0;
         }
         f *= num / den;
         i = end;
@@ -315,9 +316,9 @@ fn eval_b<const B: usize>(
     // Upward.
     let (mut w, mut c, mut pw) = (1.0f64, c0, pw0);
     while c + h <= keys {
-        w *= step_ratio(h, up8, up_last, |i| {
-            (n - (c + i) as f64, (c + i) as f64 + 1.0)
-        });
+        // Factors (n - c - i) / (c + i + 1).
+        let cf = c as f64;
+        w *= step_ratio(h, up8, up_last, n - cf, cf + 1.0);
         c += h;
         for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step_h[..2 * B + 1]) {
             *x *= *s;
@@ -330,9 +331,9 @@ fn eval_b<const B: usize>(
     // Downward.
     let (mut w, mut c, mut pw) = (1.0f64, c0, pw0);
     while c >= h {
-        w *= step_ratio(h, down8, down_last, |i| {
-            ((c - i) as f64, n - (c - i) as f64 + 1.0)
-        });
+        // Factors (c - i) / (n - c + i + 1).
+        let cf = c as f64;
+        w *= step_ratio(h, down8, down_last, cf, n - cf + 1.0);
         c -= h;
         for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step_h[..2 * B + 1]) {
             *x /= *s;
@@ -366,8 +367,18 @@ impl Shape {
     /// The exact model's verdict on `blocks` blocks: from a coarse evaluation unless it is
     /// within its error of the target, then a fine one, then the exact model.
     pub(super) fn meets(&self, keys: u64, blocks: u64, goal: Goal) -> bool {
+        self.meets_from(keys, blocks, goal, Level::Coarse)
+    }
+
+    /// [`Shape::meets`] starting at `first` (`Fine` where a coarse evaluation cannot tell
+    /// neighbouring block counts apart).
+    fn meets_from(&self, keys: u64, blocks: u64, goal: Goal, first: Level) -> bool {
         if blocks >= 2 {
-            for level in [Level::Coarse, Level::Fine] {
+            let levels: &[Level] = match first {
+                Level::Coarse => &[Level::Coarse, Level::Fine],
+                Level::Fine => &[Level::Fine],
+            };
+            for &level in levels {
                 let e = self.eval(keys, blocks as f64, goal.margin_sd, level);
                 if e.value <= goal.fpr * (1.0 - level.error()) {
                     return true;
@@ -451,12 +462,15 @@ impl Shape {
     /// started at `guess`.
     pub(super) fn bound(&self, keys: u64, goal: Goal, guess: f64) -> Bounds {
         let ceiling = (4.0 * MAX_BLOCKS as f64).ln();
-        if guess > MAX_BLOCKS as f64 / 8.0 {
-            // Near the limit: settle "too many blocks" with one evaluation when clear.
-            let e = self.eval(keys, MAX_BLOCKS as f64, goal.margin_sd, Level::Coarse);
+        if guess > MAX_BLOCKS as f64 / 2.0 {
+            // Near the limit: settle "too many blocks" with one evaluation when clear, else
+            // search on from there (Newton's first step from the limit).
+            let max = MAX_BLOCKS as f64;
+            let e = self.eval(keys, max, goal.margin_sd, Level::Coarse);
             if e.value > goal.fpr * (1.0 + Level::Coarse.error()) {
                 return Bounds::exact(NONE, guess.ln());
             }
+            return self.search(keys, goal, Level::Coarse, max.ln(), Some(e), f64::INFINITY);
         }
         let u = guess.max(2.0).ln().min(ceiling);
         self.search(keys, goal, Level::Coarse, u, None, f64::INFINITY)
@@ -525,7 +539,7 @@ impl Shape {
         known: f64,
     ) -> Bounds {
         match self.root(keys, goal, level, u, first, known) {
-            Err(()) => Bounds::exact(self.walk(keys, goal, 2), 2f64.ln()),
+            Err(()) => Bounds::exact(self.walk(keys, goal, 2, Level::Coarse), 2f64.ln()),
             Ok(None) => Bounds::exact(NONE, (4.0 * MAX_BLOCKS as f64).ln()),
             Ok(Some((r, slope, newton_error))) => {
                 let doubt = 2.0 * level.error() / -slope + newton_error;
@@ -551,7 +565,14 @@ impl Shape {
                     };
                 }
                 let start = block(r).min(MAX_BLOCKS);
-                Bounds::exact(self.walk(keys, goal, start), r)
+                // A coarse decision needs the rate to move by more than its error between
+                // neighbours; at billions of blocks it never does.
+                let first = if -slope / r.exp() > 4.0 * Level::Coarse.error() {
+                    Level::Coarse
+                } else {
+                    Level::Fine
+                };
+                Bounds::exact(self.walk(keys, goal, start, first), r)
             }
         }
     }
@@ -559,10 +580,11 @@ impl Shape {
     /// The fewest blocks that meet the goal (`NONE` above [`MAX_BLOCKS`]), by single
     /// decisions from `start`, expected next to it: steps doubling away from it until the
     /// answer changes, then bisection (the exact model's rate falls with the block count).
-    fn walk(&self, keys: u64, goal: Goal, start: u64) -> u64 {
+    fn walk(&self, keys: u64, goal: Goal, start: u64, first: Level) -> u64 {
         let start = start.clamp(1, MAX_BLOCKS);
+        let meets = |b| self.meets_from(keys, b, goal, first);
         // `lo` fails (0: nothing fails yet), `hi` meets.
-        let (mut lo, mut hi) = if self.meets(keys, start, goal) {
+        let (mut lo, mut hi) = if meets(start) {
             let mut step = 1;
             let mut hi = start;
             loop {
@@ -570,7 +592,7 @@ impl Shape {
                 if b == 0 {
                     break (0, hi);
                 }
-                if !self.meets(keys, b, goal) {
+                if !meets(b) {
                     break (b, hi);
                 }
                 hi = b;
@@ -584,7 +606,7 @@ impl Shape {
                     return NONE;
                 }
                 let b = (lo + step).min(MAX_BLOCKS);
-                if self.meets(keys, b, goal) {
+                if meets(b) {
                     break (lo, b);
                 }
                 lo = b;
@@ -593,7 +615,7 @@ impl Shape {
         };
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if self.meets(keys, mid, goal) {
+            if meets(mid) {
                 hi = mid;
             } else {
                 lo = mid;
