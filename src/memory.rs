@@ -211,13 +211,18 @@ impl<T> PageBuf<T> {
             return Some(());
         }
         let layout = Layout::array::<T>(cap).ok()?;
+        if layout.size() <= self.mapped {
+            // The mapping (whole huge pages) has the room already.
+            self.cap = cap;
+            return Some(());
+        }
         if wants_mapping(layout.size(), self.huge) {
             let (start, mapped) = map::map(layout.size())?;
             if self.mapped > 0 {
                 // SAFETY: `self.ptr` starts our mapping of `self.mapped` bytes and `start` the
-                // new one, of `mapped > self.mapped` bytes (the array grew): both are ours,
-                // 2 MiB aligned and apart; nothing refers into the old one while `self` is
-                // borrowed mutably.
+                // new one, of `mapped > self.mapped` bytes (the array outgrew the old one):
+                // both are ours, 2 MiB aligned and apart; nothing refers into the old one while
+                // `self` is borrowed mutably, nor into the new one yet.
                 let moved = unsafe { map::move_pages(self.ptr.cast(), self.mapped, start) };
                 if !moved {
                     // SAFETY: the old mapping holds `len` values and the new one room for more;
@@ -337,7 +342,17 @@ impl<T: Copy> Clone for PageBuf<T> {
     /// An array of the same kind: a large one with huge pages wanted is a fresh advised
     /// mapping, written once by the copy.
     fn clone(&self) -> PageBuf<T> {
-        PageBuf::collect(self.iter().copied(), self.huge)
+        let Some(mut out) = Self::with_capacity(self.len, self.huge) else {
+            alloc::alloc::handle_alloc_error(Self::layout(self.len));
+        };
+        // SAFETY: `out` has room for `len` values, in memory apart from `self`'s; they are
+        // `Copy`, so a copy of their bytes is a copy of them, and all `len` are then
+        // initialised.
+        unsafe {
+            core::ptr::copy_nonoverlapping(self.ptr.as_ptr(), out.ptr.as_ptr(), self.len);
+            out.len = self.len;
+        }
+        out
     }
 }
 
@@ -387,11 +402,11 @@ mod map {
         if raw == libc::MAP_FAILED {
             return None;
         }
-        let base = raw as usize;
-        let start = base.next_multiple_of(HUGE_PAGE_BYTES);
-        let (head, tail) = (start - base, over - (start - base) - len);
-        // SAFETY: the head `[base, start)` and the tail `[start + len, base + over)` are
-        // page-aligned parts of the mapping just made (`base` is page aligned, `start`, `len`
+        let head = (raw as usize).next_multiple_of(HUGE_PAGE_BYTES) - raw as usize;
+        let tail = over - head - len;
+        let start = raw.cast::<u8>().wrapping_add(head);
+        // SAFETY: the head `[raw, start)` and the tail `[start + len, raw + over)` are
+        // page-aligned parts of the mapping just made (`raw` is page aligned, `start`, `len`
         // and `over` multiples of 2 MiB), outside the range kept, and nothing refers to them.
         // A failed unmap would only leave untouched address space mapped. The advice comes
         // before the first touch, so each page faulted in is a huge page when the kernel has
@@ -401,11 +416,11 @@ mod map {
                 libc::munmap(raw, head);
             }
             if tail > 0 {
-                libc::munmap((start + len) as *mut c_void, tail);
+                libc::munmap(start.wrapping_add(len).cast::<c_void>(), tail);
             }
-            libc::madvise(start as *mut c_void, len, libc::MADV_HUGEPAGE);
+            libc::madvise(start.cast::<c_void>(), len, libc::MADV_HUGEPAGE);
         }
-        Some((NonNull::new(start as *mut u8)?, len))
+        Some((NonNull::new(start)?, len))
     }
 
     /// Unmaps a mapping made by [`map`].
