@@ -580,6 +580,35 @@ AnonHugePages:      2048 kB
         assert_eq!(huge_in_smaps(smaps, base + 0xa0_0000, base + 0xb0_0000), 0);
     }
 
+    /// The global allocator's path, small enough for Miri: reserve, push, grow by `realloc`,
+    /// clone, cast and free.
+    #[test]
+    fn small_arrays_grow_by_reallocation() {
+        let mut v = PageBuf::<u64>::new(true);
+        for round in 0..4u64 {
+            v.try_reserve_exact(v.len() + 3).unwrap();
+            while v.len() < v.capacity() {
+                v.push(round);
+            }
+        }
+        assert_eq!(v.len(), 3 * 15);
+        assert!(!v.is_mapped());
+        let c = v.clone();
+        // SAFETY: i64 has u64's size, alignment and every bit pattern.
+        let d = unsafe { v.cast::<i64>() };
+        assert_eq!(
+            d.iter().map(|&x| x as u64).collect::<alloc::vec::Vec<_>>(),
+            *c
+        );
+        // SAFETY: zero is a valid u64.
+        let z = unsafe { PageBuf::<u64>::zeroed(5, true) }.unwrap();
+        assert_eq!(*z, [0; 5]);
+        assert_eq!(
+            alloc::format!("{:?}", PageBuf::<u64>::collect([1u64].into_iter(), false)),
+            "[1]"
+        );
+    }
+
     #[test]
     fn arrays_are_zero_droppable_clonable_and_grow() {
         for len in [0usize, 1, 1000, (HUGE_PAGES_FROM_BYTES / 8) + 3] {
