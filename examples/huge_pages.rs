@@ -1,6 +1,9 @@
 //! A DRAM-sized filter with and without transparent huge pages (`blockbloom::memory`):
-//! how much of it the kernel put on huge pages, and batch insert and contains in ns/key; then
-//! how much of the same filter loaded with `from_bytes` is on huge pages.
+//! how much of it the kernel put on huge pages, the time to allocate it and to build it
+//! (allocate and insert every key: with huge pages the kernel zeroes each page at its first
+//! touch, which the inserts make), and batch insert and contains in ns/key; then how much of
+//! the same filter loaded with `from_bytes` and `read_from`, and of a clone, is on huge pages,
+//! and how long each took.
 //!
 //! A filter of at least `memory::HUGE_PAGES_FROM_BYTES` asks for huge pages on Linux;
 //! `Builder::huge_pages(false)` keeps 4 KiB pages. Each side is built and measured twice,
@@ -60,6 +63,7 @@ fn main() -> ExitCode {
         let t = Instant::now();
         f.insert_batch(&members);
         let insert = t.elapsed().as_secs_f64() * 1e9 / n as f64;
+        let build = built.elapsed();
         let mut contains = f64::MAX;
         for _ in 0..3 {
             let t = Instant::now();
@@ -72,30 +76,51 @@ fn main() -> ExitCode {
         }
         println!(
             "huge_pages({huge:5}): {:>4} MiB, {:>4} MiB on huge pages; allocate {:>6.1} ms, \
-             insert {insert:.2} ns/key, contains {contains:.2} ns/key",
+             build {:>6.1} ms, insert {insert:.2} ns/key, contains {contains:.2} ns/key",
             f.size_in_bytes() >> 20,
-            f.huge_page_bytes()
-                .map_or("?".to_string(), |b| (b >> 20).to_string()),
+            mib(f.huge_page_bytes()),
             alloc.as_secs_f64() * 1e3,
+            build.as_secs_f64() * 1e3,
         );
     }
-    // A filter loaded from its bytes reserves its whole array up front and asks for huge
-    // pages the same way.
+    // Loaded filters ask for huge pages the same way: `from_bytes` reserves the whole array
+    // up front, `read_from` grows it as the bytes arrive; and a clone.
     let mut f = BloomFilter::with_capacity(n, 0.01).expect("built above");
     f.insert_batch(&members);
     let bytes = f.to_bytes();
-    drop(f);
-    match BloomFilter::from_bytes(&bytes) {
-        Ok(g) => println!(
-            "from_bytes: {:>4} MiB, {:>4} MiB on huge pages",
-            g.size_in_bytes() >> 20,
-            g.huge_page_bytes()
-                .map_or("?".to_string(), |b| (b >> 20).to_string())
-        ),
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::FAILURE;
+    let t = Instant::now();
+    let clone = f.clone();
+    report("clone", t, &clone);
+    drop((f, clone));
+    for streamed in [false, true] {
+        let t = Instant::now();
+        let loaded = if streamed {
+            BloomFilter::read_from(&bytes[..])
+        } else {
+            BloomFilter::from_bytes(&bytes)
+        };
+        match loaded {
+            Ok(g) => report(if streamed { "read_from" } else { "from_bytes" }, t, &g),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Whole MiB, or `?` where the system cannot say.
+fn mib(bytes: Option<u64>) -> String {
+    bytes.map_or("?".to_string(), |b| (b >> 20).to_string())
+}
+
+/// A filter made since `t`: its size, what of it is on huge pages, and the time taken.
+fn report(what: &str, t: Instant, f: &BloomFilter) {
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    println!(
+        "{what:>10}: {:>4} MiB, {:>4} MiB on huge pages; {ms:>6.1} ms",
+        f.size_in_bytes() >> 20,
+        mib(f.huge_page_bytes()),
+    );
 }

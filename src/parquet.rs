@@ -55,6 +55,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::isa::Isa;
+use crate::memory::PageBuf;
 
 #[cfg(feature = "arrow")]
 mod arrow;
@@ -366,7 +367,7 @@ fn round_num_bytes(num_bytes: usize) -> usize {
 /// `Send` and `Sync`: share it across threads for queries; inserts take `&mut self`.
 #[derive(Clone)]
 pub struct SplitBlockFilter {
-    blocks: Vec<Block>,
+    blocks: PageBuf<Block>,
     kernel: &'static Kernel,
 }
 
@@ -446,22 +447,19 @@ impl SplitBlockFilter {
         }
         let kernel = Kernel::get(Isa::active()?)?;
         let n = bitset.len() / BLOCK_BYTES;
-        let mut blocks =
-            crate::memory::reserve_vec::<Block>(n, true).ok_or(Error::AllocationFailed {
-                bytes: bitset.len() as u128,
-            })?;
-        blocks.extend(
-            bitset
-                .chunks_exact(BLOCK_BYTES)
-                .map(|c| Block::from_le_bytes(c.try_into().expect("32-byte chunk"))),
-        );
+        let mut blocks = PageBuf::with_capacity(n, true).ok_or(Error::AllocationFailed {
+            bytes: bitset.len() as u128,
+        })?;
+        for c in bitset.chunks_exact(BLOCK_BYTES) {
+            blocks.push(Block::from_le_bytes(c.try_into().expect("32-byte chunk")));
+        }
         Ok(SplitBlockFilter { blocks, kernel })
     }
 
-    /// Zeroed blocks, advised onto huge pages when large ([`crate::memory`]).
+    /// Zeroed blocks, on huge pages when large ([`crate::memory`]).
     fn zeroed(num_blocks: usize, kernel: &'static Kernel) -> Result<SplitBlockFilter, Error> {
         // SAFETY: a block of zero words is the empty block.
-        let blocks = unsafe { crate::memory::zeroed_vec::<Block>(num_blocks, true) }.ok_or(
+        let blocks = unsafe { PageBuf::<Block>::zeroed(num_blocks, true) }.ok_or(
             Error::AllocationFailed {
                 bytes: (num_blocks * BLOCK_BYTES) as u128,
             },

@@ -1,6 +1,7 @@
 //! Large filters on transparent huge pages (`blockbloom::memory`): the filters built with
-//! and without them are the same filter, every conversion and copy of one stays correct, and
-//! the opt-out really opts out where the system only grants huge pages on request.
+//! and without them are the same filter, every conversion and copy of one stays correct, the
+//! arrays of every kind (built, cloned, converted, folded, loaded) are 2 MiB aligned and, where
+//! the system grants huge pages on request, wholly on them, and the opt-out really opts out.
 
 use blockbloom::{AtomicBloomFilter, BloomFilter, CountingBloomFilter, memory};
 
@@ -42,8 +43,8 @@ fn the_pages_do_not_change_the_filter() {
     assert_eq!(back.count_batch(&ks), ks.len());
     let folded = back.fold().unwrap();
     assert_eq!(folded.count_batch(&ks), ks.len());
-    // Loaded filters: `from_bytes` reserves the whole (advised) array up front, `read_from`
-    // grows it as bytes arrive and advises it afterwards.
+    // Loaded filters: `from_bytes` reserves the whole array up front, `read_from` grows it as
+    // bytes arrive (moving the pages written into each larger mapping).
     let bytes = back.to_bytes();
     let loaded = BloomFilter::from_bytes(&bytes).unwrap();
     assert_eq!(loaded, back);
@@ -110,8 +111,9 @@ fn what_the_system_grants_is_reported() {
         return;
     }
     let setting = memory::transparent_huge_pages();
-    // Fresh mappings (see `fresh`); zeroing has touched every page, so what backs them is
-    // settled.
+    // Fresh mappings (see `fresh`); the inserts below touch (nearly) every page, so what backs
+    // them is settled (the kernel zeroes pages at their first touch, nothing touches them
+    // before).
     let mut on = fresh(true);
     let mut off = fresh(false);
     assert!(off.size_in_bytes() > 32 << 20);
@@ -132,8 +134,9 @@ fn what_the_system_grants_is_reported() {
     }
 }
 
-/// A 48 MB filter: above glibc's largest mmap threshold (32 MiB), so its array is a fresh
-/// mapping. A smaller one may reuse memory another test freed, with the pages it had.
+/// A 48 MB filter. With huge pages its array is a mapping of its own; without, it is above
+/// glibc's largest mmap threshold (32 MiB), so the allocator's array is a fresh mapping too. A
+/// smaller one may reuse memory another test freed, with the pages it had.
 fn fresh(huge: bool) -> BloomFilter {
     BloomFilter::builder()
         .capacity(BIG)
@@ -172,11 +175,147 @@ fn loaded_filters_take_huge_pages_as_the_built_ones_do() {
         f.size_in_bytes()
     );
     // Where the kernel granted the array that `from_bytes` reserved whole, the one `read_from`
-    // grew as the bytes arrived got some too: each growth advised the room it added.
-    if r > 0 {
+    // grew as the bytes arrived got as much: each growth is a fresh advised mapping, and the
+    // pages already written move into it.
+    if r == f.size_in_bytes() as u64 {
+        assert_eq!(
+            s, r,
+            "read_from got {s} bytes on huge pages where from_bytes got {r}"
+        );
+    }
+}
+
+/// Whether the system backs arrays that ask with huge pages (`always` or `madvise`).
+fn granted() -> bool {
+    matches!(memory::transparent_huge_pages(), Some("always" | "madvise"))
+}
+
+/// Checks that an array (`start`, `size` bytes, every page of it written) starts on a 2 MiB
+/// boundary (on Linux, where large arrays are mappings of their own) and, where the system
+/// grants huge pages on request, lies wholly on them (`huge` bytes).
+fn on_huge_pages(what: &str, start: *const u8, size: usize, huge: Option<u64>) {
+    assert!(size >= memory::HUGE_PAGES_FROM_BYTES, "{what}: too small");
+    if cfg!(target_os = "linux") {
         assert!(
-            s > 0,
-            "read_from got no huge pages where from_bytes got {r}"
+            (start as usize).is_multiple_of(memory::HUGE_PAGE_BYTES),
+            "{what}: {start:?} is not 2 MiB aligned"
+        );
+    }
+    let h = huge.unwrap_or(0);
+    eprintln!("{what}: {h} of {size} bytes on huge pages");
+    // The kernel may refuse huge pages when it has none free: then this says so. Tests run
+    // on machines with memory to spare, where a refusal is a regression.
+    if granted() && huge.is_some() {
+        assert_eq!(h, size as u64, "{what}: not wholly on huge pages");
+    }
+}
+
+#[test]
+fn every_copy_and_conversion_is_aligned_and_wholly_on_huge_pages() {
+    if !alone("every_copy_and_conversion_is_aligned_and_wholly_on_huge_pages") {
+        return;
+    }
+    // 200,000 keys write every 2 MiB page of these arrays (thousands of keys per page).
+    let ks = keys(200_000, 7);
+    let mut f = fresh(true);
+    f.insert_batch(&ks);
+    let check = |what: &str, g: &BloomFilter| {
+        assert_eq!(g.count_batch(&ks), ks.len(), "{what}");
+        on_huge_pages(
+            what,
+            g.blocks().as_ptr().cast(),
+            g.size_in_bytes(),
+            g.huge_page_bytes(),
+        );
+    };
+    check("built", &f);
+    let c = f.clone();
+    assert_eq!(c, f);
+    check("clone", &c);
+    drop(c);
+    let start = f.blocks().as_ptr();
+    let a = f.into_atomic();
+    a.insert_batch(&keys(1000, 8));
+    assert_eq!(a.huge_page_bytes(), {
+        let s = a.snapshot();
+        check("snapshot", &s);
+        s.huge_page_bytes().map(|_| a.huge_page_bytes().unwrap())
+    });
+    let back = a.into_filter();
+    assert_eq!(
+        back.blocks().as_ptr(),
+        start,
+        "the atomic round trip copied"
+    );
+    check("atomic round trip", &back);
+    // A fold halves the block count, which must be even: a 64 MiB filter's is.
+    let mut even = BloomFilter::builder()
+        .capacity(BIG)
+        .size_in_bytes(64 << 20)
+        .huge_pages(true)
+        .build()
+        .unwrap();
+    even.insert_batch(&ks);
+    check("fold", &even.fold().unwrap());
+    drop(even);
+    let bytes = back.to_bytes();
+    let loaded = BloomFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded, back);
+    check("from_bytes", &loaded);
+    let streamed = BloomFilter::read_from(&bytes[..]).unwrap();
+    assert_eq!(streamed, back);
+    check("read_from", &streamed);
+    // A view over block-aligned bytes (the header is 64 bytes), and its owned copy.
+    let mut aligned = vec![blockbloom::Block::default(); bytes.len() / 64];
+    // SAFETY: the blocks are `bytes.len()` initialised bytes of plain `u64`s, which any byte
+    // may overwrite; the slice is the only use of `aligned` while it lives.
+    let buf =
+        unsafe { std::slice::from_raw_parts_mut(aligned.as_mut_ptr().cast::<u8>(), bytes.len()) };
+    buf.copy_from_slice(&bytes);
+    let view = blockbloom::FilterRef::from_bytes(buf).unwrap();
+    assert_eq!(view.count_batch(&ks), ks.len());
+    check("FilterRef::to_filter", &view.to_filter());
+
+    // The counting filter: built, projected, loaded both ways.
+    let mut c = CountingBloomFilter::builder()
+        .capacity(N / 4)
+        .huge_pages(true)
+        .build()
+        .unwrap();
+    c.insert_batch(&ks);
+    let counted = |what: &str, g: &CountingBloomFilter| {
+        assert_eq!(g.count_batch(&ks), ks.len(), "{what}");
+        on_huge_pages(
+            what,
+            g.blocks().as_ptr().cast(),
+            g.size_in_bytes(),
+            g.huge_page_bytes(),
+        );
+    };
+    counted("counting", &c);
+    counted("counting clone", &c.clone());
+    let bytes = c.to_bytes();
+    counted(
+        "counting from_bytes",
+        &CountingBloomFilter::from_bytes(&bytes).unwrap(),
+    );
+    counted(
+        "counting read_from",
+        &CountingBloomFilter::read_from(&bytes[..]).unwrap(),
+    );
+
+    // The opt-out: the global allocator's array, no huge pages where they are only granted on
+    // request.
+    let mut off = fresh(false);
+    off.insert_batch(&ks);
+    let h_off = huge(off.huge_page_bytes());
+    eprintln!("opt-out: {h_off} bytes on huge pages");
+    if memory::transparent_huge_pages() == Some("madvise") {
+        assert_eq!(h_off, 0);
+        assert_eq!(
+            huge(off.clone().huge_page_bytes()),
+            0,
+            "the opt-out's clone"
         );
     }
 }
@@ -189,10 +328,12 @@ fn family_kinds_hold_their_arrays_on_the_same_pages() {
     use blockbloom::parquet::SplitBlockFilter;
     use blockbloom::{DeletableBloomFilter, ScalableBloomFilter};
 
-    // Every array here is above 32 MiB, a fresh mapping (see `fresh`).
-    let plain = fresh(true);
-    let plain_huge = huge(plain.huge_page_bytes());
+    // Every array here is above 32 MiB, a fresh mapping (see `fresh`); the keys write every
+    // 2 MiB page of each (the kernel zeroes a page at its first touch, nothing before).
     let ks = keys(200_000, 6);
+    let mut plain = fresh(true);
+    plain.insert_batch(&ks);
+    let plain_huge = huge(plain.huge_page_bytes());
 
     // The deletable filter and the scalable filter's stages are plain filters inside.
     let mut d = DeletableBloomFilter::with_capacity(BIG, 0.01).unwrap();
@@ -221,11 +362,42 @@ fn family_kinds_hold_their_arrays_on_the_same_pages() {
         huge(sb.huge_page_bytes()),
         huge(loaded.huge_page_bytes()),
     );
-    // Where the plain filter got huge pages, so did every kind built the same way.
+    // Where the plain filter got huge pages, so did every kind built the same way: whole
+    // arrays, 2 MiB aligned (the keys wrote every 2 MiB page of each).
     if plain_huge > 0 {
         assert!(huge(d.filter().huge_page_bytes()) > 0);
         assert!(huge(s.stages()[0].huge_page_bytes()) > 0);
         assert!(huge(sb.huge_page_bytes()) > 0);
         assert!(huge(loaded.huge_page_bytes()) > 0);
+    }
+    let (df, st) = (d.filter(), &s.stages()[0]);
+    let arrays = [
+        (
+            "deletable",
+            df.blocks().as_ptr().cast(),
+            df.size_in_bytes(),
+            df.huge_page_bytes(),
+        ),
+        (
+            "scalable stage",
+            st.blocks().as_ptr().cast(),
+            st.size_in_bytes(),
+            st.huge_page_bytes(),
+        ),
+        (
+            "split-block",
+            sb.as_bitset().as_ptr(),
+            sb.num_bytes(),
+            sb.huge_page_bytes(),
+        ),
+        (
+            "split-block from_bitset",
+            loaded.as_bitset().as_ptr(),
+            loaded.num_bytes(),
+            loaded.huge_page_bytes(),
+        ),
+    ];
+    for (what, start, size, h) in arrays {
+        on_huge_pages(what, start, size, h);
     }
 }

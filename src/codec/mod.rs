@@ -24,6 +24,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::Error;
 use crate::layout::Block;
+use crate::memory::PageBuf;
 
 pub(crate) use envelope::Envelope;
 
@@ -179,9 +180,9 @@ pub(crate) trait Encoded: Sized {
     fn read_from<R: Read>(r: R) -> Result<Self, Error> {
         let mut body = Vec::new();
         let env = read_framed::<Self, R>(r, |chunk, declared| {
-            reserve_geometric(&mut body, chunk.len(), declared)?;
+            reserve_geometric(&mut body, chunk.len(), declared).ok()?;
             body.extend_from_slice(chunk);
-            Ok(())
+            Some(())
         })?;
         Self::from_parts(env, &body)
     }
@@ -217,7 +218,7 @@ pub(crate) fn split<T: Encoded>(bytes: &[u8]) -> Result<(Envelope, &[u8]), Error
 /// `take`'s, so a header that lies about its size costs at most one chunk.
 pub(crate) fn read_framed<T: Encoded, R: Read>(
     mut r: R,
-    mut take: impl FnMut(&[u8], u64) -> Result<(), TryReserveError>,
+    mut take: impl FnMut(&[u8], u64) -> Option<()>,
 ) -> Result<Envelope, Error> {
     let mut head = [0u8; HEADER_BYTES];
     let got = read_full(&mut r, &mut head)?;
@@ -239,7 +240,7 @@ pub(crate) fn read_framed<T: Encoded, R: Read>(
             });
         }
         x.update(&buf[..n]);
-        take(&buf[..n], body_len).map_err(|_| Error::AllocationFailed { bytes: total })?;
+        take(&buf[..n], body_len).ok_or(Error::AllocationFailed { bytes: total })?;
         left -= n as u64;
     }
     verify(&head, x)?;
@@ -375,15 +376,29 @@ pub(crate) fn reserve_geometric<T>(
     more: usize,
     declared: u64,
 ) -> Result<(), TryReserveError> {
-    let need = v.len() + more;
-    if need <= v.capacity() {
-        return Ok(());
+    v.try_reserve_exact(geometric_room(v.len(), v.capacity(), more, declared))
+}
+
+/// [`reserve_geometric`] for an array of blocks ([`PageBuf`]: a large one on huge pages, its
+/// pages moved, not copied, as it grows); `None` when the memory is refused.
+pub(crate) fn reserve_blocks_geometric(
+    v: &mut PageBuf<Block>,
+    more: usize,
+    declared: u64,
+) -> Option<()> {
+    v.try_reserve_exact(geometric_room(v.len(), v.capacity(), more, declared))
+}
+
+/// The room beyond `len` that [`reserve_geometric`] reserves for `more` elements (0 when
+/// `capacity` holds them).
+fn geometric_room(len: usize, capacity: usize, more: usize, declared: u64) -> usize {
+    let need = len + more;
+    if need <= capacity {
+        return 0;
     }
     let declared = usize::try_from(declared).unwrap_or(usize::MAX);
-    let target = need
-        .max(v.capacity().saturating_mul(2))
-        .min(declared.max(need));
-    v.try_reserve_exact(target - v.len())
+    let target = need.max(capacity.saturating_mul(2)).min(declared.max(need));
+    target - len
 }
 
 /// A checksum in progress: header bytes without the checksum field; the body follows.
@@ -459,11 +474,15 @@ pub(crate) fn blocks_le(blocks: &[Block], out: &mut Out<'_>) -> Result<(), Error
     Ok(())
 }
 
-/// Appends the blocks of `bytes` (whole 64-byte blocks of little-endian words) to `out`.
-pub(crate) fn blocks_from_le(bytes: &[u8], out: &mut Vec<Block>) {
-    out.extend(bytes.chunks_exact(BLOCK_BYTES).map(|b| {
-        Block(core::array::from_fn(|w| {
+/// Appends the blocks of `bytes` (whole 64-byte blocks of little-endian words) to `out`, in
+/// the room reserved there.
+///
+/// # Panics
+/// If `out` has no room for them.
+pub(crate) fn blocks_from_le(bytes: &[u8], out: &mut PageBuf<Block>) {
+    for b in bytes.chunks_exact(BLOCK_BYTES) {
+        out.push(Block(core::array::from_fn(|w| {
             u64::from_le_bytes(b[8 * w..8 * w + 8].try_into().expect("8 bytes"))
-        }))
-    }));
+        })));
+    }
 }

@@ -11,7 +11,7 @@ use crate::io::Write;
 use super::envelope::{check_hash, preamble};
 use super::{
     BLOCK_BYTES, Encoded, Envelope, HEADER_BYTES, NO_TARGET_FPR, Out, blocks_from_le, blocks_le,
-    kind, read_framed, reserve_geometric, split,
+    kind, read_framed, reserve_blocks_geometric, split,
 };
 use crate::error::Error;
 use crate::filter::BloomFilter;
@@ -19,6 +19,7 @@ use crate::filter::{FilterRef, Meta};
 use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{Block, Layout, MAX_BLOCKS};
+use crate::memory::PageBuf;
 
 fn layout_id(layout: Layout) -> u8 {
     match layout {
@@ -70,12 +71,12 @@ fn total_bytes(env: &Envelope) -> u128 {
     HEADER_BYTES as u128 + env.fields[0] as u128 * BLOCK_BYTES as u128
 }
 
-/// Room for a header's block count (checked against the bytes at hand by the caller),
-/// advised onto huge pages when large ([`crate::memory`]), or the typed error.
-fn reserve_blocks(env: &Envelope) -> Result<Vec<Block>, Error> {
+/// Room for a header's block count (checked against the bytes at hand by the caller), on
+/// huge pages when large ([`crate::memory`]), or the typed error.
+fn reserve_blocks(env: &Envelope) -> Result<PageBuf<Block>, Error> {
     usize::try_from(env.fields[0])
         .ok()
-        .and_then(|n| crate::memory::reserve_vec(n, true))
+        .and_then(|n| PageBuf::with_capacity(n, true))
         .ok_or(Error::AllocationFailed {
             bytes: total_bytes(env),
         })
@@ -147,22 +148,17 @@ impl Encoded for BloomFilter {
 
     /// Reads straight into the blocks, so memory does not double for a large filter.
     fn read_from<R: Read>(r: R) -> Result<BloomFilter, Error> {
-        let mut blocks = Vec::new();
+        // The blocks grow as the bytes arrive (a header may lie about its size), doubling; once
+        // large, each growth is a fresh mapping on huge pages into which the kernel moves the
+        // pages already written (no copy, see `crate::memory`).
+        let mut blocks = PageBuf::new(true);
         let env = read_framed::<BloomFilter, R>(r, |chunk, declared| {
             // Chunks are whole blocks: the body and the chunk size are multiples of 64.
             let declared_blocks = declared / BLOCK_BYTES as u64;
-            let before = blocks.capacity();
-            reserve_geometric(&mut blocks, chunk.len() / BLOCK_BYTES, declared_blocks)?;
-            if blocks.capacity() != before {
-                crate::memory::advise_spare(&mut blocks);
-            }
+            reserve_blocks_geometric(&mut blocks, chunk.len() / BLOCK_BYTES, declared_blocks)?;
             blocks_from_le(chunk, &mut blocks);
-            Ok(())
+            Some(())
         })?;
-        // The blocks grew as the bytes arrived (a header may lie about its size): each growth
-        // advised the room it added, and what a reallocation copied stays on the pages it was
-        // first written to; advised now, the kernel collapses those later.
-        crate::memory::advise_in_place(&mut blocks);
         let kernel = Kernel::get(Isa::active()?)?;
         Ok(BloomFilter::from_parts(blocks, meta(&env, kernel)?))
     }

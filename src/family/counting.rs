@@ -9,7 +9,7 @@ use crate::io::Read;
 use crate::io::Write;
 
 use crate::codec::{
-    Encoded, Envelope, Out, blocks_from_le, blocks_le, kind, read_framed, reserve_geometric,
+    Encoded, Envelope, Out, blocks_from_le, blocks_le, kind, read_framed, reserve_blocks_geometric,
 };
 use crate::error::Error;
 use crate::filter::CounterBits;
@@ -18,6 +18,7 @@ use crate::filter::Meta;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{Block, Layout, MAX_BLOCKS};
+use crate::memory::PageBuf;
 
 impl CountingBloomFilter {
     /// Bytes of this filter's encoding: the 64-byte header plus the counters.
@@ -135,11 +136,11 @@ impl Encoded for CountingBloomFilter {
     }
 
     fn from_parts(env: Envelope, body: &[u8]) -> Result<CountingBloomFilter, Error> {
-        let mut blocks = Vec::new();
+        let mut blocks = PageBuf::new(true);
         if body.len() as u128 == env.fields[0] as u128 * 64 {
             blocks
                 .try_reserve_exact(env.fields[0] as usize)
-                .map_err(|_| Error::AllocationFailed {
+                .ok_or(Error::AllocationFailed {
                     bytes: body.len() as u128,
                 })?;
             blocks_from_le(body, &mut blocks);
@@ -150,15 +151,15 @@ impl Encoded for CountingBloomFilter {
     /// Reads straight into the counters (as the plain filter does), so memory is the filter
     /// plus one chunk, not the body and the filter.
     fn read_from<R: Read>(r: R) -> Result<CountingBloomFilter, Error> {
-        let mut blocks = Vec::new();
+        let mut blocks = PageBuf::new(true);
         let mut body_len = 0;
         let env = read_framed::<CountingBloomFilter, R>(r, |chunk, declared| {
             body_len = declared;
             if declared % 64 == 0 {
-                reserve_geometric(&mut blocks, chunk.len() / 64, declared / 64)?;
+                reserve_blocks_geometric(&mut blocks, chunk.len() / 64, declared / 64)?;
                 blocks_from_le(chunk, &mut blocks);
             }
-            Ok(())
+            Some(())
         })?;
         assemble(env, body_len, blocks)
     }
@@ -169,7 +170,7 @@ impl Encoded for CountingBloomFilter {
 fn assemble(
     env: Envelope,
     body_len: u64,
-    blocks: Vec<Block>,
+    blocks: PageBuf<Block>,
 ) -> Result<CountingBloomFilter, Error> {
     let bits = match env.param & !FLAG_MIN_INCREASE {
         4 => CounterBits::Four,

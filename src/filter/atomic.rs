@@ -1,9 +1,6 @@
 //! [`AtomicBloomFilter`]: the same filter over atomic words, for many concurrent writers.
 
-use alloc::vec::Vec;
-
 use core::hash::Hash;
-use core::mem::ManuallyDrop;
 
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource};
 use crate::error::Error;
@@ -11,6 +8,7 @@ use crate::filter::BloomFilter;
 use crate::hashing::{hash_bytes, hash_key};
 use crate::kernel::{AtomicInsertNew, Keys, Sink};
 use crate::layout::{AtomicBlock, Block, block_index, pattern_scalar};
+use crate::memory::PageBuf;
 
 /// A [`BloomFilter`] that many threads can insert into at once, through `&self`, with no lock.
 ///
@@ -56,7 +54,7 @@ use crate::layout::{AtomicBlock, Block, block_index, pattern_scalar};
 /// [`FilterRef`](crate::FilterRef).
 ///
 /// `Send` and `Sync`: any number of threads insert and query through `&self`.
-pub type AtomicBloomFilter = Filter<Vec<AtomicBlock>>;
+pub type AtomicBloomFilter = Filter<PageBuf<AtomicBlock>>;
 
 impl BloomFilter {
     /// Turns the filter into an [`AtomicBloomFilter`] with the same bits, without copying.
@@ -70,14 +68,12 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn into_atomic(self) -> AtomicBloomFilter {
-        let mut v = ManuallyDrop::new(self.store);
-        let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
         // SAFETY: `AtomicBlock` has the size and alignment of `Block` (asserted at compile time
-        // in `layout`) and `AtomicU64` the in-memory representation of `u64`, so the
-        // allocation made for `cap` blocks is valid for `cap` atomic blocks, every initialised
-        // `u64` is a valid `AtomicU64`, and it is freed with the same layout. The old vector is
-        // never used or dropped again.
-        let blocks = unsafe { Vec::from_raw_parts(ptr.cast::<AtomicBlock>(), len, cap) };
+        // in `layout`, and again by `cast`) and `AtomicU64` the in-memory representation of
+        // `u64`, so every initialised `u64` is a valid `AtomicU64`; the memory (a mapping or
+        // an allocation) stays where it is and is freed as it was made. `self` is owned, so
+        // nothing else refers to the blocks.
+        let blocks = unsafe { self.store.cast::<AtomicBlock>() };
         Filter {
             store: blocks,
             meta: self.meta,
@@ -114,11 +110,9 @@ impl AtomicBloomFilter {
     /// Turns the filter back into a plain [`BloomFilter`] without copying (the writers are
     /// done: `self` is owned). Its queries then run on the SIMD kernels directly.
     pub fn into_filter(self) -> BloomFilter {
-        let mut v = ManuallyDrop::new(self.store);
-        let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
         // SAFETY: the reverse of `BloomFilter::into_atomic`: same size, alignment and
         // representation; owning `self` means no thread can still reach the atomics.
-        let blocks = unsafe { Vec::from_raw_parts(ptr.cast::<Block>(), len, cap) };
+        let blocks = unsafe { self.store.cast::<Block>() };
         Filter {
             store: blocks,
             meta: self.meta,
@@ -136,8 +130,9 @@ impl AtomicBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn snapshot(&self) -> BloomFilter {
+        let huge = self.store.huge();
         Filter {
-            store: self.store.iter().map(AtomicBlock::load).collect(),
+            store: PageBuf::collect(self.store.iter().map(AtomicBlock::load), huge),
             meta: self.meta,
         }
     }

@@ -174,9 +174,11 @@ impl Builder {
         self
     }
 
-    /// Whether a large filter (at least [`memory::HUGE_PAGES_FROM_BYTES`]) asks the kernel for
-    /// transparent huge pages (default: yes, on Linux; see [`memory`]). `false` keeps 4 KiB
-    /// pages, for a process that must not take huge pages or to measure the difference.
+    /// Whether a large filter (at least [`memory::HUGE_PAGES_FROM_BYTES`]) goes on transparent
+    /// huge pages (default: yes, on Linux with `std`: a 2 MiB-aligned mapping of its own,
+    /// advised and zeroed by the kernel; see [`memory`]). `false` keeps the global allocator's
+    /// memory on 4 KiB pages, for a process that must not take huge pages or to measure the
+    /// difference; the filter's clones keep it too.
     ///
     /// ```
     /// let f = blockbloom::BloomFilter::builder()

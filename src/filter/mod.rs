@@ -38,6 +38,7 @@ use crate::hashing::{hash_bytes, hash_key, seed_flip};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, Shape, Sink};
 use crate::layout::{BLOCK_BITS, Block, Layout};
+use crate::memory::PageBuf;
 
 /// The filter front-end, generic over how its blocks are held ([`Storage`]): the queries,
 /// batch queries and accessors are written once here. Use it through its aliases:
@@ -555,17 +556,16 @@ fn sector_popcounts(block: &Block, layout: Layout) -> impl Iterator<Item = u32> 
         .map(|s| s.iter().map(|w| w.count_ones()).sum())
 }
 
-/// Zeroed blocks, advised onto huge pages when large ([`crate::memory`]); a size the
-/// allocator refuses is an error, never an abort.
-pub(crate) fn allocate(num_blocks: u64) -> Result<Vec<Block>, Error> {
+/// Zeroed blocks, on huge pages when large ([`crate::memory`]); a size that cannot be
+/// mapped or allocated is an error, never an abort.
+pub(crate) fn allocate(num_blocks: u64) -> Result<PageBuf<Block>, Error> {
     allocate_pages(num_blocks, true)
 }
 
 /// [`allocate`], with huge pages asked for only if `huge_pages`.
-pub(crate) fn allocate_pages(num_blocks: u64, huge_pages: bool) -> Result<Vec<Block>, Error> {
+pub(crate) fn allocate_pages(num_blocks: u64, huge_pages: bool) -> Result<PageBuf<Block>, Error> {
     let bytes = num_blocks as u128 * 64;
     let n = usize::try_from(num_blocks).map_err(|_| Error::AllocationFailed { bytes })?;
     // SAFETY: a block of zero words is the empty block.
-    unsafe { crate::memory::zeroed_vec::<Block>(n, huge_pages) }
-        .ok_or(Error::AllocationFailed { bytes })
+    unsafe { PageBuf::<Block>::zeroed(n, huge_pages) }.ok_or(Error::AllocationFailed { bytes })
 }

@@ -1,7 +1,5 @@
 //! The owned filter, [`BloomFilter`]: construction, inserts, and what only owned bits can do.
 
-use alloc::vec::Vec;
-
 use core::hash::Hash;
 
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource, Meta};
@@ -9,6 +7,7 @@ use crate::error::Error;
 use crate::hashing::{hash_bytes, hash_key};
 use crate::kernel::{InsertNew, Keys, Sink};
 use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
+use crate::memory::PageBuf;
 
 /// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
 /// costs at most one cache miss, and batches run on the fastest SIMD tier of the CPU.
@@ -38,11 +37,11 @@ use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
 ///
 /// `Send` and `Sync`: share it across threads for queries; inserts take `&mut self` (for
 /// concurrent inserts use [`AtomicBloomFilter`](crate::AtomicBloomFilter)).
-pub type BloomFilter = Filter<Vec<Block>>;
+pub type BloomFilter = Filter<PageBuf<Block>>;
 
 impl BloomFilter {
     /// A filter of `blocks` with `meta` (which must describe them).
-    pub(crate) fn from_parts(blocks: Vec<Block>, meta: Meta) -> BloomFilter {
+    pub(crate) fn from_parts(blocks: PageBuf<Block>, meta: Meta) -> BloomFilter {
         assert_eq!(blocks.len() as u64, meta.shape.num_blocks, "filter shape");
         Filter {
             store: blocks,

@@ -2,25 +2,24 @@
 //! shared queries ([`Filter`](super::Filter)) need from its storage: owned, borrowed and
 //! atomic blocks here; counters in [`super::counting`].
 
-use alloc::vec::Vec;
-
 use super::Meta;
 use crate::kernel::{Keys, Sink};
 use crate::layout::{AtomicBlock, Block, block_index, contains_scalar, pattern_scalar};
+use crate::memory::PageBuf;
 
 mod sealed {
-    use alloc::vec::Vec;
+    use crate::memory::PageBuf;
 
     pub trait Sealed {}
-    impl Sealed for Vec<crate::layout::Block> {}
+    impl Sealed for PageBuf<crate::layout::Block> {}
     impl Sealed for &[crate::layout::Block] {}
-    impl Sealed for Vec<crate::layout::AtomicBlock> {}
+    impl Sealed for PageBuf<crate::layout::AtomicBlock> {}
 }
 
 pub(crate) use sealed::Sealed;
 
-/// The storage of a [`Filter`](super::Filter): owned blocks (`Vec<Block>`), borrowed blocks
-/// (`&[Block]`), atomic words (`Vec<AtomicBlock>`) or counters
+/// The storage of a [`Filter`](super::Filter): owned blocks (`PageBuf<Block>`), borrowed
+/// blocks (`&[Block]`), atomic words (`PageBuf<AtomicBlock>`) or counters
 /// ([`Counters`](crate::filter::Counters)). Sealed: the crate's front-ends are its
 /// only implementors, and its methods are the crate's own.
 pub trait Storage: sealed::Sealed {
@@ -68,7 +67,7 @@ fn contains_in(blocks: &[Block], meta: &Meta, hash: u64) -> bool {
     )
 }
 
-impl Storage for Vec<Block> {
+impl Storage for PageBuf<Block> {
     #[inline]
     fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
         query_blocks(self, meta, keys, sink)
@@ -80,7 +79,7 @@ impl Storage for Vec<Block> {
     }
 }
 
-impl Bits for Vec<Block> {
+impl Bits for PageBuf<Block> {
     fn bits(&self) -> &[Block] {
         self
     }
@@ -106,7 +105,7 @@ impl Bits for &[Block] {
 
 /// Atomic words are read with relaxed atomic loads only, never plain or vector loads (which
 /// would race with writers).
-impl Storage for Vec<AtomicBlock> {
+impl Storage for PageBuf<AtomicBlock> {
     #[inline]
     fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
         meta.kernel.atomic_query(&meta.shape, self, keys, sink)

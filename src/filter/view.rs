@@ -3,6 +3,7 @@
 
 use super::{BloomFilter, Filter, Meta};
 use crate::layout::Block;
+use crate::memory::PageBuf;
 
 /// A read-only filter over borrowed bytes in the [format](crate::format), for memory-mapped
 /// files: the header and checksum are validated once, then queries run on the SIMD kernels
@@ -55,7 +56,10 @@ impl<'a> FilterRef<'a> {
 
     /// An owned copy.
     pub fn to_filter(&self) -> BloomFilter {
-        BloomFilter::from_parts(self.store.to_vec(), self.meta)
+        BloomFilter::from_parts(
+            PageBuf::collect(self.store.iter().copied(), true),
+            self.meta,
+        )
     }
 
     /// The borrowed blocks.

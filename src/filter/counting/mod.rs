@@ -5,8 +5,6 @@
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 
-use alloc::vec::Vec;
-
 mod builder;
 mod counters;
 
@@ -26,6 +24,7 @@ use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
 use crate::kernel::{Keys, Sink};
 use crate::layout::{Block, block_index, pattern_scalar};
+use crate::memory::PageBuf;
 use crate::sizing;
 
 /// Width of a counting filter's counters.
@@ -143,7 +142,7 @@ pub type CountingBloomFilter = Filter<Counters>;
 /// The storage of a [`CountingBloomFilter`]: blocks of `c`-bit counters.
 #[derive(Clone)]
 pub struct Counters {
-    blocks: Vec<Block>,
+    blocks: PageBuf<Block>,
     bits: CounterBits,
     min_increase: bool,
 }
@@ -186,7 +185,7 @@ fn mask<const C: u32>(meta: &Meta, hash: u64) -> [u64; 8] {
 impl CountingBloomFilter {
     /// A filter of these counters with `meta` (which must describe them).
     pub(crate) fn from_counters(
-        blocks: Vec<Block>,
+        blocks: PageBuf<Block>,
         meta: Meta,
         bits: CounterBits,
         min_increase: bool,
@@ -528,11 +527,9 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn to_bloom(&self) -> BloomFilter {
-        fn go<const C: u32>(blocks: &[Block]) -> Vec<Block> {
-            blocks
-                .iter()
-                .map(|b| Block(b.0.map(project::<C>)))
-                .collect()
+        fn go<const C: u32>(blocks: &PageBuf<Block>) -> PageBuf<Block> {
+            let projected = blocks.iter().map(|b| Block(b.0.map(project::<C>)));
+            PageBuf::collect(projected, blocks.huge())
         }
         let meta = Meta {
             target_fpr: None,
