@@ -412,17 +412,8 @@ impl<O: ClassicOp> Batch for ClassicBatch<'_, '_, O> {
             keys.slice(start, start + n)
                 .hash_scalar(shape.flip, &mut hashes[..n]);
             let answers = hashes[..n].iter().map(|&h| op.key(shape.positions(h)));
-            match &mut sink {
-                Sink::Discard => answers.for_each(drop),
-                Sink::Each(out) => {
-                    for (o, a) in out[start..start + n].iter_mut().zip(answers) {
-                        *o = a;
-                    }
-                }
-                Sink::Count(c) => **c += answers.filter(|&a| a).count(),
-                Sink::Bitmap(words) => Sink::Bitmap(words).fill(start, answers),
-                Sink::Select(out) => Sink::Select(out).fill(start, answers),
-            }
+            // `fill` drains the answers whatever the sink: an insert's are its side effects.
+            sink.reborrow().fill(start, answers);
             start += n;
         }
     }
@@ -475,13 +466,7 @@ impl<O: ClassicOp> Batch for ClassicBatch<'_, '_, O> {
                 for (a, &h) in ac.into_remainder().iter_mut().zip(hc.remainder()) {
                     *a = probe(l, &mut op, &shape, h);
                 }
-                match &mut sink {
-                    Sink::Discard => {}
-                    Sink::Each(out) => out[start..next].copy_from_slice(answers),
-                    Sink::Count(c) => **c += answers.iter().filter(|&&a| a).count(),
-                    Sink::Bitmap(words) => Sink::Bitmap(words).fill(start, answers.iter().copied()),
-                    Sink::Select(out) => Sink::Select(out).fill(start, answers.iter().copied()),
-                }
+                sink.reborrow().fill(start, answers.iter().copied());
                 start = next;
                 cur ^= 1;
                 continue;

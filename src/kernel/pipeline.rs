@@ -137,6 +137,17 @@ impl Sink<'_> {
         }
     }
 
+    /// The same sink, borrowed for one chunk's [`fill`](Self::fill).
+    pub(crate) fn reborrow(&mut self) -> Sink<'_> {
+        match self {
+            Sink::Discard => Sink::Discard,
+            Sink::Each(out) => Sink::Each(out),
+            Sink::Count(c) => Sink::Count(c),
+            Sink::Bitmap(words) => Sink::Bitmap(words),
+            Sink::Select(out) => Sink::Select(out),
+        }
+    }
+
     /// Takes the answers of keys `start..`, in order, one at a time (the scalar reference's
     /// way; the pipeline writes its own loops so that no closure holds an intrinsic).
     pub(crate) fn fill(self, start: usize, answers: impl Iterator<Item = bool>) {
