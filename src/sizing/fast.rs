@@ -409,10 +409,22 @@ impl Shape {
         let target = goal.fpr.ln();
         let floor = 2f64.ln();
         let ceiling = (4.0 * MAX_BLOCKS as f64).ln();
+        // The last point and slope, for the curvature.
+        let mut last: Option<(f64, f64)> = None;
         for _ in 0..64 {
             let e = match first.take() {
                 Some(e) => e,
                 None => self.eval(keys, u.exp(), goal.margin_sd, level),
+            };
+            // Newton's error factor `|f''| / 2|f'|`, from the slopes of the last two points.
+            // The 0.3 assumed below holds for targets up to 0.5 (the tests' grid); near
+            // saturation it does not, so there a root needs two points to be accepted.
+            let curvature = match last.replace((u, e.slope)) {
+                Some((lu, ls)) if lu != u => {
+                    ((e.slope - ls) / (u - lu)).abs() / (2.0 * e.slope.abs())
+                }
+                _ if goal.fpr > 0.5 => f64::INFINITY,
+                _ => 0.0,
             };
             let f = e.value.ln() - target;
             if f > 0.0 {
@@ -431,7 +443,10 @@ impl Shape {
             // Newton's error is about (curvature / 2 slope) * step^2, that factor below 0.3
             // wherever the tests look: step^2 bounds it. Good enough once it is a tenth of
             // the gap between neighbouring block counts or of the model's own doubt.
-            let step2 = (newton - u) * (newton - u);
+            let step2 = match (newton - u) * (newton - u) {
+                0.0 => 0.0,
+                d2 => d2 * (curvature / 0.3).max(1.0),
+            };
             let enough = (0.1 * (-newton).exp()).max(match level {
                 // Coarse bounds only need to tell shapes apart; the fine search or the
                 // decisions settle the integer where it matters.
@@ -647,7 +662,7 @@ pub(super) struct Bounds {
 }
 
 impl Bounds {
-    fn exact(b: u64, root: f64) -> Bounds {
+    pub(super) fn exact(b: u64, root: f64) -> Bounds {
         Bounds {
             lo: b,
             hi: b,
