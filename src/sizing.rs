@@ -594,8 +594,8 @@ fn plan_for(
         }
         // Upward: more rounds, kept while smaller than the count below.
         let mut previous = first_index;
-        for i in start + 1..len {
-            let (shape, formula) = make(ks[i]);
+        for &k in &ks[start + 1..] {
+            let (shape, formula) = make(k);
             let Some(bounds) = up_bounds(
                 keys,
                 goal,
@@ -610,7 +610,7 @@ fn plan_for(
             cands.push(Candidate {
                 shape,
                 layout: l,
-                probes: ks[i],
+                probes: k,
                 bounds,
             });
         }
