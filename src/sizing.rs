@@ -675,6 +675,16 @@ fn up_bounds(
             Some(shape.bound_from(keys, goal, t, e, lo))
         }
         fast::Probe::Fails(_) if previous.bounds.hi == lo => None,
+        // Failing at the top of the previous bounds too: more blocks than the previous
+        // count, whatever its exact count (one evaluation instead of narrowing it).
+        fast::Probe::Fails(_)
+            if matches!(
+                shape.probe(keys, goal, previous.bounds.hi),
+                fast::Probe::Fails(_)
+            ) =>
+        {
+            None
+        }
         _ => {
             let p = previous.exact(keys, goal);
             shape
@@ -755,33 +765,50 @@ impl Candidate {
 /// the ones that could be smallest, the ones that could be on either side of the allowance,
 /// and the ones with the fewest rounds among the allowed.
 fn choose_bounded(keys: u64, goal: Goal, cands: &mut [Candidate]) -> Option<Plan> {
-    let smallest = loop {
+    let allowance = |blocks: u64| blocks as f64 * (1.0 + ROUNDS_PREMIUM);
+    // Whether each candidate is within the allowance of the smallest: decided from bounds
+    // (the smallest lies between the least lower and the least upper bound), narrowing an
+    // undecided candidate, or else the ones that could be smallest, until all are decided.
+    let allowed = loop {
+        let min_lo = cands.iter().map(|c| c.bounds.lo).min()?;
         let min_hi = cands.iter().map(|c| c.bounds.hi).min()?;
-        let mut narrowed = false;
-        for c in cands.iter_mut() {
-            if c.bounds.lo <= min_hi && c.bounds.lo != c.bounds.hi {
-                c.exact(keys, goal);
-                narrowed = true;
+        if min_lo > MAX_BLOCKS {
+            return None;
+        }
+        let (line_lo, line_hi) = (allowance(min_lo), allowance(min_hi));
+        let undecided = cands
+            .iter()
+            .position(|c| c.bounds.hi as f64 > line_lo && c.bounds.lo as f64 <= line_hi);
+        match undecided {
+            None => break line_lo,
+            Some(i) if cands[i].bounds.lo != cands[i].bounds.hi => {
+                cands[i].exact(keys, goal);
+            }
+            Some(_) => {
+                // The line itself is in doubt: narrow the ones that could be smallest.
+                for c in cands.iter_mut() {
+                    if c.bounds.lo <= min_hi && c.bounds.lo != c.bounds.hi {
+                        c.exact(keys, goal);
+                    }
+                }
             }
         }
-        if !narrowed {
-            break min_hi;
-        }
     };
-    let allowed = smallest as f64 * (1.0 + ROUNDS_PREMIUM);
-    for c in cands.iter_mut() {
-        if c.bounds.lo as f64 <= allowed && c.bounds.hi as f64 > allowed {
-            c.exact(keys, goal);
-        }
-    }
+    let is_allowed = |c: &Candidate| c.bounds.hi as f64 <= allowed;
     let fewest = cands
         .iter()
-        .filter(|c| c.bounds.hi as f64 <= allowed)
+        .filter(|c| is_allowed(c))
         .map(Candidate::rounds)
+        .min()?;
+    // Among those, the fewest blocks (then the layout): exact for every one that could be.
+    let least_hi = cands
+        .iter()
+        .filter(|c| is_allowed(c) && c.rounds() == fewest)
+        .map(|c| c.bounds.hi)
         .min()?;
     let mut best: Option<Plan> = None;
     for c in cands.iter_mut() {
-        if c.bounds.hi as f64 <= allowed && c.rounds() == fewest {
+        if is_allowed(c) && c.rounds() == fewest && c.bounds.lo <= least_hi {
             let plan = Plan {
                 num_blocks: c.exact(keys, goal),
                 layout: c.layout,
