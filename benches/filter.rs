@@ -580,6 +580,24 @@ fn construct(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("best_shape", "1e6-10bpk"), |b| {
         b.iter(|| sizing::best_shape(black_box(1_000_000), black_box(19_532), None, None))
     });
+    group.bench_function(BenchmarkId::new("atomic", 1_000), |b| {
+        b.iter(|| {
+            blockbloom::AtomicBloomFilter::with_capacity(black_box(1_000), black_box(FPR))
+                .expect("filter")
+        })
+    });
+    group.bench_function(BenchmarkId::new("deletable", 1_000), |b| {
+        b.iter(|| {
+            blockbloom::DeletableBloomFilter::with_capacity(black_box(1_000), black_box(FPR))
+                .expect("filter")
+        })
+    });
+    // Loading a small filter: checked header and checksum, then a copy (or a view).
+    let small = BloomFilter::with_capacity(1_000, FPR).expect("filter");
+    let bytes = small.to_bytes();
+    group.bench_function(BenchmarkId::new("from_bytes", 1_000), |b| {
+        b.iter(|| BloomFilter::from_bytes(black_box(&bytes)).expect("filter"))
+    });
     group.bench_function(BenchmarkId::new("split_block", 1_000), |b| {
         b.iter(|| {
             blockbloom::parquet::SplitBlockFilter::new_with_ndv_fpp(black_box(1_000), FPR)

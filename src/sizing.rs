@@ -596,13 +596,7 @@ fn plan_for(
         let mut previous = first_index;
         for &k in &ks[start + 1..] {
             let (shape, formula) = make(k);
-            let Some(bounds) = up_bounds(
-                keys,
-                goal,
-                &shape,
-                scaled(formula, anchor),
-                &mut cands[previous],
-            ) else {
+            let Some(bounds) = above(keys, goal, &shape, &mut cands[previous]) else {
                 break;
             };
             anchor = Some((bounds.root_blocks(), formula));
@@ -686,6 +680,37 @@ fn up_bounds(
             None
         }
         _ => {
+            let p = previous.exact(keys, goal);
+            shape
+                .meets(keys, p, goal)
+                .then(|| shape.bound_known(keys, goal, p))
+        }
+    }
+}
+
+/// [`up_bounds`] past the predicted count, where a higher count usually needs more blocks:
+/// asked at the top of the previous count's bounds first, which then settles it in one
+/// evaluation.
+fn above(
+    keys: u64,
+    goal: Goal,
+    shape: &fast::Shape,
+    previous: &mut Candidate,
+) -> Option<fast::Bounds> {
+    let (lo, hi) = (previous.bounds.lo, previous.bounds.hi);
+    let settled = match shape.probe(keys, goal, hi) {
+        fast::Probe::Fails(_) => return None,
+        fast::Probe::Meets(e) if lo == hi => Some((hi, e)),
+        fast::Probe::Meets(_) => match shape.probe(keys, goal, lo) {
+            fast::Probe::Meets(e) => Some((lo, e)),
+            _ => None,
+        },
+        fast::Probe::Doubt => None,
+    };
+    match settled {
+        // At most the previous count's blocks: search down from there.
+        Some((t, e)) => Some(shape.bound_from(keys, goal, t, e, t)),
+        None => {
             let p = previous.exact(keys, goal);
             shape
                 .meets(keys, p, goal)
