@@ -729,15 +729,29 @@ fn ascend(
     anchor: &mut Option<(f64, f64)>,
     cands: &mut Vec<Candidate>,
 ) {
+    let shapes: Vec<(u32, (fast::Prepared, f64))> = shapes.collect();
+    // Which shapes hold the keys in one block (asked only where the reference asks).
+    let one_block: Vec<bool> = shapes
+        .iter()
+        .map(|(_, (s, _))| keys <= ONE_BLOCK_FIRST && s.meets(keys, 1, goal))
+        .collect();
     let mut previous: Option<usize> = None;
-    for (k, (shape, formula)) in shapes {
+    for (i, (k, (shape, formula))) in shapes.into_iter().enumerate() {
+        // A tiny filter that a candidate with fewer rounds holds in two blocks: no count from
+        // here on that fails in one block can matter (it needs two blocks or more, so it is
+        // neither smaller nor preferred), so the layout is done unless one holds in one.
+        let rounds = k / layout.sectors();
+        let beaten = cands
+            .iter()
+            .any(|c| c.bounds.lo == 2 && c.bounds.hi == 2 && c.rounds() < rounds);
+        if beaten && !one_block[i..].contains(&true) {
+            break;
+        }
         let guess = formula * anchor.map_or(1.0, |(root, f): (f64, f64)| root / f);
         let bounds = match previous {
             // One block is asked first here, as the reference does: a single block has no
             // spread to keep a margin for, so it can meet the goal where two blocks fail.
-            _ if keys <= ONE_BLOCK_FIRST && shape.meets(keys, 1, goal) => {
-                fast::Bounds::exact(1, 0.0)
-            }
+            _ if one_block[i] => fast::Bounds::exact(1, 0.0),
             None => {
                 let mut b = shape.bound(keys, goal, guess);
                 if b.hi > MAX_BLOCKS && shape.refine(keys, goal, &mut b) > MAX_BLOCKS {
@@ -745,7 +759,7 @@ fn ascend(
                 }
                 b
             }
-            Some(i) => match up_bounds(keys, goal, &shape, guess, &mut cands[i]) {
+            Some(p) => match up_bounds(keys, goal, &shape, guess, &mut cands[p]) {
                 Some(b) => b,
                 None => break,
             },
