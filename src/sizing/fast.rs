@@ -20,7 +20,7 @@
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 
-use super::{Goal, InBlock, MAX_POWER, block_moments_of, with_b};
+use super::{BINOM, Goal, InBlock, MAX_POWER, block_moments_of, with_b};
 use alloc::boxed::Box;
 #[cfg(feature = "std")]
 use alloc::vec::Vec;
@@ -60,6 +60,15 @@ pub(super) struct Shape {
     step: [f64; MAX_POWER + 1],
     /// `ln step[i]`, for the powers at any key count in one `exp` each.
     ln_step: [f64; MAX_POWER + 1],
+    /// The coarse level's moments as one dot product with the powers each: the Stirling
+    /// and inclusion-exclusion sums folded into `direct[row][i] = (-1)^i sum_t coef[row][t]
+    /// C(t, i)` (O(b) per key count instead of O(b^2); the rounding differs from the exact
+    /// model's, within the coarse error bound the tests check).
+    direct: [[f64; MAX_POWER + 1]; 2],
+    /// Whether [`Shape::direct`] may stand in for the exact sums: not where a power's step
+    /// is zero (`2b >= W`), since stepping down then divides by it and the exact sums drop
+    /// the resulting NaN term by term (their clamp at zero), which one dot product cannot.
+    direct_ok: bool,
 }
 
 /// The goal's left-hand side `mean + margin_sd * sd` at some block count, and its slope
@@ -173,6 +182,16 @@ impl Shape {
         for (l, s) in ln_step.iter_mut().zip(&step).take(model.len()) {
             *l = s.ln();
         }
+        let mut direct = [[0.0; MAX_POWER + 1]; 2];
+        for (row, e) in [model.b, 2 * model.b].into_iter().enumerate() {
+            for (i, d) in direct[row].iter_mut().enumerate().take(e + 1) {
+                let sum: f64 = (i.max(1)..=e)
+                    .map(|t| model.coef[row][t] * BINOM[t][i])
+                    .sum();
+                *d = if i % 2 == 0 { sum } else { -sum };
+            }
+        }
+        let direct_ok = 2 * model.b < model.w as usize;
         Shape {
             model,
             probes,
@@ -180,6 +199,8 @@ impl Shape {
             fill_rate: -((probes / layout.sectors()) as f64) * (-1.0 / w).ln_1p(),
             step,
             ln_step,
+            direct,
+            direct_ok,
         }
     }
 
@@ -199,6 +220,21 @@ impl Shape {
         let corr = (load * (d2 + d1 * d1) / 2.0).max(0.0);
         let load = (load - corr.ln_1p() / d1).max(load * 0.5);
         (keys as f64 / load.max(1e-3)).max(2.0)
+    }
+
+    /// A block's rate and its square's expectation from the powers, as
+    /// [`InBlock::moments_b`] computes them but by [`Shape::direct`].
+    #[inline(always)]
+    fn direct_moments<const B: usize>(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
+        let dot = |row: usize, e: usize| {
+            let mut total = 0.0;
+            for i in 0..e + 1 {
+                total += self.direct[row][i] * pw[i];
+            }
+            total.clamp(0.0, 1.0)
+        };
+        let (m1, m2) = (dot(0, B), dot(1, 2 * B));
+        (self.model.pow_sectors(m1), self.model.pow_sectors(m2))
     }
 
     /// The goal's value at a real block count `blocks >= 2` (see [`Eval`]).
@@ -310,7 +346,15 @@ fn eval_b<const B: usize>(
     }
     let mean_c = n * q;
     // Sums of w m1, w m2 and their first moments in c (for the slope), w = pmf/pmf_mode.
-    let (m1, m2) = shape.model.moments_b::<B>(&pw0);
+    let direct = !fine && shape.direct_ok;
+    let moments = |pw: &[f64; MAX_POWER + 1]| {
+        if direct {
+            shape.direct_moments::<B>(pw)
+        } else {
+            shape.model.moments_b::<B>(pw)
+        }
+    };
+    let (m1, m2) = moments(&pw0);
     let d0 = mode - mean_c;
     let mut acc = [m1, m2, m1 * d0, m2 * d0];
     // Upward.
@@ -323,7 +367,7 @@ fn eval_b<const B: usize>(
         for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step_h[..2 * B + 1]) {
             *x *= *s;
         }
-        let m = shape.model.moments_b::<B>(&pw);
+        let m = moments(&pw);
         if accumulate(&mut acc, w, m, c as f64 - mean_c, cut) {
             break;
         }
@@ -338,7 +382,7 @@ fn eval_b<const B: usize>(
         for (x, s) in pw[..2 * B + 1].iter_mut().zip(&step_h[..2 * B + 1]) {
             *x /= *s;
         }
-        let m = shape.model.moments_b::<B>(&pw);
+        let m = moments(&pw);
         if accumulate(&mut acc, w, m, c as f64 - mean_c, cut) || w * pmf_mode * m.0 < 1e-24 {
             break;
         }
