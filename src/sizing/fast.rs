@@ -228,8 +228,8 @@ impl Shape {
     fn direct_moments<const B: usize>(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
         let dot = |row: usize, e: usize| {
             let mut total = 0.0;
-            for i in 0..e + 1 {
-                total += self.direct[row][i] * pw[i];
+            for (d, p) in self.direct[row][..e + 1].iter().zip(&pw[..e + 1]) {
+                total += d * p;
             }
             total.clamp(0.0, 1.0)
         };
