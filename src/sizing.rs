@@ -534,9 +534,6 @@ fn plan_for(
         }) else {
             continue;
         };
-        let scaled = |formula: f64, anchor: Option<(f64, f64)>| {
-            formula * anchor.map_or(1.0, |(root, f): (f64, f64)| root / f)
-        };
         let (shape, formula) = make(ks[start]);
         let mut first = shape.bound(keys, goal, scaled(formula, anchor));
         if first.hi > MAX_BLOCKS && shape.refine(keys, goal, &mut first) > MAX_BLOCKS {
@@ -679,12 +676,7 @@ fn up_bounds(
         {
             None
         }
-        _ => {
-            let p = previous.exact(keys, goal);
-            shape
-                .meets(keys, p, goal)
-                .then(|| shape.bound_known(keys, goal, p))
-        }
+        _ => within_exact(keys, goal, shape, previous),
     }
 }
 
@@ -710,13 +702,28 @@ fn above(
     match settled {
         // At most the previous count's blocks: search down from there.
         Some((t, e)) => Some(shape.bound_from(keys, goal, t, e, t)),
-        None => {
-            let p = previous.exact(keys, goal);
-            shape
-                .meets(keys, p, goal)
-                .then(|| shape.bound_known(keys, goal, p))
-        }
+        None => within_exact(keys, goal, shape, previous),
     }
+}
+
+/// Where evaluations could not settle it: the previous count narrowed to its exact blocks,
+/// and this count's bounds if it meets the goal there (`None`: it needs more).
+fn within_exact(
+    keys: u64,
+    goal: Goal,
+    shape: &fast::Shape,
+    previous: &mut Candidate,
+) -> Option<fast::Bounds> {
+    let p = previous.exact(keys, goal);
+    shape
+        .meets(keys, p, goal)
+        .then(|| shape.bound_known(keys, goal, p))
+}
+
+/// A closed-form guess scaled by the last root found over its own guess (the closed form's
+/// error changes slowly from shape to shape).
+fn scaled(formula: f64, anchor: Option<(f64, f64)>) -> f64 {
+    formula * anchor.map_or(1.0, |(root, f)| root / f)
 }
 
 /// Every probe count in `shapes` (ascending) as a candidate, from the first that fits in
@@ -747,7 +754,7 @@ fn ascend(
         if beaten && !one_block[i..].contains(&true) {
             break;
         }
-        let guess = formula * anchor.map_or(1.0, |(root, f): (f64, f64)| root / f);
+        let guess = scaled(formula, *anchor);
         let bounds = match previous {
             // One block is asked first here, as the reference does: a single block has no
             // spread to keep a margin for, so it can meet the goal where two blocks fail.
