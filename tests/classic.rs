@@ -96,6 +96,7 @@ fn batch_equals_single_on_every_tier() {
         (999, 3),
         (64 * 1000, 7),
         (20_000_003, 13),
+        (16_777_259, 2),
         (7_777, 64),
     ] {
         let mut single = ClassicBloomFilter::with_seed(m, k, 5).unwrap();

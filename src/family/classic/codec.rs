@@ -16,6 +16,7 @@ use crate::hashing::seed_flip;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::kernel::classic::ClassicShape;
+use crate::memory::PageBuf;
 
 impl ClassicBloomFilter {
     /// Bytes of this filter's encoding: the 64-byte header plus the array.
@@ -152,7 +153,7 @@ fn decode<R: Read>(
         return Err(Error::InvalidHeader("classic filter: bits set past m"));
     }
     Ok(ClassicBloomFilter {
-        words,
+        words: PageBuf::collect(words.into_iter(), true),
         shape,
         seed: env.seed,
         kernel,

@@ -13,10 +13,8 @@
 
 mod codec;
 
-use alloc::vec::Vec;
 use core::hash::Hash;
 
-use super::try_vec;
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
@@ -27,6 +25,7 @@ use crate::kernel::classic::{
 use crate::kernel::{Kernel, Sink};
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
+use crate::memory::PageBuf;
 
 /// Most bits a classic filter may have (2^43: one TiB of bits).
 pub const MAX_BITS: u64 = 1 << 43;
@@ -51,7 +50,9 @@ pub const MAX_BITS: u64 = 1 << 43;
 /// `Send` and `Sync`: a shared reference only reads.
 #[derive(Clone)]
 pub struct ClassicBloomFilter {
-    words: Vec<u64>,
+    /// On huge pages when large (see [`crate::memory`]): every probe of a large array is a
+    /// TLB miss as well as a cache miss.
+    words: PageBuf<u64>,
     shape: ClassicShape,
     seed: u64,
     kernel: &'static Kernel,
@@ -114,7 +115,7 @@ impl ClassicBloomFilter {
             flip: seed_flip(seed),
         };
         Ok(ClassicBloomFilter {
-            words: try_vec(shape.num_words(), 0)?,
+            words: zeroed_words(shape.num_words())?,
             shape,
             seed,
             kernel,
@@ -304,7 +305,7 @@ impl ClassicBloomFilter {
             other,
             "classic filters combine only with the same m, k, seed and halvings",
         )?;
-        for (a, b) in self.words.iter_mut().zip(&other.words) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
             *a |= b;
         }
         Ok(())
@@ -320,7 +321,7 @@ impl ClassicBloomFilter {
             other,
             "classic filters combine only with the same m, k, seed and halvings",
         )?;
-        for (a, b) in self.words.iter_mut().zip(&other.words) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
             *a &= b;
         }
         Ok(())
@@ -353,7 +354,7 @@ impl ClassicBloomFilter {
             });
         }
         let half = m / 2;
-        let mut folded = try_vec(half.div_ceil(64) as usize, 0)?;
+        let mut folded = zeroed_words(half.div_ceil(64) as usize)?;
         if half.is_multiple_of(64) {
             let (lo, hi) = self.words.split_at(folded.len());
             for ((f, a), b) in folded.iter_mut().zip(lo).zip(hi) {
@@ -507,6 +508,14 @@ fn check_design(m_bits: u64, k: u32) -> Result<(), Error> {
         });
     }
     check_probes(k)
+}
+
+/// `n` zero words, on huge pages when large.
+fn zeroed_words(n: usize) -> Result<PageBuf<u64>, Error> {
+    // SAFETY: all-zero bits are a valid `u64`.
+    unsafe { PageBuf::zeroed(n, true) }.ok_or(Error::AllocationFailed {
+        bytes: n as u128 * 8,
+    })
 }
 
 #[cfg(test)]
