@@ -3,11 +3,14 @@
 //! `g_i = h1 + i * h2 mod m`.
 //!
 //! A key's probes land on `k` different cache lines, so the batch is pipelined by lines, not
-//! blocks: a chunk of keys is hashed in lanes and, for an array larger than the caches, all
-//! `k` lines of every key prefetched, while the chunk before it is probed. A query reads
-//! every position without an early exit (the loads overlap and nothing mispredicts), one
-//! load each, or eight per gather where the tier has one ([`Lanes::GATHERS`]) and the filter
-//! asks for it. On tiers with a vector variable shift, eight keys walk their positions side
+//! blocks: a chunk of keys is hashed in lanes and, for an array larger than the caches, its
+//! lines prefetched while the chunk before it is probed. An insert prefetches all `k` lines
+//! of every key. A query there is screened ([`ClassicBatch::screened`]): the first two lines
+//! of every key are prefetched and read, and the other `k - 2` only for the keys that pass,
+//! so an absent key costs about `2 + (k - 2) / 4` misses instead of `k` (a member still `k`).
+//! In cache a query reads every position without an early exit (the loads overlap and
+//! nothing mispredicts), one load each, or eight per gather where the tier has one
+//! ([`Lanes::GATHERS`]) and the filter asks for it. On tiers with a vector variable shift, eight keys walk their positions side
 //! by side in lanes ([`Walk`]), leaving only the loads and stores to scalar code. Every
 //! tier sets and tests the same positions as the scalar reference.
 
