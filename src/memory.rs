@@ -20,7 +20,8 @@
 //!
 //! Who asks: the builders of the plain, atomic and counting filters (and so the deletable
 //! filter and the scalable filter's stages, which hold plain filters), folds, snapshots and
-//! projections, the Parquet split-block filter, and the loaders: `from_bytes` (which knows the
+//! projections, the Parquet split-block filter, the classic filter (whose loader copies the
+//! words it read into one), and the blocked filters' loaders: `from_bytes` (which knows the
 //! array's size from the bytes at hand) and `read_from`. `read_from` must not reserve more
 //! than the bytes that arrived justify (a header may lie about its size), so it grows the
 //! array geometrically as they arrive; each larger mapping is fresh, aligned and advised, and
