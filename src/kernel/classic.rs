@@ -674,3 +674,36 @@ impl<O: ClassicOp> Batch for ClassicBatch<'_, '_, O> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::ClassicShape;
+
+    /// The screen's two halves, `first(j)` then `after(j)`, are the key's positions in order,
+    /// for every split (including past `k`) and for a halved shape (`design_bits > num_bits`).
+    #[test]
+    fn screen_halves_make_the_whole() {
+        for (num_bits, design_bits, probes) in
+            [(1_000_003, 1_000_003, 7), (500, 4_000, 13), (1, 1, 1)]
+        {
+            let shape = ClassicShape {
+                num_bits,
+                design_bits,
+                probes,
+                flip: 0,
+            };
+            for h in [0u64, 1, u64::MAX, 0x9e37_79b9_7f4a_7c15] {
+                let all: Vec<u64> = shape.positions(h).collect();
+                assert_eq!(all.len(), probes as usize);
+                for j in 0..=probes + 1 {
+                    let p = shape.positions(h);
+                    let mut split: Vec<u64> = p.first(j).collect();
+                    split.extend(p.after(j));
+                    assert_eq!(split, all, "m={num_bits} k={probes} j={j}");
+                }
+            }
+        }
+    }
+}
