@@ -402,10 +402,11 @@ impl Stage {
         len: 0,
     };
 
-    /// Hashes keys `start..start + n` in lanes and, if asked, prefetches the line of every
-    /// position (computed here for that alone: recomputing them at the probe is cheaper than
-    /// storing and reloading them, measured).
+    /// Hashes keys `start..start + n` in lanes and, if asked, prefetches the lines of each
+    /// key's first `j` positions (computed here for that alone: recomputing them at the probe
+    /// is cheaper than storing and reloading them, measured).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn load<L: Lanes>(
         &mut self,
         l: L,
@@ -414,12 +415,13 @@ impl Stage {
         start: usize,
         n: usize,
         base: Option<*const u64>,
+        j: u32,
     ) {
         let hashes = &mut self.hashes[..n];
         keys.hash_lanes_at(l, shape.flip, start, hashes);
         if let Some(base) = base {
             for &h in hashes.iter() {
-                for p in shape.positions(h) {
+                for p in shape.positions(h).first(j) {
                     // Address arithmetic only; a prefetch never faults.
                     prefetch(base.wrapping_add((p / 64) as usize));
                 }
@@ -436,55 +438,31 @@ const SCREEN_PROBES: u32 = 2;
 /// One chunk of a screened query through its three rounds: hashed with its first lines
 /// prefetched, screened (the rest prefetched for the keys that pass), finished.
 struct Screen {
-    hashes: [u64; CHUNK],
+    /// The chunk's hashes (and its length).
+    stage: Stage,
+    /// Its first key's index in the batch.
+    start: usize,
     answers: [bool; CHUNK],
     /// Indices of the keys that passed the screen.
     passed: [u8; CHUNK],
     passed_len: usize,
-    start: usize,
-    len: usize,
 }
 
 impl Screen {
     const EMPTY: Screen = Screen {
-        hashes: [0; CHUNK],
+        stage: Stage::EMPTY,
+        start: 0,
         answers: [false; CHUNK],
         passed: [0; CHUNK],
         passed_len: 0,
-        start: 0,
-        len: 0,
     };
-
-    /// Hashes keys `start..start + n` and prefetches the lines of their first `j` positions.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn load<L: Lanes>(
-        &mut self,
-        l: L,
-        shape: &ClassicShape,
-        keys: Keys<'_>,
-        start: usize,
-        n: usize,
-        base: *const u64,
-        j: u32,
-    ) {
-        let hashes = &mut self.hashes[..n];
-        keys.hash_lanes_at(l, shape.flip, start, hashes);
-        for &h in hashes.iter() {
-            for p in shape.positions(h).first(j) {
-                // Address arithmetic only; a prefetch never faults.
-                prefetch(base.wrapping_add((p / 64) as usize));
-            }
-        }
-        (self.start, self.len, self.passed_len) = (start, n, 0);
-    }
 
     /// Reads each key's first `j` positions: a key with one clear is answered, and the rest
     /// of the lines of a key that passed are prefetched.
     #[inline(always)]
     fn screen<O: ClassicOp>(&mut self, op: &mut O, shape: &ClassicShape, base: *const u64, j: u32) {
         let mut passed = 0;
-        for (i, &h) in self.hashes[..self.len].iter().enumerate() {
+        for (i, &h) in self.stage.hashes[..self.stage.len].iter().enumerate() {
             let positions = shape.positions(h);
             let pass = op.key(positions.first(j));
             self.answers[i] = pass;
@@ -504,7 +482,7 @@ impl Screen {
     fn finish<O: ClassicOp>(&mut self, op: &mut O, shape: &ClassicShape, j: u32) {
         for &i in &self.passed[..self.passed_len] {
             let i = i as usize;
-            self.answers[i] = op.key(shape.positions(self.hashes[i]).after(j));
+            self.answers[i] = op.key(shape.positions(self.stage.hashes[i]).after(j));
         }
     }
 }
@@ -537,20 +515,22 @@ impl<O: ClassicOp> ClassicBatch<'_, '_, O> {
             let [load, screen, finish] = [round % 3, (round + 2) % 3, (round + 1) % 3];
             if loaded < len {
                 let n = chunk.min(len - loaded);
-                slots[load].load(l, &shape, keys, loaded, n, base, j);
+                let s = &mut slots[load];
+                s.stage.load(l, &shape, keys, loaded, n, Some(base), j);
+                (s.start, s.passed_len) = (loaded, 0);
                 loaded += n;
             } else {
-                slots[load].len = 0;
+                slots[load].stage.len = 0;
             }
             slots[screen].screen(&mut op, &shape, base, j);
             let f = &mut slots[finish];
-            if f.len > 0 {
+            if f.stage.len > 0 {
                 f.finish(&mut op, &shape, j);
                 sink.reborrow()
-                    .fill(f.start, f.answers[..f.len].iter().copied());
-                f.len = 0;
+                    .fill(f.start, f.answers[..f.stage.len].iter().copied());
+                f.stage.len = 0;
             }
-            if loaded == len && slots.iter().all(|s| s.len == 0) {
+            if loaded == len && slots.iter().all(|s| s.stage.len == 0) {
                 break;
             }
         }
@@ -611,11 +591,19 @@ impl<O: ClassicOp> Batch for ClassicBatch<'_, '_, O> {
         let grouped = L::VARIABLE_SHIFT && op.groups() && walkable(&shape);
         let mut stage = [Stage::EMPTY, Stage::EMPTY];
         let (mut start, mut cur) = (0, 0);
-        stage[0].load(l, &shape, keys, 0, chunk.min(len), base);
+        stage[0].load(l, &shape, keys, 0, chunk.min(len), base, shape.probes);
         while start < len {
             let next = start + stage[cur].len;
             if next < len {
-                stage[cur ^ 1].load(l, &shape, keys, next, chunk.min(len - next), base);
+                stage[cur ^ 1].load(
+                    l,
+                    &shape,
+                    keys,
+                    next,
+                    chunk.min(len - next),
+                    base,
+                    shape.probes,
+                );
             }
             let s = &stage[cur];
             let hashes = &s.hashes[..s.len];
