@@ -10,9 +10,10 @@
 //! so an absent key costs about `2 + (k - 2) / 4` misses instead of `k` (a member still `k`).
 //! In cache a query reads every position without an early exit (the loads overlap and
 //! nothing mispredicts), one load each, or eight per gather where the tier has one
-//! ([`Lanes::GATHERS`]) and the filter asks for it. On tiers with a vector variable shift, eight keys walk their positions side
-//! by side in lanes ([`Walk`]), leaving only the loads and stores to scalar code. Every
-//! tier sets and tests the same positions as the scalar reference.
+//! ([`Lanes::GATHERS`]) and the filter asks for it. On tiers with a vector variable shift,
+//! eight keys walk their positions side by side in lanes ([`Walk`]), leaving only the loads
+//! and stores to scalar code. Every tier sets and tests the same positions as the scalar
+//! reference.
 
 use super::pipeline::{CHUNK, Sink, prefetch};
 use super::{Batch, Keys, Lanes};
@@ -421,13 +422,19 @@ impl Stage {
         keys.hash_lanes_at(l, shape.flip, start, hashes);
         if let Some(base) = base {
             for &h in hashes.iter() {
-                for p in shape.positions(h).first(j) {
-                    // Address arithmetic only; a prefetch never faults.
-                    prefetch(base.wrapping_add((p / 64) as usize));
-                }
+                prefetch_lines(base, shape.positions(h).first(j));
             }
         }
         self.len = n;
+    }
+}
+
+/// Prefetches the line of each of `positions` in the array at `base`.
+#[inline(always)]
+fn prefetch_lines(base: *const u64, positions: Positions) {
+    for p in positions {
+        // Address arithmetic only; a prefetch never faults.
+        prefetch(base.wrapping_add((p / 64) as usize));
     }
 }
 
@@ -469,9 +476,7 @@ impl Screen {
             if pass {
                 self.passed[passed] = i as u8;
                 passed += 1;
-                for p in positions.after(j) {
-                    prefetch(base.wrapping_add((p / 64) as usize));
-                }
+                prefetch_lines(base, positions.after(j));
             }
         }
         self.passed_len = passed;
