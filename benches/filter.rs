@@ -28,7 +28,9 @@
 //!   most of them. Both hash with `hash::hash_u64` and run on the same mixed query slice.
 //! * `construct`: what sizing costs a constructor (independent of `BLOCKBLOOM_BENCH_SIZES`).
 //!   `with_capacity/1000` and `with_capacity/1000000` are `BloomFilter::with_capacity(n, 0.01)`
-//!   (planning plus the zeroed allocation); `plan/1e9-1e-6` is `sizing::plan(1e9, 1e-6)`
+//!   (the zeroed allocation, and the plan remembered per thread after the first);
+//!   `with_capacity_cold/<n>` takes 64 capacities from `n` in turn, so every construction
+//!   plans (planning plus the allocation); `plan/1e9-1e-6` is `sizing::plan(1e9, 1e-6)`
 //!   alone (the filter would take 5 GB) and `plan/1e6-0.01` the planning of the 1M case
 //!   alone; `counting/1000` is `CountingBloomFilter::with_capacity(1000, 0.01)` (4-bit
 //!   counters, planned by the counter model). `plan/1e10-1e-9`, `plan/1.7e10-7.75e-9`,
@@ -541,6 +543,14 @@ fn construct(c: &mut Criterion) {
     for n in [1_000u64, 1_000_000] {
         group.bench_function(BenchmarkId::new("with_capacity", n), |b| {
             b.iter(|| BloomFilter::with_capacity(black_box(n), black_box(FPR)).expect("filter"))
+        });
+        // 64 capacities in turn (more than a thread remembers): every construction plans.
+        let mut i = 0u64;
+        group.bench_function(BenchmarkId::new("with_capacity_cold", n), |b| {
+            b.iter(|| {
+                i = (i + 1) % 64;
+                BloomFilter::with_capacity(black_box(n + i), black_box(FPR)).expect("filter")
+            })
         });
     }
     group.bench_function(BenchmarkId::new("plan", "1e9-1e-6"), |b| {

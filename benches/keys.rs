@@ -14,7 +14,9 @@
 //!   and fastbloom's `insert` (which returns whether the key was new).
 //! * `build_1000/<impl>`: construction plus fill of a filter for 1,000 `u64` keys at 1%:
 //!   `with_capacity` + `insert_batch`, against parquet's `Sbbf::new_with_ndv_fpp` + `insert`
-//!   and sbbf-rs-safe `Filter::new` + `insert_hash`.
+//!   and sbbf-rs-safe `Filter::new` + `insert_hash`. `blockbloom` builds the same shape again
+//!   and again (its plan is remembered per thread after the first); `blockbloom-cold` takes
+//!   64 capacities in turn, so every construction plans.
 //!
 //! Run: `cargo bench --bench keys` (all), `cargo bench --bench keys -- strings/1M/16` (a
 //! regex). `BLOCKBLOOM_BENCH_SIZES=50k` or `1M` selects a size (default both). Each case
@@ -299,6 +301,17 @@ fn build_1000(c: &mut Criterion) {
     g.bench_function("blockbloom", |b| {
         b.iter(|| {
             let mut f = BloomFilter::with_capacity(1000, FPR).unwrap();
+            f.insert_batch(&keys);
+            black_box(f.num_blocks())
+        })
+    });
+    // Each construction a capacity of its own (64 in turn, more than a thread remembers):
+    // every one plans, as the first filter of a shape does.
+    let mut i = 0u64;
+    g.bench_function("blockbloom-cold", |b| {
+        b.iter(|| {
+            i = (i + 1) % 64;
+            let mut f = BloomFilter::with_capacity(1000 + i, FPR).unwrap();
             f.insert_batch(&keys);
             black_box(f.num_blocks())
         })

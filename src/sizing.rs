@@ -42,6 +42,8 @@ use alloc::vec::Vec;
 use crate::error::Error;
 
 mod fast;
+#[cfg(feature = "std")]
+mod memo;
 #[cfg(test)]
 mod reference;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS, MAX_PROBES};
@@ -457,25 +459,61 @@ pub fn plan_with(
     )
 }
 
-/// [`plan_with`] for a counting filter whose probes land on `unit_bits`-bit counters: the
-/// same model and margin with `sector_bits / unit_bits` positions per sector.
-pub(crate) fn plan_units(
+/// [`plan_with`] for the constructors, remembered per thread with `std` (see `memo`): the
+/// same plan, and the same errors. `unit_bits` is 1 for the plain filter, the counter width
+/// for a counting filter (the same model and margin with `sector_bits / unit_bits` positions
+/// per sector).
+pub(crate) fn plan_for_constructor(
     capacity: u64,
     fpr: f64,
     layout: Option<Layout>,
     probes: Option<u32>,
     unit_bits: u32,
 ) -> Result<Plan, Error> {
-    plan_for(
-        capacity,
-        Goal {
-            fpr,
-            margin_sd: MARGIN_SD,
-            unit_bits,
-        },
-        layout,
-        probes,
-    )
+    let goal = Goal {
+        fpr,
+        margin_sd: MARGIN_SD,
+        unit_bits,
+    };
+    #[cfg(feature = "std")]
+    {
+        let key = (capacity, fpr.to_bits(), unit_bits, layout, probes);
+        PLANS.with(|recent| recent.get_or(key, || plan_for(capacity, goal, layout, probes)))
+    }
+    #[cfg(not(feature = "std"))]
+    plan_for(capacity, goal, layout, probes)
+}
+
+/// [`best_shape`] for the constructors, remembered per thread with `std` (see `memo`).
+pub(crate) fn best_shape_for_constructor(
+    capacity: u64,
+    num_blocks: u64,
+    layout: Option<Layout>,
+    probes: Option<u32>,
+) -> (Layout, u32) {
+    let shape = || best_shape(capacity, num_blocks, layout, probes);
+    #[cfg(feature = "std")]
+    {
+        let key = (capacity, num_blocks, layout, probes);
+        let remembered = SHAPES.with(|recent| recent.get_or(key, || Ok::<_, ()>(shape())));
+        remembered.unwrap_or_else(|()| shape())
+    }
+    #[cfg(not(feature = "std"))]
+    shape()
+}
+
+#[cfg(feature = "std")]
+/// Plans by (capacity, rate's bits, unit bits, layout, probes).
+#[cfg(feature = "std")]
+type PlanKey = (u64, u64, u32, Option<Layout>, Option<u32>);
+/// Shapes by (capacity, blocks, layout, probes).
+#[cfg(feature = "std")]
+type ShapeKey = (u64, u64, Option<Layout>, Option<u32>);
+
+#[cfg(feature = "std")]
+std::thread_local! {
+    static PLANS: memo::Recent<PlanKey, Plan> = const { memo::Recent::new() };
+    static SHAPES: memo::Recent<ShapeKey, (Layout, u32)> = const { memo::Recent::new() };
 }
 
 fn plan_for(
@@ -1136,6 +1174,51 @@ mod tests {
             plan_with(10, 0.01, None, Some(6)),
             Err(Error::InvalidProbes(6))
         );
+    }
+
+    /// The constructors' remembered plans and shapes are the planner's, hit or miss, with
+    /// more distinct inputs in turn than the memo holds; errors are the planner's too.
+    #[test]
+    fn constructors_plan_as_the_planner() {
+        let inputs: Vec<(u64, f64, Option<Layout>, u32)> = (0..20u64)
+            .map(|i| {
+                let layout = [None, Some(Layout::Sectors4x128)][(i % 2) as usize];
+                let unit = [1, 1, 4][(i % 3) as usize];
+                (1 + i * 997, 10f64.powi(-1 - (i % 7) as i32), layout, unit)
+            })
+            .collect();
+        let probes = None;
+        for _ in 0..3 {
+            for &(n, p, layout, unit) in &inputs {
+                let want = plan_for(
+                    n,
+                    Goal {
+                        fpr: p,
+                        margin_sd: MARGIN_SD,
+                        unit_bits: unit,
+                    },
+                    layout,
+                    probes,
+                );
+                assert_eq!(plan_for_constructor(n, p, layout, probes, unit), want);
+                for _ in 0..2 {
+                    assert_eq!(
+                        best_shape_for_constructor(n, n / 50 + 1, layout, probes),
+                        best_shape(n, n / 50 + 1, layout, probes)
+                    );
+                }
+            }
+        }
+        for _ in 0..2 {
+            assert_eq!(
+                plan_for_constructor(10, 1.5, None, None, 1),
+                Err(Error::InvalidFpr(1.5))
+            );
+            assert_eq!(
+                plan_for_constructor(10, 0.01, None, Some(6), 1),
+                plan_with(10, 0.01, None, Some(6))
+            );
+        }
     }
 
     #[test]

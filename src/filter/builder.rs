@@ -233,15 +233,17 @@ impl Builder {
             }
             let blocks = (keys as f64 * bits / BLOCK_BITS as f64).ceil().max(1.0);
             let blocks = checked_blocks(blocks as u128)?;
-            let (layout, probes) = sizing::best_shape(keys, blocks, o.layout, o.probes);
+            let (layout, probes) =
+                sizing::best_shape_for_constructor(keys, blocks, o.layout, o.probes);
             (blocks, layout, probes, None)
         } else if let Some(bytes) = o.size_in_bytes {
             let blocks = checked_blocks((bytes as u128).div_ceil(64).max(1))?;
-            let (layout, probes) = sizing::best_shape(keys, blocks, o.layout, o.probes);
+            let (layout, probes) =
+                sizing::best_shape_for_constructor(keys, blocks, o.layout, o.probes);
             (blocks, layout, probes, None)
         } else {
             let fpr = o.fpr.unwrap_or(0.01);
-            let plan = sizing::plan_with(keys, fpr, o.layout, o.probes)?;
+            let plan = sizing::plan_for_constructor(keys, fpr, o.layout, o.probes, 1)?;
             (plan.num_blocks, plan.layout, plan.probes, Some(fpr))
         };
         let meta = o.meta(num_blocks, layout, probes, capacity, target_fpr, kernel);

@@ -166,7 +166,13 @@ impl CountingBuilder {
         let kernel = o.kernel()?;
         let capacity = o.capacity()?;
         let fpr = o.fpr.unwrap_or(0.01);
-        let plan = sizing::plan_units(capacity.max(1), fpr, o.layout, o.probes, self.bits.bits())?;
+        let plan = sizing::plan_for_constructor(
+            capacity.max(1),
+            fpr,
+            o.layout,
+            o.probes,
+            self.bits.bits(),
+        )?;
         let meta = o.meta(
             plan.num_blocks,
             plan.layout,
