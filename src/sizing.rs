@@ -498,14 +498,14 @@ pub(crate) fn best_shape_for_constructor(
     #[cfg(feature = "std")]
     {
         let key = (capacity, num_blocks, layout, probes);
-        let remembered = SHAPES.with(|recent| recent.get_or(key, || Ok::<_, ()>(shape())));
-        remembered.unwrap_or_else(|()| shape())
+        let Ok(remembered) = SHAPES
+            .with(|recent| recent.get_or(key, || Ok::<_, core::convert::Infallible>(shape())));
+        remembered
     }
     #[cfg(not(feature = "std"))]
     shape()
 }
 
-#[cfg(feature = "std")]
 /// Plans by (capacity, rate's bits, unit bits, layout, probes).
 #[cfg(feature = "std")]
 type PlanKey = (u64, u64, u32, Option<Layout>, Option<u32>);
