@@ -406,4 +406,26 @@ fn family_kinds_hold_their_arrays_on_the_same_pages() {
     for (what, start, size, h) in arrays {
         on_huge_pages(what, start, size, h);
     }
+
+    // The classic filter: built, and loaded both ways (each read into its final pages).
+    let mut classic = blockbloom::ClassicBloomFilter::new(8 * (64 << 20), 7).unwrap();
+    classic.insert_batch(&ks);
+    let bytes = classic.to_bytes();
+    let reserved = blockbloom::ClassicBloomFilter::from_bytes(&bytes).unwrap();
+    let streamed = blockbloom::ClassicBloomFilter::read_from(&bytes[..]).unwrap();
+    drop(bytes);
+    for (what, c) in [
+        ("classic", &classic),
+        ("classic from_bytes", &reserved),
+        ("classic read_from", &streamed),
+    ] {
+        assert_eq!(c.as_words(), classic.as_words(), "{what}");
+        assert_eq!(c.count_batch(&ks), ks.len(), "{what}");
+        let words = c.as_words();
+        let h = memory::huge_page_bytes(words);
+        on_huge_pages(what, words.as_ptr().cast(), c.size_in_bytes(), h);
+        if plain_huge > 0 {
+            assert!(huge(h) > 0, "{what}");
+        }
+    }
 }

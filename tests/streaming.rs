@@ -13,7 +13,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use blockbloom::{
-    BloomFilter, BloomierFilter, CountingBloomFilter, DeletableBloomFilter, ScalableBloomFilter,
+    BloomFilter, BloomierFilter, ClassicBloomFilter, CountingBloomFilter, DeletableBloomFilter,
+    ScalableBloomFilter,
 };
 
 struct Counting;
@@ -215,6 +216,28 @@ fn family_read_from_is_linear() {
         |b| BloomierFilter::read_from(b).unwrap(),
         &m,
     );
+
+    let c = ClassicBloomFilter::new(8 * 32 * MIB, 7).unwrap();
+    let bytes = c.to_bytes();
+    check_linear(
+        "classic",
+        &bytes,
+        |b| ClassicBloomFilter::read_from(b).unwrap(),
+        &c,
+    );
+    if cfg!(target_os = "linux") {
+        // Large, it is read straight into its own mapping: what the global allocator holds on
+        // the way is the reader's chunk and the array's first steps, below the size at which
+        // it moves into a mapping; never a copy of the whole array (32 MiB here).
+        let most = MIB + blockbloom::memory::HUGE_PAGES_FROM_BYTES as u64;
+        let (_, _, _, peak) = count(|| ClassicBloomFilter::from_bytes(&bytes).unwrap());
+        assert!(
+            peak <= most,
+            "classic from_bytes: {peak} bytes live at once"
+        );
+        let (_, _, _, peak) = count(|| ClassicBloomFilter::read_from(&bytes[..]).unwrap());
+        assert!(peak <= most, "classic read_from: {peak} bytes live at once");
+    }
 }
 
 #[cfg(feature = "compress")]

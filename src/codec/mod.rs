@@ -345,25 +345,56 @@ pub(crate) fn read_exact_body<R: Read>(r: &mut R, buf: &mut [u8]) -> Result<(), 
 /// the end for the caller.
 pub(crate) fn read_words<R: Read>(r: &mut R, n: u64, extra: usize) -> Result<Vec<u64>, Error> {
     let mut words = Vec::new();
-    let mut buf = vec![0u8; (CHUNK as u64).min(n.saturating_mul(8)) as usize];
-    let mut left = n;
     let declared = n.saturating_add(extra as u64);
-    let refused = |_| Error::AllocationFailed {
+    let refused = || Error::AllocationFailed {
         bytes: declared as u128 * 8,
     };
-    while left > 0 {
-        let take = (buf.len() as u64 / 8).min(left) as usize;
-        read_exact_body(r, &mut buf[..take * 8])?;
-        reserve_geometric(&mut words, take, declared).map_err(refused)?;
-        words.extend(
-            buf[..take * 8]
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
-        );
-        left -= take as u64;
-    }
-    words.try_reserve_exact(extra).map_err(refused)?;
+    read_word_chunks(r, n, |chunk| {
+        reserve_geometric(&mut words, chunk.len() / 8, declared).map_err(|_| refused())?;
+        words.extend(chunk.chunks_exact(8).map(u64_le));
+        Ok(())
+    })?;
+    words.try_reserve_exact(extra).map_err(|_| refused())?;
     Ok(words)
+}
+
+/// [`read_words`] straight into a [`PageBuf`] (on huge pages when large and `huge`), growing
+/// as it does: a large array is read once into its final pages, never copied from a vector.
+pub(crate) fn read_words_paged<R: Read>(
+    r: &mut R,
+    n: u64,
+    huge: bool,
+) -> Result<PageBuf<u64>, Error> {
+    let mut words = PageBuf::new(huge);
+    read_word_chunks(r, n, |chunk| {
+        reserve_pages_geometric(&mut words, chunk.len() / 8, n).ok_or(Error::AllocationFailed {
+            bytes: n as u128 * 8,
+        })?;
+        chunk.chunks_exact(8).for_each(|c| words.push(u64_le(c)));
+        Ok(())
+    })?;
+    Ok(words)
+}
+
+/// Reads the `n` words of a body in chunks of at most [`CHUNK`] bytes, each handed to `take`.
+fn read_word_chunks<R: Read>(
+    r: &mut R,
+    n: u64,
+    mut take: impl FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut buf = vec![0u8; (CHUNK as u64).min(n.saturating_mul(8)) as usize];
+    let mut left = n;
+    while left > 0 {
+        let words = (buf.len() as u64 / 8).min(left) as usize;
+        read_exact_body(r, &mut buf[..words * 8])?;
+        take(&buf[..words * 8])?;
+        left -= words as u64;
+    }
+    Ok(())
+}
+
+fn u64_le(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
 }
 
 /// Makes room for `more` elements in `v`, which will hold `declared` in all (the size the
@@ -379,10 +410,10 @@ pub(crate) fn reserve_geometric<T>(
     v.try_reserve_exact(geometric_room(v.len(), v.capacity(), more, declared))
 }
 
-/// [`reserve_geometric`] for an array of blocks ([`PageBuf`]: a large one on huge pages, its
-/// pages moved, not copied, as it grows); `None` when the memory is refused.
-pub(crate) fn reserve_blocks_geometric(
-    v: &mut PageBuf<Block>,
+/// [`reserve_geometric`] for a [`PageBuf`] (a large one on huge pages, its pages moved, not
+/// copied, as it grows); `None` when the memory is refused.
+pub(crate) fn reserve_pages_geometric<T>(
+    v: &mut PageBuf<T>,
     more: usize,
     declared: u64,
 ) -> Option<()> {

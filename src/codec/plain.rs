@@ -11,7 +11,7 @@ use crate::io::Write;
 use super::envelope::{check_hash, preamble};
 use super::{
     BLOCK_BYTES, Encoded, Envelope, HEADER_BYTES, NO_TARGET_FPR, Out, blocks_from_le, blocks_le,
-    kind, read_framed, reserve_blocks_geometric, split,
+    kind, read_framed, reserve_pages_geometric, split,
 };
 use crate::error::Error;
 use crate::filter::BloomFilter;
@@ -155,7 +155,7 @@ impl Encoded for BloomFilter {
         let env = read_framed::<BloomFilter, R>(r, |chunk, declared| {
             // Chunks are whole blocks: the body and the chunk size are multiples of 64.
             let declared_blocks = declared / BLOCK_BYTES as u64;
-            reserve_blocks_geometric(&mut blocks, chunk.len() / BLOCK_BYTES, declared_blocks)?;
+            reserve_pages_geometric(&mut blocks, chunk.len() / BLOCK_BYTES, declared_blocks)?;
             blocks_from_le(chunk, &mut blocks);
             Some(())
         })?;

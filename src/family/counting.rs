@@ -9,7 +9,7 @@ use crate::io::Read;
 use crate::io::Write;
 
 use crate::codec::{
-    Encoded, Envelope, Out, blocks_from_le, blocks_le, kind, read_framed, reserve_blocks_geometric,
+    Encoded, Envelope, Out, blocks_from_le, blocks_le, kind, read_framed, reserve_pages_geometric,
 };
 use crate::error::Error;
 use crate::filter::CounterBits;
@@ -156,7 +156,7 @@ impl Encoded for CountingBloomFilter {
         let env = read_framed::<CountingBloomFilter, R>(r, |chunk, declared| {
             body_len = declared;
             if declared % 64 == 0 {
-                reserve_blocks_geometric(&mut blocks, chunk.len() / 64, declared / 64)?;
+                reserve_pages_geometric(&mut blocks, chunk.len() / 64, declared / 64)?;
                 blocks_from_le(chunk, &mut blocks);
             }
             Some(())

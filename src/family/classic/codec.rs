@@ -9,14 +9,13 @@ use crate::io::Write;
 
 use super::{ClassicBloomFilter, check_design};
 use crate::codec::{
-    Encoded, Envelope, Out, decode_slice, kind, read_streamed, read_words, words_le,
+    Encoded, Envelope, Out, decode_slice, kind, read_streamed, read_words_paged, words_le,
 };
 use crate::error::Error;
 use crate::hashing::seed_flip;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::kernel::classic::ClassicShape;
-use crate::memory::PageBuf;
 
 impl ClassicBloomFilter {
     /// Bytes of this filter's encoding: the 64-byte header plus the array.
@@ -147,13 +146,13 @@ fn decode<R: Read>(
         ));
     }
     let kernel = Kernel::get(Isa::active()?)?;
-    let words = read_words(body, shape.num_words() as u64, 0)?;
+    let words = read_words_paged(body, shape.num_words() as u64, true)?;
     let tail = num_bits % 64;
     if tail != 0 && words.last().is_some_and(|w| w >> tail != 0) {
         return Err(Error::InvalidHeader("classic filter: bits set past m"));
     }
     Ok(ClassicBloomFilter {
-        words: PageBuf::collect(words.into_iter(), true),
+        words,
         shape,
         seed: env.seed,
         kernel,
