@@ -225,10 +225,15 @@ impl AtomicBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch_new<Q: KeySource + ?Sized>(&self, keys: &Q, out: &mut [bool]) -> usize {
+        self.insert_keys_new(keys.key_slice().0, out)
+    }
+
+    // Not generic: compiled once, here (see `Kernel::blocks`).
+    fn insert_keys_new(&self, keys: Keys<'_>, out: &mut [bool]) -> usize {
         let op = AtomicInsertNew(&self.store);
         self.meta
             .kernel
-            .blocks(&self.meta.shape, keys.key_slice().0, op, Sink::Each(out));
+            .blocks(&self.meta.shape, keys, op, Sink::Each(out));
         out.iter().filter(|&&new| new).count()
     }
 

@@ -226,10 +226,16 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch_new<Q: KeySource + ?Sized>(&mut self, keys: &Q, out: &mut [bool]) -> usize {
+        self.insert_keys_new(keys.key_slice().0, out)
+    }
+
+    // Not generic, so the kernel's batch is compiled once, here, and not again in every
+    // crate that calls the generic front-end (see `Kernel::blocks`).
+    fn insert_keys_new(&mut self, keys: Keys<'_>, out: &mut [bool]) -> usize {
         let op = InsertNew(&mut self.store);
         self.meta
             .kernel
-            .blocks(&self.meta.shape, keys.key_slice().0, op, Sink::Each(out));
+            .blocks(&self.meta.shape, keys, op, Sink::Each(out));
         out.iter().filter(|&&new| new).count()
     }
 

@@ -328,6 +328,11 @@ impl Kernel {
 
     /// Applies `op` to the block of every key (answers into `sink`).
     ///
+    /// Generic and inlined, so the whole batch (every tier's pipeline) is compiled wherever it
+    /// is instantiated: call it from a function that is not generic, or every crate that
+    /// instantiates the caller compiles the batch again (a generic front-end hands its keys,
+    /// as [`Keys`], to a non-generic body).
+    ///
     /// # Panics
     /// If the op's blocks disagree with `shape`, or `sink` holds a slice of another length
     /// than `keys`.

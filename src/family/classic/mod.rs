@@ -22,7 +22,7 @@ use crate::isa::Isa;
 use crate::kernel::classic::{
     ClassicInsert, ClassicOp as _, ClassicQuery, ClassicShape, MAX_PROBES,
 };
-use crate::kernel::{Kernel, Sink};
+use crate::kernel::{Kernel, Keys, Sink};
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 use crate::memory::PageBuf;
@@ -242,13 +242,7 @@ impl ClassicBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
-        let keys = K::as_keys(keys).0;
-        self.kernel.classic(
-            self.shape,
-            keys,
-            ClassicInsert::new(&mut self.words),
-            Sink::Discard,
-        )
+        self.insert_keys(K::as_keys(keys).0)
     }
 
     /// Answers a batch into `out` (`out[i]` for `keys[i]`).
@@ -256,18 +250,25 @@ impl ClassicBloomFilter {
     /// # Panics
     /// If `out.len() != keys.len()`.
     pub fn contains_batch<K: BatchKey>(&self, keys: &[K], out: &mut [bool]) {
-        let keys = K::as_keys(keys).0;
-        self.kernel
-            .classic(self.shape, keys, self.query(), Sink::Each(out))
+        self.query_keys(K::as_keys(keys).0, Sink::Each(out))
     }
 
     /// How many keys of the batch may have been inserted.
     pub fn count_batch<K: BatchKey>(&self, keys: &[K]) -> usize {
         let mut n = 0;
-        let keys = K::as_keys(keys).0;
-        self.kernel
-            .classic(self.shape, keys, self.query(), Sink::Count(&mut n));
+        self.query_keys(K::as_keys(keys).0, Sink::Count(&mut n));
         n
+    }
+
+    // The batches' bodies are not generic, so the kernel's batch is compiled once, here, and
+    // not again in every crate that calls the generic front-ends (see `Kernel::blocks`).
+    fn insert_keys(&mut self, keys: Keys<'_>) {
+        let op = ClassicInsert::new(&mut self.words);
+        self.kernel.classic(self.shape, keys, op, Sink::Discard)
+    }
+
+    fn query_keys(&self, keys: Keys<'_>, sink: Sink<'_>) {
+        self.kernel.classic(self.shape, keys, self.query(), sink)
     }
 
     fn query(&self) -> ClassicQuery<'_> {

@@ -39,7 +39,7 @@ use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::filter::BloomFilter;
 use crate::hashing::{hash_bytes, hash_key};
-use crate::kernel::{BlockOp, Probes, Sink};
+use crate::kernel::{BlockOp, Keys, Probes, Sink};
 use crate::layout::{BLOCK_BITS, Block, block_index, pattern_scalar};
 
 pub use model::{blocked_deletability, unblocked_deletability};
@@ -234,14 +234,18 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
+        self.insert_keys(K::as_keys(keys).0)
+    }
+
+    // Not generic: compiled once, here (see `Kernel::blocks`).
+    fn insert_keys(&mut self, keys: Keys<'_>) {
         let meta = *self.filter.meta();
         let op = Place::new(
             self.filter.blocks_mut(),
             &mut self.collided,
             self.region_shift,
         );
-        meta.kernel
-            .blocks(&meta.shape, K::as_keys(keys).0, op, Sink::Discard);
+        meta.kernel.blocks(&meta.shape, keys, op, Sink::Discard);
     }
 
     /// Whether the key may be in the filter (no false negatives for inserted keys that were
