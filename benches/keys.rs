@@ -8,7 +8,8 @@
 //!   values; `single` is `contains_bytes` per key; peers per key: `fastbloom-foldhash`
 //!   (fastbloom 0.17, foldhash `fast::RandomState`), `sbbf-xxh3` (sbbf-rs-safe 0.3.2, 11 bits
 //!   per key, `xxh3_64` of the bytes), `parquet-sbbf` (parquet 60's `Sbbf` at 1%, XXH64 of
-//!   the bytes).
+//!   the bytes); `xxh3-only` is no filter, the keys' XXH3-64 alone (the hash of `batch` and of
+//!   `sbbf-xxh3`).
 //! * `dedup/<n>/<impl>`: a stream of `u64` keys, 3/4 of them repeats, into an empty filter
 //!   sized for the distinct keys: `insert_batch_new` (chunks of 1024), `insert_new` per key,
 //!   and fastbloom's `insert` (which returns whether the key was new).
@@ -179,6 +180,15 @@ fn string_contains(c: &mut Criterion) {
             });
             g.bench_function("parquet-sbbf", |b| {
                 b.iter(|| black_box(queries.iter().filter(|q| pq.check(**q)).count()))
+            });
+            // No filter: the keys' hash alone, as the filter computes it (XXH3-64 of the bytes,
+            // what `sbbf-xxh3` pays too), the part of the time no probe can remove.
+            g.bench_function("xxh3-only", |b| {
+                b.iter(|| {
+                    queries
+                        .iter()
+                        .fold(0u64, |acc, q| acc ^ blockbloom::hash::hash_bytes(q, 0))
+                })
             });
             g.finish();
         }
