@@ -793,16 +793,7 @@ impl Shape {
                 if lo < hi && hi <= MAX_BLOCKS {
                     // The fewest blocks lie in `lo..=hi` (as where `lo == hi` above): bisect
                     // there, one decision for the usual two neighbours.
-                    let (mut lo, mut hi) = (lo, hi);
-                    while lo < hi {
-                        let mid = lo + (hi - lo) / 2;
-                        if self.meets_from(keys, mid, goal, first) {
-                            hi = mid;
-                        } else {
-                            lo = mid + 1;
-                        }
-                    }
-                    return Bounds::exact(lo, r);
+                    return Bounds::exact(self.bisect(keys, goal, first, lo - 1, hi), r);
                 }
                 let start = block(r).min(MAX_BLOCKS);
                 Bounds::exact(self.walk(keys, goal, start, first), r)
@@ -817,7 +808,7 @@ impl Shape {
         let start = start.clamp(1, MAX_BLOCKS);
         let meets = |b| self.meets_from(keys, b, goal, first);
         // `lo` fails (0: nothing fails yet), `hi` meets.
-        let (mut lo, mut hi) = if meets(start) {
+        let (lo, hi) = if meets(start) {
             let mut step = 1;
             let mut hi = start;
             loop {
@@ -846,9 +837,15 @@ impl Shape {
                 step *= 2;
             }
         };
+        self.bisect(keys, goal, first, lo, hi)
+    }
+
+    /// The fewest blocks that meet the goal, given that `hi` meets and `lo` fails (0: nothing
+    /// below `hi` is known to fail), by bisection with single decisions.
+    fn bisect(&self, keys: u64, goal: Goal, first: Level, mut lo: u64, mut hi: u64) -> u64 {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if meets(mid) {
+            if self.meets_from(keys, mid, goal, first) {
                 hi = mid;
             } else {
                 lo = mid;
