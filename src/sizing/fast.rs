@@ -78,16 +78,20 @@ pub(super) struct Shape {
     /// `sum_t coef[0][t] 2^t`, at least `sum_i |direct[0][i]|`: what the roundings of the
     /// sector's mean rate scale with (all powers are at most 1), for [`Shape::one_block_fails`].
     direct_l1: f64,
-    /// The block moments per key count below [`TABLED_COUNTS`], filled a chunk at a time on
-    /// first use; empty but for the process's shared shapes, which plan after plan evaluate
-    /// at the same few dozen counts (the moments depend on the shape and the count alone).
+    /// The block moments per key count below [`TABLED_COUNTS`] as the exact model computes
+    /// them, filled a chunk at a time on first use; empty but for the process's shared
+    /// shapes, which plan after plan evaluate at the same few dozen counts (the moments
+    /// depend on the shape and the count alone). Both levels read it: a coarse table by
+    /// [`Shape::direct`] was tried, and its fill cost a first plan little less (its sparse
+    /// counts round to small nonzero rates, which lengthen the walks down), while every
+    /// later plan took 5% more instructions.
     #[cfg(feature = "std")]
     counts: Box<[std::sync::OnceLock<Box<CountChunk>>]>,
 }
 
 /// Key counts per chunk of [`Shape::counts`].
 #[cfg(feature = "std")]
-const COUNT_CHUNK: usize = 32;
+const COUNT_CHUNK: usize = 16;
 
 /// Key counts [`Shape::counts`] covers (a block holds about `512 / bits per key`; past this,
 /// at rates near 1/2, the moments are computed as needed).
@@ -776,12 +780,13 @@ impl Shape {
             // Newton's error factor `|f''| / 2|f'|`, from the slopes of the last two points.
             // The 0.3 assumed below holds for targets up to 0.5 (the tests' grid); near
             // saturation it does not, so there a root needs two points to be accepted.
-            let curvature = match last.replace((u, e.slope)) {
-                Some((lu, ls)) if lu != u => {
-                    ((e.slope - ls) / (u - lu)).abs() / (2.0 * e.slope.abs())
-                }
-                _ if goal.fpr > 0.5 => f64::INFINITY,
-                _ => 0.0,
+            let (curvature, measured) = match last.replace((u, e.slope)) {
+                Some((lu, ls)) if lu != u => (
+                    ((e.slope - ls) / (u - lu)).abs() / (2.0 * e.slope.abs()),
+                    true,
+                ),
+                _ if goal.fpr > 0.5 => (f64::INFINITY, false),
+                _ => (0.0, false),
             };
             let f = e.value.ln() - target;
             if f > 0.0 {
@@ -797,11 +802,15 @@ impl Shape {
             }
             let newton = u - f / e.slope;
             let usable = e.slope < 0.0 && newton.is_finite();
-            // Newton's error is about (curvature / 2 slope) * step^2, that factor below 0.3
-            // wherever the tests look: step^2 bounds it. Good enough once it is a tenth of
-            // the gap between neighbouring block counts or of the model's own doubt.
+            // Newton's error is about (curvature / 2 slope) * step^2. With one point, that
+            // factor is taken as its largest wherever the tests look, 0.3, and step^2 (over
+            // three times it) bounds the error; with two, as three times the factor measured
+            // between them, at least 0.05 (the measured factors are near 0.01: `ln value` is
+            // nearly a straight line in `ln blocks`). Good enough once it is a tenth of the
+            // gap between neighbouring block counts or of the model's own doubt.
             let step2 = match (newton - u) * (newton - u) {
                 0.0 => 0.0,
+                d2 if measured => d2 * (3.0 * curvature).max(0.05),
                 d2 => d2 * (curvature / 0.3).max(1.0),
             };
             let enough = (0.1 * (-newton).exp()).max(match level {
