@@ -82,9 +82,9 @@ pub(super) struct Shape {
     /// them, filled a chunk at a time on first use; empty but for the process's shared
     /// shapes, which plan after plan evaluate at the same few dozen counts (the moments
     /// depend on the shape and the count alone). Both levels read it: a coarse table by
-    /// [`Shape::direct`] was tried, and its fill cost a first plan little less (its sparse
-    /// counts round to small nonzero rates, which lengthen the walks down), while every
-    /// later plan took 5% more instructions.
+    /// [`Shape::direct`] was tried, and its fill cost a first plan little less, while every
+    /// later plan took 2-7% more instructions (its sparse counts round to small nonzero
+    /// rates, which lengthen the walks down).
     #[cfg(feature = "std")]
     counts: Box<[std::sync::OnceLock<Box<CountChunk>>]>,
 }
