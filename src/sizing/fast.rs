@@ -255,7 +255,7 @@ impl Shape {
         self
     }
 
-    /// Whether coarse evaluations read [`Shape::counts`].
+    /// Whether evaluations read [`Shape::counts`] (coarse ones always, fine ones from 64 keys).
     fn tabled(&self) -> bool {
         #[cfg(feature = "std")]
         return !self.counts.is_empty();
@@ -572,7 +572,7 @@ impl Walk {
 }
 
 /// [`Walk::sums`] with the powers stepped along the walk from the mode (where no table
-/// serves: the fine level, and shapes made for one plan).
+/// serves: shapes made for one plan or without one, and the fine level below 64 keys).
 #[inline(always)]
 #[allow(clippy::needless_range_loop)]
 fn stepped_sums<const B: usize>(shape: &Shape, walk: Walk, mode: f64, fine: bool) -> [f64; 4] {
@@ -610,8 +610,6 @@ fn stepped_sums<const B: usize>(shape: &Shape, walk: Walk, mode: f64, fine: bool
     }
 }
 
-// Index loops over the `2B + 1` powers: constant trip counts per `B`.
-#[allow(clippy::needless_range_loop)]
 fn eval_b<const B: usize>(
     shape: &Shape,
     keys: u64,
@@ -651,7 +649,6 @@ fn eval_b<const B: usize>(
     // Tails: where the exact model stops (fine), or once terms fall below 1e-8 of the
     // sums so far (coarse; past the summand's peak they only shrink).
     let cut = if fine { 0.0 } else { 1e-8 };
-    // The powers' factors per stride.
     let walk = Walk {
         keys,
         n,
