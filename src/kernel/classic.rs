@@ -15,7 +15,7 @@
 //! and stores to scalar code. Every tier sets and tests the same positions as the scalar
 //! reference.
 
-use super::pipeline::{CHUNK, Sink, prefetch};
+use super::pipeline::{CHUNK, Sink, Takes, prefetch};
 use super::{Batch, Keys, Lanes};
 
 /// Most probes a key may have.
@@ -381,7 +381,7 @@ impl<'k, 'o, O: ClassicOp> ClassicBatch<'k, 'o, O> {
     /// # Panics
     /// As [`Sink::prepare`]: an answer slice whose length does not fit `keys`.
     pub fn new(shape: ClassicShape, keys: Keys<'k>, op: O, mut sink: Sink<'o>) -> Self {
-        sink.prepare(keys.len());
+        sink.prepare(keys.len(), Takes::Any);
         ClassicBatch {
             shape,
             keys,

@@ -56,7 +56,7 @@ pub(crate) use ops::{
     Query, Shape,
 };
 pub use pipeline::MAX_PREFETCH_DEPTH;
-pub(crate) use pipeline::{CACHE_RESIDENT_BYTES, Sink, chunking, prefetch, prefetch_depth};
+pub(crate) use pipeline::{CACHE_RESIDENT_BYTES, Sink, Takes, chunking, prefetch, prefetch_depth};
 pub(crate) use split::{SplitBatch, SplitOp, SplitProbes};
 
 impl Isa {

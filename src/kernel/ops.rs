@@ -8,7 +8,7 @@
 //! on the scalar tier through the reference loop. The base filter's operations live here;
 //! the family kinds define theirs next to their storage.
 
-use super::pipeline::{PerKey, Sink, Walk, pipeline};
+use super::pipeline::{PerKey, Sink, Takes, Walk, pipeline};
 use super::{Batch, Keys, Lanes, lanes, scalar};
 use crate::layout::{AtomicBlock, Block, Layout, Row};
 
@@ -90,6 +90,9 @@ pub(crate) trait BlockOp {
     /// round loops; more code). Worth it for the base filter's hot operations.
     const UNROLL: bool = false;
 
+    /// The kinds of sink its batches take (see [`PerKey::TAKES`]).
+    const TAKES: Takes = Takes::Any;
+
     /// Blocks the op indexes; a batch checks it against the shape, which makes every block
     /// index it hands to [`apply`](Self::apply) valid.
     fn num_blocks(&self) -> usize;
@@ -123,7 +126,7 @@ impl<'s, 'k, 'o, O: BlockOp> BlockBatch<'s, 'k, 'o, O> {
             op.num_blocks() as u64,
             "filter shape and blocks disagree"
         );
-        sink.prepare(keys.len());
+        sink.prepare(keys.len(), O::TAKES);
         BlockBatch {
             shape,
             keys,
@@ -188,6 +191,8 @@ struct Blocked<L, O, const WORDS: bool> {
 }
 
 impl<L: Lanes, O: BlockOp, const WORDS: bool> PerKey for Blocked<L, O, WORDS> {
+    const TAKES: Takes = O::TAKES;
+
     #[inline(always)]
     unsafe fn key(&mut self, i: usize, lo: u32) -> bool {
         let p = LaneProbes::<L, WORDS> {
@@ -206,6 +211,7 @@ pub(crate) struct Insert<'a>(pub &'a mut [Block]);
 
 impl BlockOp for Insert<'_> {
     const UNROLL: bool = true;
+    const TAKES: Takes = Takes::Discard;
 
     fn num_blocks(&self) -> usize {
         self.0.len()
@@ -229,6 +235,7 @@ pub(crate) struct InsertNew<'a>(pub &'a mut [Block]);
 
 impl BlockOp for InsertNew<'_> {
     const UNROLL: bool = true;
+    const TAKES: Takes = Takes::Each;
 
     fn num_blocks(&self) -> usize {
         self.0.len()
@@ -275,6 +282,7 @@ pub(crate) struct AtomicInsert<'a>(pub &'a [AtomicBlock]);
 
 impl BlockOp for AtomicInsert<'_> {
     const UNROLL: bool = true;
+    const TAKES: Takes = Takes::Discard;
 
     fn num_blocks(&self) -> usize {
         self.0.len()
@@ -298,6 +306,7 @@ pub(crate) struct AtomicInsertNew<'a>(pub &'a [AtomicBlock]);
 
 impl BlockOp for AtomicInsertNew<'_> {
     const UNROLL: bool = true;
+    const TAKES: Takes = Takes::Each;
 
     fn num_blocks(&self) -> usize {
         self.0.len()
@@ -349,6 +358,7 @@ pub(crate) struct InsertWindow<'a> {
 #[cfg(feature = "parallel")]
 impl BlockOp for InsertWindow<'_> {
     const UNROLL: bool = true;
+    const TAKES: Takes = Takes::Discard;
 
     fn num_blocks(&self) -> usize {
         self.num_blocks
@@ -364,5 +374,66 @@ impl BlockOp for InsertWindow<'_> {
     unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
         p.set_in(&mut self.window[i - self.first]);
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BlockBatch, Insert, InsertNew, Query, Shape};
+    use crate::kernel::{Keys, Sink, Takes};
+    use crate::layout::{Block, Layout};
+
+    fn shape(num_blocks: u64) -> Shape {
+        Shape {
+            num_blocks,
+            layout: Layout::Sectors8x64,
+            rounds: 1,
+            flip: 0,
+            chunk: 64,
+            prefetch: false,
+        }
+    }
+
+    /// An op is made only with a sink it takes: its other arms are not compiled, so a wrong
+    /// sink would otherwise lose its answers.
+    #[test]
+    fn batches_take_only_their_sinks() {
+        let s = shape(4);
+        let keys = [1u64, 2, 3];
+        let mut blocks = [Block::ZERO; 4];
+        let mut out = [false; 3];
+        let mut n = 0;
+        let _ = BlockBatch::new(&s, Keys::U64(&keys), Insert(&mut blocks), Sink::Discard);
+        let _ = BlockBatch::new(
+            &s,
+            Keys::U64(&keys),
+            InsertNew(&mut blocks),
+            Sink::Each(&mut out),
+        );
+        let _ = BlockBatch::new(&s, Keys::U64(&keys), Query(&blocks), Sink::Count(&mut n));
+        let wrong = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut blocks = [Block::ZERO; 4];
+            let mut out = [false; 3];
+            BlockBatch::new(
+                &s,
+                Keys::U64(&keys),
+                Insert(&mut blocks),
+                Sink::Each(&mut out),
+            );
+        }));
+        assert!(wrong.is_err(), "an insert batch took an answer sink");
+        let wrong = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut blocks = [Block::ZERO; 4];
+            let mut n = 0;
+            BlockBatch::new(
+                &s,
+                Keys::U64(&keys),
+                InsertNew(&mut blocks),
+                Sink::Count(&mut n),
+            );
+        }));
+        assert!(wrong.is_err(), "an insert_new batch took a count sink");
+        assert!(Takes::Any.any() && Takes::Any.each() && Takes::Any.discard());
+        assert!(!Takes::Discard.each() && !Takes::Each.count() && !Takes::Count.any());
     }
 }

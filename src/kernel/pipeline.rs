@@ -112,13 +112,18 @@ pub enum Sink<'a> {
 }
 
 impl Sink<'_> {
-    /// Checks the sink against a batch of `n` keys and clears a bitmap (chunks OR their bits
-    /// in).
+    /// Checks the sink against a batch of `n` keys of an operation that takes `takes`, and
+    /// clears a bitmap (chunks OR their bits in).
     ///
     /// # Panics
     /// If an answer slice has the wrong length (`n` answers, or `n.div_ceil(64)` bitmap
-    /// words), or a selection of more than 2^32 keys is asked for (indices are `u32`).
-    pub(crate) fn prepare(&mut self, n: usize) {
+    /// words), a selection of more than 2^32 keys is asked for (indices are `u32`), or the
+    /// operation does not take this kind of sink (a bug in the crate: its arm is not compiled).
+    pub(crate) fn prepare(&mut self, n: usize, takes: Takes) {
+        assert!(
+            takes.allows(self),
+            "this operation's batches take {takes:?} sinks only"
+        );
         match self {
             Sink::Each(out) => assert_eq!(out.len(), n, "output slice length must equal key count"),
             Sink::Bitmap(words) => {
@@ -210,10 +215,61 @@ fn select_chunk<A: PerKey>(
     unsafe { out.set_len(len + kept) };
 }
 
+/// The kinds of [`Sink`] an operation's batches take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Takes {
+    /// Every kind (the queries).
+    Any,
+    /// [`Sink::Discard`] only (the ops that only write).
+    Discard,
+    /// [`Sink::Each`] only.
+    Each,
+    /// [`Sink::Count`] only.
+    Count,
+}
+
+impl Takes {
+    /// Whether an op that takes these sinks takes [`Sink::Discard`]. These tests are `const`
+    /// so that a match guard on them, inside `const { }`, is decided per instance before
+    /// code generation: the arms an op never takes are not compiled for it.
+    pub(crate) const fn discard(self) -> bool {
+        matches!(self, Takes::Any | Takes::Discard)
+    }
+
+    /// Whether it takes [`Sink::Each`].
+    pub(crate) const fn each(self) -> bool {
+        matches!(self, Takes::Any | Takes::Each)
+    }
+
+    /// Whether it takes [`Sink::Count`].
+    pub(crate) const fn count(self) -> bool {
+        matches!(self, Takes::Any | Takes::Count)
+    }
+
+    /// Whether it takes every kind ([`Sink::Bitmap`] and [`Sink::Select`] too).
+    pub(crate) const fn any(self) -> bool {
+        matches!(self, Takes::Any)
+    }
+
+    fn allows(self, sink: &Sink<'_>) -> bool {
+        match sink {
+            Sink::Discard => self.discard(),
+            Sink::Each(_) => self.each(),
+            Sink::Count(_) => self.count(),
+            Sink::Bitmap(_) | Sink::Select(_) => self.any(),
+        }
+    }
+}
+
 /// What a pipelined batch does with one key: its block index and low hash half. A trait with
 /// an `#[inline(always)]` method rather than a closure, so the probe code inlines into the
 /// tier's `#[target_feature]` function.
 pub(crate) trait PerKey {
+    /// The kinds of sink the operation's batches take. Most take one kind (an insert only
+    /// [`Sink::Discard`]): its pipelines then compile one probe loop per chunk walk instead
+    /// of one per kind, which every build compiles per tier, layout and round count.
+    const TAKES: Takes;
+
     /// # Safety
     /// `i < num_blocks` of the walk the pipeline runs (`i` is `block_index(h, num_blocks)`).
     unsafe fn key(&mut self, i: usize, lo: u32) -> bool;
@@ -352,7 +408,9 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
     }
 }
 
-/// Probes one chunk's `entries` (keys `start..next`) and sends the answers to `sink`.
+/// Probes one chunk's `entries` (keys `start..next`) and sends the answers to `sink`. The
+/// arms an operation does not take are not compiled for it (see [`Takes`]; [`Sink::prepare`]
+/// checked the sink).
 #[inline(always)]
 fn drain<A: PerKey>(
     entries: impl Iterator<Item = (usize, u32)>,
@@ -361,34 +419,17 @@ fn drain<A: PerKey>(
     start: usize,
     next: usize,
 ) {
-    // SAFETY (each `key` call): `pipeline`, the only caller, passes entries whose indices are
-    // `block_index(h, num_blocks)` of its walk, below `num_blocks`.
     match sink {
-        Sink::Discard => {
-            for (i, lo) in entries {
-                // SAFETY: as above.
-                unsafe { per_key.key(i, lo) };
-            }
+        Sink::Discard if const { A::TAKES.discard() } => discard(entries, per_key),
+        Sink::Each(out) if const { A::TAKES.each() } => {
+            each(&mut out[start..next], entries, per_key)
         }
-        Sink::Each(out) => {
-            for (o, (i, lo)) in out[start..next].iter_mut().zip(entries) {
-                // SAFETY: as above.
-                *o = unsafe { per_key.key(i, lo) };
-            }
-        }
-        Sink::Count(c) => {
-            let mut found = 0;
-            for (i, lo) in entries {
-                // SAFETY: as above.
-                found += unsafe { per_key.key(i, lo) } as usize;
-            }
-            **c += found;
-        }
-        Sink::Bitmap(words) => {
+        Sink::Count(c) if const { A::TAKES.count() } => **c += count(entries, per_key),
+        Sink::Bitmap(words) if const { A::TAKES.any() } => {
             // A chunk may hold more than 64 keys: a word of answers at a time.
             let (mut bits, mut k, mut at) = (0u64, 0, start);
             for (i, lo) in entries {
-                // SAFETY: as above.
+                // SAFETY: as in `discard`.
                 bits |= (unsafe { per_key.key(i, lo) } as u64) << k;
                 k += 1;
                 if k == 64 {
@@ -400,6 +441,42 @@ fn drain<A: PerKey>(
                 or_bits(words, at, bits, k);
             }
         }
-        Sink::Select(out) => select_chunk(out, start, entries, next - start, per_key),
+        Sink::Select(out) if const { A::TAKES.any() } => {
+            select_chunk(out, start, entries, next - start, per_key)
+        }
+        _ => unreachable!("a sink its operation does not take (checked when the batch was made)"),
     }
+}
+
+// SAFETY (each `key` call in the probe loops below and in `drain`): `pipeline`, the only
+// caller of `drain`, passes entries whose indices are `block_index(h, num_blocks)` of its
+// walk, below `num_blocks`.
+
+/// Probes `entries`, dropping the answers.
+#[inline(always)]
+fn discard<A: PerKey>(entries: impl Iterator<Item = (usize, u32)>, per_key: &mut A) {
+    for (i, lo) in entries {
+        // SAFETY: see above.
+        unsafe { per_key.key(i, lo) };
+    }
+}
+
+/// Probes `entries`, one answer per key into `out` (as long).
+#[inline(always)]
+fn each<A: PerKey>(out: &mut [bool], entries: impl Iterator<Item = (usize, u32)>, per_key: &mut A) {
+    for (o, (i, lo)) in out.iter_mut().zip(entries) {
+        // SAFETY: see above.
+        *o = unsafe { per_key.key(i, lo) };
+    }
+}
+
+/// Probes `entries`, counting the `true` answers.
+#[inline(always)]
+fn count<A: PerKey>(entries: impl Iterator<Item = (usize, u32)>, per_key: &mut A) -> usize {
+    let mut found = 0;
+    for (i, lo) in entries {
+        // SAFETY: see above.
+        found += unsafe { per_key.key(i, lo) } as usize;
+    }
+    found
 }

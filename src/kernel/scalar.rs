@@ -67,16 +67,19 @@ fn drive<O: BlockOp>(shape: &Shape, hashes: impl Iterator<Item = u64>, mut op: O
         // `BlockBatch::new`).
         unsafe { op.apply(i, p) }
     };
+    // The arms an op does not take are not compiled for it (see `Takes`; `Sink::prepare`
+    // checked the sink when the batch was made).
     match sink {
-        Sink::Discard => hashes.for_each(|h| {
+        Sink::Discard if const { O::TAKES.discard() } => hashes.for_each(|h| {
             apply(h);
         }),
-        Sink::Each(out) => {
+        Sink::Each(out) if const { O::TAKES.each() } => {
             for (o, h) in out.iter_mut().zip(hashes) {
                 *o = apply(h);
             }
         }
-        Sink::Count(c) => *c += hashes.filter(|&h| apply(h)).count(),
-        other => other.fill(0, hashes.map(apply)),
+        Sink::Count(c) if const { O::TAKES.count() } => *c += hashes.filter(|&h| apply(h)).count(),
+        other if const { O::TAKES.any() } => other.fill(0, hashes.map(apply)),
+        _ => unreachable!("a sink its operation does not take"),
     }
 }

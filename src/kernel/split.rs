@@ -2,7 +2,7 @@
 //! dispatch as the main layout. A key's eight bits are one vector of 32-bit lanes: multiply
 //! the low hash half by the salts, keep the top five bits, shift a one by them.
 
-use super::pipeline::{PerKey, Sink, Walk, chunking, pipeline, prefetch_depth};
+use super::pipeline::{PerKey, Sink, Takes, Walk, chunking, pipeline, prefetch_depth};
 use super::{Batch, Keys, Lanes};
 use crate::layout::block_index;
 use crate::layout::split::{SPLIT_SALTS, SplitBlock, split_contains_scalar, split_insert_scalar};
@@ -64,6 +64,8 @@ impl<L: Lanes> SplitProbes for LaneSplit<L> {
 
 /// What one key does to its split block.
 pub(crate) trait SplitOp {
+    /// The kinds of sink its batches take (see [`PerKey::TAKES`]).
+    const TAKES: Takes = Takes::Any;
     /// Blocks the op indexes.
     fn num_blocks(&self) -> usize;
     /// Address of block 0 (for prefetch address arithmetic only).
@@ -86,7 +88,7 @@ impl<'h, 'o, O: SplitOp> SplitBatch<'h, 'o, O> {
     /// # Panics
     /// As [`Sink::prepare`]: an answer slice whose length does not fit `hashes`.
     pub fn new(hashes: &'h [u64], op: O, mut sink: Sink<'o>) -> Self {
-        sink.prepare(hashes.len());
+        sink.prepare(hashes.len(), O::TAKES);
         SplitBatch { hashes, op, sink }
     }
 }
@@ -143,6 +145,8 @@ struct SplitLanes<L, O> {
 }
 
 impl<L: Lanes, O: SplitOp> PerKey for SplitLanes<L, O> {
+    const TAKES: Takes = O::TAKES;
+
     #[inline(always)]
     unsafe fn key(&mut self, i: usize, lo: u32) -> bool {
         // SAFETY: the caller guarantees `i < num_blocks` of the walk, which is

@@ -2,7 +2,7 @@
 //! are [`SplitOp`]s on the shared lanes, pipeline and dispatch; the value hash (XXH64, seed 0)
 //! is a [`Batch`] that a tier with a faster lane form (AVX-512) overrides.
 
-use crate::kernel::{Batch, Lanes, SplitBatch, SplitOp, SplitProbes};
+use crate::kernel::{Batch, Lanes, SplitBatch, SplitOp, SplitProbes, Takes};
 
 pub(super) use crate::hashing::{xxh64_u32, xxh64_u64};
 pub(super) use crate::kernel::{Kernel, Sink};
@@ -16,6 +16,8 @@ pub(super) use crate::layout::split::{
 struct Insert<'a>(&'a mut [Block]);
 
 impl SplitOp for Insert<'_> {
+    const TAKES: Takes = Takes::Discard;
+
     fn num_blocks(&self) -> usize {
         self.0.len()
     }

@@ -39,7 +39,7 @@ use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::filter::BloomFilter;
 use crate::hashing::{hash_bytes, hash_key};
-use crate::kernel::{BlockOp, Keys, Probes, Sink};
+use crate::kernel::{BlockOp, Keys, Probes, Sink, Takes};
 use crate::layout::{BLOCK_BITS, Block, block_index, pattern_scalar};
 
 pub use model::{blocked_deletability, unblocked_deletability};
@@ -655,6 +655,8 @@ impl<'a> Place<'a> {
 }
 
 impl BlockOp for Place<'_> {
+    const TAKES: Takes = Takes::Discard;
+
     fn num_blocks(&self) -> usize {
         self.blocks.len()
     }

@@ -2,7 +2,7 @@
 //! block operations that run them on the kernel tiers.
 
 use super::Meta;
-use crate::kernel::{BlockOp, Keys, Probes, Sink};
+use crate::kernel::{BlockOp, Keys, Probes, Sink, Takes};
 use crate::layout::Block;
 
 /// The low bit of every `C`-bit field of a word.
@@ -145,6 +145,8 @@ impl<const C: u32> CounterOp<C> for Decrement<'_, C> {}
 impl<const C: u32> CounterOp<C> for Has<'_, C> {}
 
 impl<const C: u32> BlockOp for Increment<'_, C> {
+    const TAKES: Takes = Takes::Discard;
+
     fn num_blocks(&self) -> usize {
         self.0.len()
     }
@@ -163,6 +165,8 @@ impl<const C: u32> BlockOp for Increment<'_, C> {
 }
 
 impl<const C: u32> BlockOp for Decrement<'_, C> {
+    const TAKES: Takes = Takes::Count;
+
     fn num_blocks(&self) -> usize {
         self.0.len()
     }
