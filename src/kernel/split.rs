@@ -101,17 +101,23 @@ impl<O: SplitOp> Batch for SplitBatch<'_, '_, O> {
             // SAFETY: `block_index(h, n) < n == op.num_blocks()`.
             unsafe { op.apply(block_index(h, n), ScalarSplit(h as u32)) }
         };
+        // The arms an op does not take are not compiled for it (as in `scalar::drive`).
         match self.sink {
-            Sink::Discard => self.hashes.iter().for_each(|&h| {
+            Sink::Discard if const { O::TAKES.discard() } => self.hashes.iter().for_each(|&h| {
                 apply(h);
             }),
-            Sink::Each(out) => {
+            Sink::Each(out) if const { O::TAKES.each() } => {
                 for (o, &h) in out.iter_mut().zip(self.hashes) {
                     *o = apply(h);
                 }
             }
-            Sink::Count(c) => *c += self.hashes.iter().filter(|&&h| apply(h)).count(),
-            other => other.fill(0, self.hashes.iter().map(|&h| apply(h))),
+            Sink::Count(c) if const { O::TAKES.count() } => {
+                *c += self.hashes.iter().filter(|&&h| apply(h)).count()
+            }
+            other if const { O::TAKES.any() } => {
+                other.fill(0, self.hashes.iter().map(|&h| apply(h)))
+            }
+            _ => unreachable!("a sink its operation does not take"),
         }
     }
 
