@@ -298,15 +298,18 @@ impl Shape {
         false
     }
 
-    /// A block's moments at `c` keys as the exact model computes them, from
-    /// [`Shape::counts`] below [`TABLED_COUNTS`].
+    /// Chunk `index` of [`Shape::counts`], filled on first use (`None` past
+    /// [`TABLED_COUNTS`] and for shapes without a table).
+    #[cfg(feature = "std")]
     #[inline(always)]
-    fn count_moments<const B: usize>(&self, c: u64) -> (f64, f64) {
-        #[cfg(feature = "std")]
-        if let Some(cell) = self.counts.get((c / COUNT_CHUNK as u64) as usize) {
-            return cell.get_or_init(|| self.count_chunk::<B>(c as usize / COUNT_CHUNK))
-                [c as usize % COUNT_CHUNK];
-        }
+    fn table_chunk<const B: usize>(&self, index: u64) -> Option<&CountChunk> {
+        let cell = self.counts.get(index as usize)?;
+        Some(cell.get_or_init(|| self.count_chunk::<B>(index as usize)))
+    }
+
+    /// A block's moments at `c` keys as the exact model computes them (where no table
+    /// holds them).
+    fn computed_moments<const B: usize>(&self, c: u64) -> (f64, f64) {
         let pw = powi_each(&self.step, c.min(u32::MAX as u64) as u32, 2 * B + 1);
         self.model.moments_b::<B>(&pw)
     }
@@ -545,25 +548,23 @@ impl<'a, const B: usize> Tabled<'a, B> {
         }
     }
 
+    /// A block's moments at `c` keys: from [`Shape::counts`] below [`TABLED_COUNTS`].
     #[inline(always)]
     fn at(&mut self, c: u64) -> (f64, f64) {
         #[cfg(feature = "std")]
         {
-            let index = c / COUNT_CHUNK as u64;
-            let offset = (c % COUNT_CHUNK as u64) as usize;
-            match self.chunk {
-                Some((i, chunk)) if i == index => return chunk[offset],
-                _ => {
-                    let shape = self.shape;
-                    if let Some(cell) = shape.counts.get(index as usize) {
-                        let chunk = cell.get_or_init(|| shape.count_chunk::<B>(index as usize));
-                        self.chunk = Some((index, chunk));
-                        return chunk[offset];
-                    }
-                }
+            let (index, offset) = (c / COUNT_CHUNK as u64, (c % COUNT_CHUNK as u64) as usize);
+            if let Some((i, chunk)) = self.chunk
+                && i == index
+            {
+                return chunk[offset];
+            }
+            if let Some(chunk) = self.shape.table_chunk::<B>(index) {
+                self.chunk = Some((index, chunk));
+                return chunk[offset];
             }
         }
-        self.shape.count_moments::<B>(c)
+        self.shape.computed_moments::<B>(c)
     }
 }
 
