@@ -160,7 +160,9 @@ fn ln_choose(n: f64, c: f64) -> f64 {
     #[cfg(feature = "std")]
     if n <= TABLED_FACTORIALS as f64 {
         let t = ln_factorials();
-        let (n, c) = (n as usize, c as usize);
+        // Through `u32` (both at most 256): a float-to-`usize` conversion is a branchy
+        // sequence on the x86-64 baseline.
+        let (n, c) = (n as u32 as usize, c as u32 as usize);
         return t[n] - t[c] - t[n - c];
     }
     let c = c.min(n - c);
@@ -290,12 +292,18 @@ impl Shape {
         self
     }
 
-    /// Whether evaluations read [`Shape::counts`] (coarse ones always, fine ones from 64 keys).
-    fn tabled(&self) -> bool {
+    /// Whether evaluations with `keys` keys read [`Shape::counts`] (coarse ones always, fine
+    /// ones from 64 keys; not within a chunk of `2^64` keys, see [`Tabled`]).
+    fn tabled(&self, keys: u64, level: Level) -> bool {
         #[cfg(feature = "std")]
-        return !self.counts.is_empty();
+        return !self.counts.is_empty()
+            && (level == Level::Coarse || keys >= 64)
+            && keys < u64::MAX - COUNT_CHUNK as u64;
         #[cfg(not(feature = "std"))]
-        false
+        {
+            let _ = (keys, level);
+            false
+        }
     }
 
     /// Chunk `index` of [`Shape::counts`], filled on first use (`None` past
@@ -535,16 +543,25 @@ impl<const B: usize, const DIRECT: bool> CountSource for Stepped<'_, B, DIRECT> 
 /// (a walk reads up to [`COUNT_CHUNK`] neighbouring counts from each).
 struct Tabled<'a, const B: usize> {
     shape: &'a Shape,
+    /// The first count of the chunk at hand, and the chunk; before the first, `2^64 -
+    /// COUNT_CHUNK` and [`NO_CHUNK`]. A hit is then one subtraction and compare, and no count
+    /// hits the placeholder: `c - start` wraps to `c + COUNT_CHUNK`, at least `COUNT_CHUNK`
+    /// for every count below `2^64 - COUNT_CHUNK` (a table serves only fewer keys, see
+    /// [`Shape::tabled`]).
     #[cfg(feature = "std")]
-    chunk: Option<(u64, &'a CountChunk)>,
+    chunk: (u64, &'a CountChunk),
 }
+
+/// The placeholder of [`Tabled`]'s chunk (never read).
+#[cfg(feature = "std")]
+static NO_CHUNK: CountChunk = [(0.0, 0.0); COUNT_CHUNK];
 
 impl<'a, const B: usize> Tabled<'a, B> {
     fn new(shape: &'a Shape) -> Self {
         Tabled {
             shape,
             #[cfg(feature = "std")]
-            chunk: None,
+            chunk: (0u64.wrapping_sub(COUNT_CHUNK as u64), &NO_CHUNK),
         }
     }
 
@@ -553,15 +570,14 @@ impl<'a, const B: usize> Tabled<'a, B> {
     fn at(&mut self, c: u64) -> (f64, f64) {
         #[cfg(feature = "std")]
         {
-            let (index, offset) = (c / COUNT_CHUNK as u64, (c % COUNT_CHUNK as u64) as usize);
-            if let Some((i, chunk)) = self.chunk
-                && i == index
-            {
-                return chunk[offset];
+            let offset = c.wrapping_sub(self.chunk.0);
+            if offset < COUNT_CHUNK as u64 {
+                return self.chunk.1[offset as usize];
             }
+            let index = c / COUNT_CHUNK as u64;
             if let Some(chunk) = self.shape.table_chunk::<B>(index) {
-                self.chunk = Some((index, chunk));
-                return chunk[offset];
+                self.chunk = (index * COUNT_CHUNK as u64, chunk);
+                return chunk[(c % COUNT_CHUNK as u64) as usize];
             }
         }
         self.shape.computed_moments::<B>(c)
@@ -735,7 +751,7 @@ fn eval_b<const B: usize>(
     // the fine level must round as the exact model does (its powers stepped from the mode).
     // Over 200,000 random cases, tabled fine values differed from the exact model's by up
     // to 1.6e-9 of the rate at 24 keys or fewer (rates near 1e-10), by under 5e-12 above.
-    let acc = if shape.tabled() && (!fine || keys >= 64) {
+    let acc = if shape.tabled(keys, level) {
         let mut source = Tabled::<B>::new(shape);
         walk.sums(source.at(mode as u64), source)
     } else {
@@ -1151,6 +1167,40 @@ mod tests {
         }
         // Tight where it decides: most floors within 0.1% of the exact mean.
         assert!(certified > 10_000, "{certified}");
+    }
+
+    /// A walk's reads match the table's chunks (and the computed moments past them) whichever
+    /// count comes first, stepping by one or more up and down across chunk edges: the
+    /// placeholder chunk of a fresh `Tabled` is never read.
+    #[cfg(feature = "std")]
+    #[test]
+    fn tabled_reads_are_the_table() {
+        let shape = shape(Layout::Sectors8x64, 16, 1);
+        assert!(shape.tabled(100, Level::Coarse));
+        let want = |c: u64| match shape.table_chunk::<2>(c / COUNT_CHUNK as u64) {
+            Some(chunk) => chunk[(c % COUNT_CHUNK as u64) as usize],
+            None => shape.computed_moments::<2>(c),
+        };
+        let last = TABLED_COUNTS as u64 + 40;
+        for first in [0, 1, 15, 16, 17, 100, 1023, 1024, 1030] {
+            for h in [1, 3, 16, 37] {
+                let mut t = Tabled::<2>::new(&shape);
+                assert_eq!(t.at(first), want(first), "first {first}");
+                let (mut up, mut down) = (first, first);
+                while up + h <= last || down >= h {
+                    if up + h <= last {
+                        up += h;
+                        assert_eq!(t.up(up), want(up), "first {first}, h {h}, up {up}");
+                    }
+                    if down >= h {
+                        down -= h;
+                        assert_eq!(t.down(down), want(down), "first {first}, h {h}");
+                    }
+                }
+            }
+        }
+        // No evaluation reads the table within a chunk of 2^64 keys.
+        assert!(!shape.tabled(u64::MAX - 3, Level::Coarse));
     }
 
     #[test]
