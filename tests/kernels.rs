@@ -19,6 +19,22 @@ fn tier_guard_names_the_missing_tiers_of_this_arch() {
     assert!(common::missing_tiers(&Isa::ALL).is_empty());
 }
 
+/// With `BLOCKBLOOM_EXPECT_DISPATCH` set (CI names the best tier this CPU's flags show), the
+/// dispatcher picked that tier: CI forces only the other tiers, so a dispatcher that fell back
+/// to a lower one would leave the best untested.
+#[test]
+fn dispatcher_picks_the_expected_tier() {
+    let Some(expected) = std::env::var_os("BLOCKBLOOM_EXPECT_DISPATCH") else {
+        return;
+    };
+    let expected = expected.to_str().expect("a tier name");
+    if std::env::var_os("BLOCKBLOOM_ISA").is_some() {
+        return; // a forced run: the dispatcher does not choose
+    }
+    assert_eq!(Isa::active().map(Isa::name), Ok(expected));
+    assert_eq!(Isa::detect().name(), expected);
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Params {
     capacity: u64,
