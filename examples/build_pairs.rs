@@ -1,0 +1,125 @@
+//! Construction plus fill of a 1,000-key filter at 1% against parquet's `Sbbf`, the
+//! `build_1000` case of `benches/keys.rs` measured in interleaved rounds, so that both sides
+//! of every ratio see the same state of a shared machine.
+//!
+//! Criterion times one implementation for seconds and then the next, and this host's speed
+//! drifts by tens of percent between such windows, so its ratios between implementations
+//! moved from 1.80x to 2.94x over three runs of the same code. Here each round times a
+//! batch of builds of each implementation back to back (in a rotating order) and takes their
+//! ratio; the program prints the median time of each side and the median and quartiles of
+//! the ratio over the rounds (a round's extremes are interrupts, not the code).
+//!
+//! * `cold`: `BloomFilter::with_capacity(1000 + i, 0.01)` with `i` taking 64 values in turn
+//!   (more than a thread remembers), so every construction plans, then `insert_batch`.
+//! * `warm`: the same capacity every time (its plan remembered after the first), then
+//!   `insert_batch`.
+//! * `sbbf`: `Sbbf::new_with_ndv_fpp(1000, 0.01)`, then `insert` of each key.
+//!
+//! ```sh
+//! cargo run --release --example build_pairs -- 400 16   # rounds, builds per batch
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use blockbloom::BloomFilter;
+use parquet::bloom_filter::Sbbf;
+
+const KEYS: u64 = 1000;
+const FPR: f64 = 0.01;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn arg(i: usize, default: usize) -> usize {
+    std::env::args().nth(i).map_or(default, |s| {
+        s.parse()
+            .ok()
+            .filter(|&v| v > 0)
+            .expect("a positive whole number")
+    })
+}
+
+fn main() -> Result<(), blockbloom::Error> {
+    let (rounds, batch) = (arg(1, 400), arg(2, 16));
+    let keys: Vec<u64> = (0..KEYS)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let mut next = 0u64;
+    let mut cold = || -> Result<u64, blockbloom::Error> {
+        next = (next + 1) % 64;
+        let mut f = BloomFilter::with_capacity(KEYS + next, FPR)?;
+        f.insert_batch(&keys);
+        Ok(f.num_blocks())
+    };
+    let warm = || -> Result<u64, blockbloom::Error> {
+        let mut f = BloomFilter::with_capacity(KEYS, FPR)?;
+        f.insert_batch(&keys);
+        Ok(f.num_blocks())
+    };
+    let sbbf = || {
+        let mut f = Sbbf::new_with_ndv_fpp(KEYS, FPR).expect("a valid Sbbf");
+        for k in &keys {
+            f.insert(k);
+        }
+        f.num_blocks() as u64
+    };
+    // Every key of each is found (the work was done), and one build of each warms up.
+    let mut f = BloomFilter::with_capacity(KEYS, FPR)?;
+    f.insert_batch(&keys);
+    assert_eq!(f.count_batch(&keys), keys.len());
+    let mut s = Sbbf::new_with_ndv_fpp(KEYS, FPR).expect("a valid Sbbf");
+    keys.iter().for_each(|k| s.insert(k));
+    assert!(keys.iter().all(|k| s.check(k)));
+
+    // Microseconds per build, per side and round.
+    let mut times = [vec![], vec![], vec![]];
+    for round in 0..rounds {
+        for j in 0..3 {
+            let side = (round + j) % 3;
+            let t = Instant::now();
+            for _ in 0..batch {
+                match side {
+                    0 => black_box(cold()?),
+                    1 => black_box(warm()?),
+                    _ => black_box(sbbf()),
+                };
+            }
+            times[side].push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+        }
+    }
+    let ratios = |of: usize| -> Vec<f64> {
+        times[2]
+            .iter()
+            .zip(&times[of])
+            .map(|(s, b)| s / b)
+            .collect()
+    };
+    let (mut cold_r, mut warm_r) = (ratios(0), ratios(1));
+    println!("build_1000 at {FPR}: {rounds} rounds of {batch} builds per side, sides interleaved");
+    for (name, i) in [
+        ("blockbloom-cold", 0),
+        ("blockbloom", 1),
+        ("parquet-sbbf", 2),
+    ] {
+        println!("{name:>16}: median {:.2} us", median(&mut times[i].clone()));
+    }
+    for (name, r) in [("cold", &mut cold_r), ("warm", &mut warm_r)] {
+        let m = median(r);
+        // `median` sorted the ratios: the quartiles are read off directly.
+        let quartile = |q: usize| r[(r.len() - 1) * q / 4];
+        println!(
+            "sbbf / {name}: median {m:.2}x, quartiles {:.2}x and {:.2}x (per round)",
+            quartile(1),
+            quartile(3)
+        );
+    }
+    Ok(())
+}
