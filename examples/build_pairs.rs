@@ -52,44 +52,36 @@ fn main() -> Result<(), blockbloom::Error> {
     let keys: Vec<u64> = (0..KEYS)
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .collect();
-    let mut next = 0u64;
-    let mut cold = || -> Result<u64, blockbloom::Error> {
-        next = (next + 1) % 64;
-        let mut f = BloomFilter::with_capacity(KEYS + next, FPR)?;
+    let build = |capacity: u64| -> Result<BloomFilter, blockbloom::Error> {
+        let mut f = BloomFilter::with_capacity(capacity, FPR)?;
         f.insert_batch(&keys);
-        Ok(f.num_blocks())
+        Ok(f)
     };
-    let warm = || -> Result<u64, blockbloom::Error> {
-        let mut f = BloomFilter::with_capacity(KEYS, FPR)?;
-        f.insert_batch(&keys);
-        Ok(f.num_blocks())
-    };
-    let sbbf = || {
+    let build_sbbf = || {
         let mut f = Sbbf::new_with_ndv_fpp(KEYS, FPR).expect("a valid Sbbf");
-        for k in &keys {
-            f.insert(k);
-        }
-        f.num_blocks() as u64
+        keys.iter().for_each(|k| f.insert(k));
+        f
     };
     // Every key of each is found (the work was done), and one build of each warms up.
-    let mut f = BloomFilter::with_capacity(KEYS, FPR)?;
-    f.insert_batch(&keys);
-    assert_eq!(f.count_batch(&keys), keys.len());
-    let mut s = Sbbf::new_with_ndv_fpp(KEYS, FPR).expect("a valid Sbbf");
-    keys.iter().for_each(|k| s.insert(k));
+    assert_eq!(build(KEYS)?.count_batch(&keys), keys.len());
+    let s = build_sbbf();
     assert!(keys.iter().all(|k| s.check(k)));
 
     // Microseconds per build, per side and round.
     let mut times = [vec![], vec![], vec![]];
+    let mut next = 0u64;
     for round in 0..rounds {
         for j in 0..3 {
             let side = (round + j) % 3;
             let t = Instant::now();
             for _ in 0..batch {
                 match side {
-                    0 => black_box(cold()?),
-                    1 => black_box(warm()?),
-                    _ => black_box(sbbf()),
+                    0 => {
+                        next = (next + 1) % 64;
+                        black_box(build(KEYS + next)?.num_blocks())
+                    }
+                    1 => black_box(build(KEYS)?.num_blocks()),
+                    _ => black_box(build_sbbf().num_blocks() as u64),
                 };
             }
             times[side].push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
