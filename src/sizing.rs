@@ -606,7 +606,7 @@ fn plan_for(
             let bounds = if line < MAX_BLOCKS as f64 {
                 match shape.probe(keys, goal, line as u64) {
                     // More blocks than any allowed plan can have: nor can lower counts.
-                    fast::Probe::Fails(_) => break,
+                    fast::Probe::Fails => break,
                     fast::Probe::Meets(e) => {
                         let t = line as u64;
                         shape.bound_from(keys, goal, t, e, t)
@@ -684,35 +684,43 @@ fn up_bounds(
     guess: f64,
     previous: &mut Candidate,
 ) -> Option<fast::Bounds> {
-    // One evaluation at the lower end of the previous candidate's bounds usually tells
-    // whether this count needs more blocks. Tried first a little above this shape's guess
-    // when that is lower: meeting the goal there tells too, and failing it gives a closer
-    // start for the search.
+    // A count's guess is within about 11% of its root where measured (the closed form
+    // scaled by the last root found). Well below the previous count's lower end, the root most
+    // likely is too, and a search from the guess settles it in one evaluation as a rule
+    // (Newton's step from there is short): on the plateaus of tiny filters, where every count
+    // needs the same few blocks, an evaluation at the previous count's blocks and one near
+    // the root took two.
     let lo = previous.bounds.lo;
-    let near = (guess * 1.03).ceil();
-    let mut start = None;
-    if near < lo as f64 {
-        match shape.probe(keys, goal, near as u64) {
-            fast::Probe::Meets(e) => {
-                let t = near as u64;
-                return Some(shape.bound_from(keys, goal, t, e, t));
-            }
-            fast::Probe::Fails(e) => start = Some((near as u64, e)),
-            fast::Probe::Doubt => {}
+    if guess >= 2.0 && guess * 1.12 < lo as f64 {
+        let b = shape.bound_at(keys, goal, guess);
+        // Against the previous count's bounds, then its exact count.
+        if b.lo > previous.bounds.hi {
+            return None;
         }
+        if b.hi <= lo {
+            return Some(b);
+        }
+        let p = previous.exact(keys, goal);
+        if b.lo > p {
+            return None;
+        }
+        if b.hi <= p {
+            return Some(b);
+        }
+        return shape.meets(keys, p, goal).then(|| b.meeting_at(p));
     }
+    // Else one evaluation at the previous count's lower end usually tells whether this count
+    // needs more blocks (a probe a little above the guess first, kept before the search from
+    // the guess, cost an evaluation more than it saved).
     match shape.probe(keys, goal, lo) {
-        fast::Probe::Meets(e) => {
-            let (t, e) = start.unwrap_or((lo, e));
-            Some(shape.bound_from(keys, goal, t, e, lo))
-        }
-        fast::Probe::Fails(_) if previous.bounds.hi == lo => None,
+        fast::Probe::Meets(e) => Some(shape.bound_from(keys, goal, lo, e, lo)),
+        fast::Probe::Fails if previous.bounds.hi == lo => None,
         // Failing at the top of the previous bounds too: more blocks than the previous
         // count, whatever its exact count (one evaluation instead of narrowing it).
-        fast::Probe::Fails(_)
+        fast::Probe::Fails
             if matches!(
                 shape.probe(keys, goal, previous.bounds.hi),
-                fast::Probe::Fails(_)
+                fast::Probe::Fails
             ) =>
         {
             None
@@ -732,7 +740,7 @@ fn above(
 ) -> Option<fast::Bounds> {
     let (lo, hi) = (previous.bounds.lo, previous.bounds.hi);
     let settled = match shape.probe(keys, goal, hi) {
-        fast::Probe::Fails(_) => return None,
+        fast::Probe::Fails => return None,
         fast::Probe::Meets(e) if lo == hi => Some((hi, e)),
         fast::Probe::Meets(_) => match shape.probe(keys, goal, lo) {
             fast::Probe::Meets(e) => Some((lo, e)),

@@ -980,7 +980,7 @@ impl Shape {
         let e = self.eval(keys, blocks as f64, goal.margin_sd, Level::Coarse);
         let err = Level::Coarse.error();
         if e.value > goal.fpr * (1.0 + err) {
-            Probe::Fails(e)
+            Probe::Fails
         } else if e.value <= goal.fpr * (1.0 - err) {
             Probe::Meets(e)
         } else {
@@ -1000,6 +1000,20 @@ impl Shape {
     ) -> Bounds {
         let (u, known) = ((start as f64).ln(), (known as f64).ln());
         self.search(keys, goal, Level::Coarse, u, Some(first), known)
+    }
+
+    /// Bounds on the fewest blocks from a coarse search started at a real block count
+    /// `start >= 2`, where nothing is known to meet the goal.
+    pub(super) fn bound_at(&self, keys: u64, goal: Goal, start: f64) -> Bounds {
+        let first = self.eval(keys, start, goal.margin_sd, Level::Coarse);
+        self.search(
+            keys,
+            goal,
+            Level::Coarse,
+            start.ln(),
+            Some(first),
+            f64::INFINITY,
+        )
     }
 
     /// Bounds on the fewest blocks given that `known` meets the goal (decided exactly).
@@ -1135,7 +1149,7 @@ impl Shape {
 /// What one coarse evaluation says of the exact model at some block count.
 pub(super) enum Probe {
     Meets(Eval),
-    Fails(Eval),
+    Fails,
     /// Within the coarse level's error of the target.
     Doubt,
 }
@@ -1160,6 +1174,15 @@ impl Bounds {
             hi: b,
             root,
             known: f64::INFINITY,
+        }
+    }
+
+    /// These bounds, given that `blocks` (within them) meets the goal.
+    pub(super) fn meeting_at(self, blocks: u64) -> Bounds {
+        Bounds {
+            hi: self.hi.min(blocks),
+            known: (blocks as f64).ln(),
+            ..self
         }
     }
 
