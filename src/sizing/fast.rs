@@ -31,6 +31,8 @@ use alloc::boxed::Box;
 #[cfg(feature = "std")]
 use alloc::vec::Vec;
 use core::ops::Deref;
+#[cfg(feature = "std")]
+use core::sync::atomic::{AtomicU64, Ordering};
 
 #[cfg(feature = "std")]
 use crate::layout::MAX_PROBES;
@@ -88,7 +90,20 @@ pub(super) struct Shape {
     /// rates, which lengthen the walks down).
     #[cfg(feature = "std")]
     counts: Box<[std::sync::OnceLock<Box<CountChunk>>]>,
+    /// A floor under one block's mean rate per key count below [`TABLED_COUNTS`], the one
+    /// [`Shape::one_block_verdict`] tests first, each computed on first use (its bits, or
+    /// [`UNSET`]): up to 128 keys a plan asks every shape whether one block holds its keys,
+    /// most fail on this floor alone, and computing it costs powers by squaring and a dot
+    /// product per shape and plan. One at a time, not a chunk (as [`Shape::counts`]): a
+    /// plan reads one count per shape, and a chunk's sixteen made a tiny filter's first
+    /// plan in a process cost twice the instructions.
+    #[cfg(feature = "std")]
+    mean_floors: Box<[std::sync::OnceLock<Box<[AtomicU64; COUNT_CHUNK]>>]>,
 }
+
+/// A floor of [`Shape::mean_floors`] not yet computed (a NaN's bits; floors are never NaN).
+#[cfg(feature = "std")]
+const UNSET: u64 = u64::MAX;
 
 /// Key counts per chunk of [`Shape::counts`].
 #[cfg(feature = "std")]
@@ -278,6 +293,8 @@ impl Shape {
             direct_l1,
             #[cfg(feature = "std")]
             counts: Box::new([]),
+            #[cfg(feature = "std")]
+            mean_floors: Box::new([]),
         }
     }
 
@@ -290,6 +307,9 @@ impl Shape {
             return self;
         }
         self.counts = (0..TABLED_COUNTS / COUNT_CHUNK)
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
+        self.mean_floors = (0..TABLED_COUNTS / COUNT_CHUNK)
             .map(|_| std::sync::OnceLock::new())
             .collect();
         self
@@ -340,6 +360,46 @@ impl Shape {
             }
         }
         out
+    }
+
+    /// The floor under one block's mean at `keys` keys from [`Shape::mean_floors`],
+    /// computed now if it is the first ask (`None` past [`TABLED_COUNTS`] and for shapes
+    /// without a table).
+    #[cfg(feature = "std")]
+    fn tabled_mean_floor(&self, keys: u64) -> Option<f64> {
+        let cell = self.mean_floors.get((keys / COUNT_CHUNK as u64) as usize)?;
+        let chunk = cell.get_or_init(|| Box::new([const { AtomicU64::new(UNSET) }; COUNT_CHUNK]));
+        let slot = &chunk[(keys % COUNT_CHUNK as u64) as usize];
+        // Relaxed: a floor is a function of the shape and the count alone, so a racing
+        // thread stores the same bits.
+        let bits = slot.load(Ordering::Relaxed);
+        if bits != UNSET {
+            return Some(f64::from_bits(bits));
+        }
+        let floor = self.mean_floor(keys);
+        slot.store(floor.to_bits(), Ordering::Relaxed);
+        Some(floor)
+    }
+
+    /// A floor under one block's mean at `keys` keys: the lower end of the sector's mean
+    /// ([`Shape::moment_ends`] with powers by squaring), at the block.
+    fn mean_floor(&self, keys: u64) -> f64 {
+        let pw = powi_each(&self.step, keys as u32, self.model.b + 1);
+        self.model
+            .pow_sectors(self.moment_ends(0, keys, &pw)[0].min(1.0))
+    }
+
+    /// A sector's moment `row` (0: the mean, 1: the square's) at `keys` keys, as its dot
+    /// product by [`Shape::direct`] with powers `pw`, each within `keys` roundings of
+    /// `step^keys`, less and plus a bound on the roundings of both that and the exact model's
+    /// sums (see [`Shape::one_block_verdict`]).
+    fn moment_ends(&self, row: usize, keys: u64, pw: &[f64; MAX_POWER + 1]) -> [f64; 2] {
+        let slack = f64::EPSILON * (100.0 + 2.0 * keys as f64);
+        let m: f64 = (0..=(row + 1) * self.model.b)
+            .map(|i| self.direct[row][i] * pw[i])
+            .sum();
+        let bound = self.direct_l1[row] * slack;
+        [(m - bound).max(0.0), (m + bound).min(1.0)]
     }
 
     /// A first guess of the blocks `keys` keys need for `fpr`: every sector filled to its
@@ -832,29 +892,28 @@ impl Shape {
             return None;
         }
         let b = self.model.b;
-        let slack = f64::EPSILON * (100.0 + 2.0 * keys as f64);
-        // A moment's ends at the sector: its dot product at powers `pw`, less and plus the
-        // bound; at the block by `pow_sectors`.
-        let ends = |row: usize, pw: &[f64; MAX_POWER + 1]| {
-            let m: f64 = (0..=(row + 1) * b)
-                .map(|i| self.direct[row][i] * pw[i])
-                .sum();
-            let bound = self.direct_l1[row] * slack;
-            [(m - bound).max(0.0), (m + bound).min(1.0)]
-        };
+        // A moment's ends at the sector, at the block by `pow_sectors`.
+        let ends = |row: usize, pw: &[f64; MAX_POWER + 1]| self.moment_ends(row, keys, pw);
         let block = |x: f64| self.model.pow_sectors(x.min(1.0));
         // The mean's lower end first: most shapes a plan asks fail on it alone (the margin
-        // only adds).
-        let mean = ends(0, &powi_each(&self.step, keys as u32, b + 1));
-        let low = block(mean[0]);
+        // only adds), so a shared shape keeps it per key count.
+        #[cfg(feature = "std")]
+        let floor = self.tabled_mean_floor(keys);
+        #[cfg(not(feature = "std"))]
+        let floor: Option<f64> = None;
+        let low = match floor {
+            Some(floor) => floor,
+            None => self.mean_floor(keys),
+        };
         let fails = low > goal.fpr;
         // The second moment only where the dot product may stand in for the exact sums.
         if !self.direct_ok || fails {
             return fails.then_some(false);
         }
-        let mean = [low, block(mean[1].max(0.0))];
-        let square =
-            ends(1, &powi_each(&self.step, keys as u32, 2 * b + 1)).map(|x| block(x.max(0.0)));
+        // Both rows' powers at once (the mean's are the floor's, bit for bit).
+        let pw = powi_each(&self.step, keys as u32, 2 * b + 1);
+        let mean = [low, block(ends(0, &pw)[1].max(0.0))];
+        let square = ends(1, &pw).map(|x| block(x.max(0.0)));
         let var = [square[0] - mean[1] * mean[1], square[1] - mean[0] * mean[0]];
         if var[0] < 0.0 {
             return None;
@@ -1205,8 +1264,19 @@ mod tests {
         for unit in [1, 4, 8] {
             for l in Layout::ALL {
                 for k in l.probe_counts() {
-                    let s = Shape::new(l, k, unit);
-                    for keys in (1..=300).chain((301..=4096).step_by(97)) {
+                    // Made for one plan, and shared (with its table of floors).
+                    let own = Shape::new(l, k, unit);
+                    #[cfg(feature = "std")]
+                    let shared = shape(l, k, unit);
+                    #[allow(unused_mut)]
+                    let mut shapes = alloc::vec![&own];
+                    #[cfg(feature = "std")]
+                    shapes.push(&*shared);
+                    for (s, keys) in shapes.into_iter().flat_map(|s| {
+                        (1..=300)
+                            .chain((301..=4096).step_by(97))
+                            .map(move |keys| (s, keys))
+                    }) {
                         let (mean, var) = block_moments_of(&s.model, keys, 1);
                         for margin_sd in [0.0, super::super::MARGIN_SD] {
                             let value = mean + margin_sd * var.sqrt();
