@@ -929,8 +929,7 @@ impl Shape {
 
     /// The real root of `ln value(u) = ln fpr` in `u = ln blocks` by safeguarded Newton steps
     /// at `level`, from `u` (already evaluated as `first` if given), below `hi` (known to
-    /// meet the goal). Returns the root, the slope there and a bound on the root's error in
-    /// `u`; `Ok(None)` above the ceiling, `Err(())` if two blocks meet.
+    /// meet the goal). `Ok(None)` above the ceiling, `Err(())` if two blocks meet.
     fn root(
         &self,
         keys: u64,
@@ -939,9 +938,11 @@ impl Shape {
         mut u: f64,
         mut first: Option<Eval>,
         mut hi: f64,
-    ) -> Result<Option<(f64, f64, f64)>, ()> {
+    ) -> Result<Option<Root>, ()> {
         let mut lo = f64::NEG_INFINITY;
-        let target = goal.fpr.ln();
+        // `e^u` where it is known: the next point is usually Newton's, whose `e^u` the test
+        // for enough precision has already computed.
+        let mut blocks_at_u: Option<f64> = None;
         let floor = 2f64.ln();
         let ceiling = (4.0 * MAX_BLOCKS as f64).ln();
         // The last point and slope, for the curvature.
@@ -949,7 +950,10 @@ impl Shape {
         for _ in 0..64 {
             let e = match first.take() {
                 Some(e) => e,
-                None => self.eval(keys, u.exp(), goal.margin_sd, level),
+                None => {
+                    let blocks = blocks_at_u.take().unwrap_or_else(|| u.exp());
+                    self.eval(keys, blocks, goal.margin_sd, level)
+                }
             };
             // Newton's error factor `|f''| / 2|f'|`, from the slopes of the last two points.
             // The 0.3 assumed below holds for targets up to 0.5 (the tests' grid); near
@@ -962,7 +966,8 @@ impl Shape {
                 _ if goal.fpr > 0.5 => (f64::INFINITY, false),
                 _ => (0.0, false),
             };
-            let f = e.value.ln() - target;
+            // `ln value - ln fpr`, in one logarithm.
+            let f = (e.value / goal.fpr).ln();
             if f > 0.0 {
                 if u >= ceiling {
                     return Ok(None);
@@ -987,16 +992,22 @@ impl Shape {
                 d2 if measured => d2 * (3.0 * curvature).max(0.05),
                 d2 => d2 * (curvature / 0.3).max(1.0),
             };
-            let enough = (0.1 * (-newton).exp()).max(match level {
+            let newton_blocks = newton.exp();
+            let enough = (0.1 / newton_blocks).max(match level {
                 // Coarse bounds only need to tell shapes apart; the fine search or the
                 // decisions settle the integer where it matters.
                 Level::Coarse => 1e-6,
                 Level::Fine => 0.1 * level.error() / -e.slope,
             });
             if usable && (step2 < enough || step2 < 1e-16) {
-                return Ok(Some((newton, e.slope, step2)));
+                return Ok(Some(Root {
+                    u: newton,
+                    blocks: newton_blocks,
+                    slope: e.slope,
+                    error: step2,
+                }));
             }
-            u = if usable && newton > lo && newton < hi {
+            let next = if usable && newton > lo && newton < hi {
                 newton
             } else if lo.is_finite() && hi.is_finite() {
                 0.5 * (lo + hi)
@@ -1006,11 +1017,15 @@ impl Shape {
                 u - 1.0
             }
             .clamp(floor, ceiling);
+            if next == newton {
+                blocks_at_u = Some(newton_blocks);
+            }
+            u = next;
             if hi - lo < 1e-13 {
-                return Ok(Some((hi, e.slope, 1e-13)));
+                return Ok(Some(Root::at(hi, e.slope, 1e-13)));
             }
         }
-        Ok(Some((hi.min(ceiling), f64::NAN, 0.0)))
+        Ok(Some(Root::at(hi.min(ceiling), f64::NAN, 0.0)))
     }
 
     /// Bounds on the fewest blocks that meet `goal` at `keys` keys, from a coarse search
@@ -1110,18 +1125,33 @@ impl Shape {
         match self.root(keys, goal, level, u, first, known) {
             Err(()) => Bounds::exact(self.walk(keys, goal, 2, Level::Coarse), 2f64.ln()),
             Ok(None) => Bounds::exact(NONE, (4.0 * MAX_BLOCKS as f64).ln()),
-            Ok(Some((r, slope, newton_error))) => {
+            Ok(Some(Root {
+                u: r,
+                blocks: r_blocks,
+                slope,
+                error: newton_error,
+            })) => {
                 let doubt = 2.0 * level.error() / -slope + newton_error;
                 let doubt = if doubt.is_finite() { doubt } else { 1.0 };
-                let block = |v: f64| {
-                    let b = v.exp().ceil().max(1.0);
+                let block = |b: f64| {
+                    let b = b.ceil().max(1.0);
                     if b > MAX_BLOCKS as f64 {
                         NONE
                     } else {
                         b as u64
                     }
                 };
-                let (lo, mut hi) = (block(r - doubt), block(r + doubt));
+                // `e^(r -+ doubt)` from `e^r`, moved outward: `1 - d <= e^-d` and, for
+                // `d <= 1`, `e^d <= 1 + d + d^2`, each widened by a few roundings.
+                let (lo, mut hi) = if doubt <= 1.0 {
+                    let widen = 4.0 * f64::EPSILON;
+                    (
+                        block(r_blocks * (1.0 - doubt) * (1.0 - widen)),
+                        block(r_blocks * (1.0 + doubt * (1.0 + doubt)) * (1.0 + widen)),
+                    )
+                } else {
+                    (block((r - doubt).exp()), block((r + doubt).exp()))
+                };
                 if known.is_finite() {
                     hi = hi.min(known.exp().round() as u64);
                 }
@@ -1135,7 +1165,7 @@ impl Shape {
                 }
                 // A coarse decision needs the rate to move by more than its error between
                 // neighbours; at billions of blocks it never does.
-                let first = if -slope / r.exp() > 4.0 * Level::Coarse.error() {
+                let first = if -slope / r_blocks > 4.0 * Level::Coarse.error() {
                     Level::Coarse
                 } else {
                     Level::Fine
@@ -1145,7 +1175,7 @@ impl Shape {
                     // there, one decision for the usual two neighbours.
                     return Bounds::exact(self.bisect(keys, goal, first, lo - 1, hi), r);
                 }
-                let start = block(r).min(MAX_BLOCKS);
+                let start = block(r_blocks).min(MAX_BLOCKS);
                 Bounds::exact(self.walk(keys, goal, start, first), r)
             }
         }
@@ -1202,6 +1232,26 @@ impl Shape {
             }
         }
         hi
+    }
+}
+
+/// A root of [`Shape::root`]: `u = ln blocks`, `blocks` (`e^u`, rounded), the slope there and a
+/// bound on the root's error in `u`.
+struct Root {
+    u: f64,
+    blocks: f64,
+    slope: f64,
+    error: f64,
+}
+
+impl Root {
+    fn at(u: f64, slope: f64, error: f64) -> Root {
+        Root {
+            u,
+            blocks: u.exp(),
+            slope,
+            error,
+        }
     }
 }
 
