@@ -444,8 +444,20 @@ impl Shape {
 
     /// The goal's value at a real block count `blocks >= 2` (see [`Eval`]).
     pub(super) fn eval(&self, keys: u64, blocks: f64, margin_sd: f64, level: Level) -> Eval {
+        self.eval_ln(keys, blocks, blocks.ln(), margin_sd, level)
+    }
+
+    /// [`Shape::eval`] where `ln blocks` is known: the searches step in it.
+    fn eval_ln(
+        &self,
+        keys: u64,
+        blocks: f64,
+        ln_blocks: f64,
+        margin_sd: f64,
+        level: Level,
+    ) -> Eval {
         let b = (self.probes / self.sectors) as usize;
-        with_b!(b, eval_b(self, keys, blocks, margin_sd, level))
+        with_b!(b, eval_b(self, keys, blocks, ln_blocks, margin_sd, level))
     }
 }
 
@@ -765,14 +777,17 @@ fn eval_b<const B: usize>(
     shape: &Shape,
     keys: u64,
     blocks: f64,
+    ln_blocks: f64,
     margin_sd: f64,
     level: Level,
 ) -> Eval {
     let n = keys as f64;
     let q = 1.0 / blocks;
     let ratio = q / (1.0 - q);
-    let mode = ((n + 1.0) * q).floor().min(n);
-    let ln_q = q.ln();
+    // `floor` by truncation (the same for a finite value from 0 to n + 1 < 2^64): `floor` is
+    // a call on the x86-64 baseline.
+    let mode = (((n + 1.0) * q) as u64 as f64).min(n);
+    let ln_q = -ln_blocks;
     let ln_1mq = (-q).ln_1p();
     let ln_pmf_mode = ln_choose(n, mode) + mode * ln_q + (n - mode) * ln_1mq;
     let pmf_mode = ln_pmf_mode.exp();
@@ -795,7 +810,7 @@ fn eval_b<const B: usize>(
             Level::Coarse if width >= 5.0 => 1.0,
             Level::Coarse => 0.8,
         };
-        ((fraction * width).floor() as u64).max(1)
+        ((fraction * width) as u64).max(1)
     };
     // Tails: where the exact model stops (fine), or once terms fall below 1e-8 of the
     // sums so far (coarse; past the summand's peak they only shrink).
@@ -952,7 +967,7 @@ impl Shape {
                 Some(e) => e,
                 None => {
                     let blocks = blocks_at_u.take().unwrap_or_else(|| u.exp());
-                    self.eval(keys, blocks, goal.margin_sd, level)
+                    self.eval_ln(keys, blocks, u, goal.margin_sd, level)
                 }
             };
             // Newton's error factor `|f''| / 2|f'|`, from the slopes of the last two points.
@@ -1079,15 +1094,9 @@ impl Shape {
     /// Bounds on the fewest blocks from a coarse search started at a real block count
     /// `start >= 2`, where nothing is known to meet the goal.
     pub(super) fn bound_at(&self, keys: u64, goal: Goal, start: f64) -> Bounds {
-        let first = self.eval(keys, start, goal.margin_sd, Level::Coarse);
-        self.search(
-            keys,
-            goal,
-            Level::Coarse,
-            start.ln(),
-            Some(first),
-            f64::INFINITY,
-        )
+        let u = start.ln();
+        let first = self.eval_ln(keys, start, u, goal.margin_sd, Level::Coarse);
+        self.search(keys, goal, Level::Coarse, u, Some(first), f64::INFINITY)
     }
 
     /// Bounds on the fewest blocks given that `known` meets the goal (decided exactly).
@@ -1133,12 +1142,15 @@ impl Shape {
             })) => {
                 let doubt = 2.0 * level.error() / -slope + newton_error;
                 let doubt = if doubt.is_finite() { doubt } else { 1.0 };
+                // The integer at or above `b`, at least 1 (by truncation: `ceil` is a call on
+                // the x86-64 baseline).
                 let block = |b: f64| {
-                    let b = b.ceil().max(1.0);
+                    let b = b.max(1.0);
                     if b > MAX_BLOCKS as f64 {
                         NONE
                     } else {
-                        b as u64
+                        let t = b as u64;
+                        t + ((t as f64) < b) as u64
                     }
                 };
                 // `e^(r -+ doubt)` from `e^r`, moved outward: `1 - d <= e^-d` and, for
