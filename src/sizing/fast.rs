@@ -1298,6 +1298,16 @@ impl Bounds {
         }
     }
 
+    /// Bounds given only that `blocks` fails the goal: more, perhaps too many.
+    pub(super) fn failing_at(blocks: u64) -> Bounds {
+        Bounds {
+            lo: blocks + 1,
+            hi: NONE,
+            root: (blocks as f64).ln(),
+            known: f64::INFINITY,
+        }
+    }
+
     /// These bounds, given that `blocks` (within them) meets the goal.
     pub(super) fn meeting_at(self, blocks: u64) -> Bounds {
         Bounds {
