@@ -700,14 +700,7 @@ fn up_bounds(
         if b.hi <= lo {
             return Some(b);
         }
-        let p = previous.exact(keys, goal);
-        if b.lo > p {
-            return None;
-        }
-        if b.hi <= p {
-            return Some(b);
-        }
-        return shape.meets(keys, p, goal).then(|| b.meeting_at(p));
+        return against_exact(keys, goal, shape, b, previous);
     }
     // Else one evaluation at the previous count's lower end usually tells whether this count
     // needs more blocks (a probe a little above the guess first, kept before the search from
@@ -729,6 +722,24 @@ fn up_bounds(
     }
 }
 
+/// This count's bounds `b` against the previous count's exact blocks: `None` if it needs more.
+fn against_exact(
+    keys: u64,
+    goal: Goal,
+    shape: &fast::Shape,
+    b: fast::Bounds,
+    previous: &mut Candidate,
+) -> Option<fast::Bounds> {
+    let p = previous.exact(keys, goal);
+    if b.lo > p {
+        return None;
+    }
+    if b.hi <= p {
+        return Some(b);
+    }
+    shape.meets(keys, p, goal).then(|| b.meeting_at(p))
+}
+
 /// [`up_bounds`] past the predicted count, where a higher count usually needs more blocks:
 /// asked at the top of the previous count's bounds first, which then settles it in one
 /// evaluation.
@@ -739,19 +750,22 @@ fn above(
     previous: &mut Candidate,
 ) -> Option<fast::Bounds> {
     let (lo, hi) = (previous.bounds.lo, previous.bounds.hi);
-    let settled = match shape.probe(keys, goal, hi) {
-        fast::Probe::Fails => return None,
-        fast::Probe::Meets(e) if lo == hi => Some((hi, e)),
-        fast::Probe::Meets(_) => match shape.probe(keys, goal, lo) {
-            fast::Probe::Meets(e) => Some((lo, e)),
-            _ => None,
-        },
-        fast::Probe::Doubt => None,
-    };
-    match settled {
-        // At most the previous count's blocks: search down from there.
-        Some((t, e)) => Some(shape.bound_from(keys, goal, t, e, t)),
-        None => within_exact(keys, goal, shape, previous),
+    match shape.probe(keys, goal, hi) {
+        fast::Probe::Fails => None,
+        // At most the previous count's blocks: search down from there. Its root usually
+        // lies well below the previous count's lower end (a probe there first, where the
+        // bounds are not exact, cost large filters an evaluation as a rule).
+        fast::Probe::Meets(e) => {
+            let b = shape.bound_from(keys, goal, hi, e, hi);
+            if b.hi <= lo {
+                return Some(b);
+            }
+            match shape.probe(keys, goal, lo) {
+                fast::Probe::Meets(_) => Some(b.meeting_at(lo)),
+                _ => against_exact(keys, goal, shape, b, previous),
+            }
+        }
+        fast::Probe::Doubt => within_exact(keys, goal, shape, previous),
     }
 }
 
