@@ -362,23 +362,25 @@ impl Shape {
         out
     }
 
-    /// The floor under one block's mean at `keys` keys from [`Shape::mean_floors`],
-    /// computed now if it is the first ask (`None` past [`TABLED_COUNTS`] and for shapes
-    /// without a table).
-    #[cfg(feature = "std")]
-    fn tabled_mean_floor(&self, keys: u64) -> Option<f64> {
-        let cell = self.mean_floors.get((keys / COUNT_CHUNK as u64) as usize)?;
-        let chunk = cell.get_or_init(|| Box::new([const { AtomicU64::new(UNSET) }; COUNT_CHUNK]));
-        let slot = &chunk[(keys % COUNT_CHUNK as u64) as usize];
-        // Relaxed: a floor is a function of the shape and the count alone, so a racing
-        // thread stores the same bits.
-        let bits = slot.load(Ordering::Relaxed);
-        if bits != UNSET {
-            return Some(f64::from_bits(bits));
+    /// [`Shape::mean_floor`], from [`Shape::mean_floors`] where the shape keeps one for
+    /// `keys` (computed and kept there on the first ask).
+    fn kept_mean_floor(&self, keys: u64) -> f64 {
+        #[cfg(feature = "std")]
+        if let Some(cell) = self.mean_floors.get((keys / COUNT_CHUNK as u64) as usize) {
+            let chunk =
+                cell.get_or_init(|| Box::new([const { AtomicU64::new(UNSET) }; COUNT_CHUNK]));
+            let slot = &chunk[(keys % COUNT_CHUNK as u64) as usize];
+            // Relaxed: a floor is a function of the shape and the count alone, so a racing
+            // thread stores the same bits.
+            let bits = slot.load(Ordering::Relaxed);
+            if bits != UNSET {
+                return f64::from_bits(bits);
+            }
+            let floor = self.mean_floor(keys);
+            slot.store(floor.to_bits(), Ordering::Relaxed);
+            return floor;
         }
-        let floor = self.mean_floor(keys);
-        slot.store(floor.to_bits(), Ordering::Relaxed);
-        Some(floor)
+        self.mean_floor(keys)
     }
 
     /// A floor under one block's mean at `keys` keys: the lower end of the sector's mean
@@ -912,14 +914,7 @@ impl Shape {
         let block = |x: f64| self.model.pow_sectors(x.min(1.0));
         // The mean's lower end first: most shapes a plan asks fail on it alone (the margin
         // only adds), so a shared shape keeps it per key count.
-        #[cfg(feature = "std")]
-        let floor = self.tabled_mean_floor(keys);
-        #[cfg(not(feature = "std"))]
-        let floor: Option<f64> = None;
-        let low = match floor {
-            Some(floor) => floor,
-            None => self.mean_floor(keys),
-        };
+        let low = self.kept_mean_floor(keys);
         let fails = low > goal.fpr;
         // The second moment only where the dot product may stand in for the exact sums.
         if !self.direct_ok || fails {
