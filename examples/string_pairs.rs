@@ -1,0 +1,171 @@
+//! Batch `contains` of byte-string keys on a 1M-key filter at 1% against sbbf-rs with XXH3
+//! of the bytes (the best peer of `benches/keys.rs`'s `strings/1M/*` cases), measured in
+//! interleaved rounds so that every ratio's two sides see the same state of a shared machine
+//! (see `build_pairs.rs` for why criterion's windows do not).
+//!
+//! Sides, each over the same 65,536 queries (half members, half not; their bytes in one
+//! buffer, as a column holds them), in a rotating order per round:
+//! * `batch`: `contains_batch(&[&[u8]])` in calls of 1,024 keys, at the filter's own
+//!   prefetch depth;
+//! * `batch-no-prefetch`: the same filter with `set_prefetch_depth(0)`: what the default was
+//!   on a CPU whose L2 is smaller than the filter before the depth followed the CPU's L2;
+//! * `sbbf-xxh3`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key.
+//!
+//! It prints each side's median ns/key and, per key length, the median and quartiles over
+//! the rounds of sbbf's time over each batch side's.
+//!
+//! ```sh
+//! cargo run --release --example string_pairs -- 200 8 16 32 100   # rounds, key lengths
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use blockbloom::BloomFilter;
+use xxhash_rust::xxh3::xxh3_64;
+
+const KEYS: usize = 1_000_000;
+const QUERIES: usize = 1 << 16;
+const BATCH: usize = 1024;
+
+/// splitmix64: the keys' letters, the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Key `i` of `len` bytes: random letters (URL-like from 32 bytes), distinct by the index
+/// folded into its last bytes (as `benches/keys.rs` makes them).
+fn key(r: &mut Rng, i: usize, len: usize) -> Vec<u8> {
+    let mut s = if len >= 32 {
+        format!("https://example.com/p/{i:x}/").into_bytes()
+    } else {
+        Vec::new()
+    };
+    while s.len() < len {
+        s.push(b'a' + (r.next() % 26) as u8);
+    }
+    s.truncate(len);
+    let at = len.saturating_sub(8);
+    for (d, t) in s[at..].iter_mut().zip((i as u64).to_le_bytes()) {
+        *d ^= t & 0x0f;
+    }
+    s
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() -> Result<(), blockbloom::Error> {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|s| {
+            s.parse()
+                .ok()
+                .filter(|&v| v > 0)
+                .expect("positive whole numbers")
+        })
+        .collect();
+    let rounds = args.first().copied().unwrap_or(200);
+    let lens = if args.len() > 1 {
+        args[1..].to_vec()
+    } else {
+        vec![8, 16, 32, 100]
+    };
+    println!("string keys, contains at {KEYS} keys and 1%: {rounds} rounds, sides interleaved");
+    for len in lens {
+        let mut r = Rng(len as u64);
+        let members: Vec<Vec<u8>> = (0..KEYS).map(|i| key(&mut r, i, len)).collect();
+        let mut values = Vec::new();
+        let mut ends = vec![0];
+        for i in 0..QUERIES {
+            if i % 2 == 0 {
+                values.extend_from_slice(&members[(r.next() % KEYS as u64) as usize]);
+            } else {
+                values.extend_from_slice(&key(&mut r, KEYS + i, len));
+            }
+            ends.push(values.len());
+        }
+        let queries: Vec<&[u8]> = ends.windows(2).map(|w| &values[w[0]..w[1]]).collect();
+
+        let mut bb = BloomFilter::with_capacity(KEYS as u64, 0.01)?;
+        let refs: Vec<&[u8]> = members.iter().map(Vec::as_slice).collect();
+        bb.insert_batch(&refs);
+        let mut off = bb.clone();
+        off.set_prefetch_depth(0)?;
+        let mut sb = sbbf_rs_safe::Filter::new(11, KEYS);
+        for m in &members {
+            sb.insert_hash(xxh3_64(m));
+        }
+
+        let mut out = vec![false; BATCH];
+        let mut batch = |f: &BloomFilter| {
+            let mut hits = 0;
+            for chunk in queries.chunks(BATCH) {
+                let out = &mut out[..chunk.len()];
+                f.contains_batch(chunk, out);
+                hits += out.iter().filter(|&&x| x).count();
+            }
+            hits
+        };
+        let sbbf = || {
+            queries
+                .iter()
+                .filter(|q| sb.contains_hash(xxh3_64(q)))
+                .count()
+        };
+        // The work is done: every side finds the same members (and a few false positives).
+        let hits = [batch(&bb), batch(&off), sbbf()];
+        assert!(hits.iter().all(|&h| h >= QUERIES / 2), "{hits:?}");
+
+        let mut times = [vec![], vec![], vec![]];
+        for round in 0..rounds {
+            for j in 0..3 {
+                let side = (round + j) % 3;
+                let t = Instant::now();
+                black_box(match side {
+                    0 => batch(&bb),
+                    1 => batch(&off),
+                    _ => sbbf(),
+                });
+                times[side].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
+            }
+        }
+        println!(
+            "{len}-byte keys (filter {} KiB, prefetch depth {}):",
+            bb.size_in_bytes() >> 10,
+            bb.prefetch_depth()
+        );
+        for (name, i) in [("batch", 0), ("batch-no-prefetch", 1), ("sbbf-xxh3", 2)] {
+            println!(
+                "{name:>20}: median {:.2} ns/key",
+                median(&mut times[i].clone())
+            );
+        }
+        for (name, i) in [("batch", 0), ("batch-no-prefetch", 1)] {
+            let mut r: Vec<f64> = times[2].iter().zip(&times[i]).map(|(s, b)| s / b).collect();
+            let m = median(&mut r);
+            let quartile = |q: usize| r[(r.len() - 1) * q / 4];
+            println!(
+                "  sbbf / {name}: median {m:.2}x, quartiles {:.2}x and {:.2}x (per round)",
+                quartile(1),
+                quartile(3)
+            );
+        }
+    }
+    Ok(())
+}
