@@ -106,7 +106,8 @@ pub(crate) trait Lanes: Copy {
         self.loadu(&w)
     }
 
-    /// The bytes of each lane in reverse order.
+    /// The bytes of each lane in reverse order (for the x86-64 tiers' 16-byte keys).
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn bswap64(self, a: Self::V) -> Self::V {
         let a = self.rotl::<32, 32>(a);
@@ -123,6 +124,7 @@ pub(crate) trait Lanes: Copy {
     }
 
     /// The low and the high 64-bit halves of eight `u128` (`keys.len() == 8`).
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn split_u128(self, keys: &[u128]) -> (Self::V, Self::V) {
         let (mut lo, mut hi) = ([0u64; 8], [0u64; 8]);
@@ -134,6 +136,7 @@ pub(crate) trait Lanes: Copy {
 
     /// The full 128-bit product of each pair of lanes, its two halves xored (XXH3's
     /// `mul128_fold64`): four 32-bit products, as no tier multiplies 64 by 64 bits into 128.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn mul_fold64(self, a: Self::V, b: Self::V) -> Self::V {
         let low = self.splat(0xffff_ffff);

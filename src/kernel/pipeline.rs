@@ -10,7 +10,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Keys, Lanes};
+use super::{Keys, Lanes, l2_bytes};
 use crate::isa::Isa;
 use crate::layout::block_index;
 
@@ -22,24 +22,22 @@ pub(crate) const CHUNK: usize = 64;
 /// together (the staging buffers' size).
 pub const MAX_PREFETCH_DEPTH: usize = 128;
 
-/// Filters up to this size are taken to fit in a core's L2 cache.
-pub(crate) const CACHE_RESIDENT_BYTES: u64 = 2 << 20;
-
 /// Filters up to this size are taken to fit in the last-level cache (32 MiB: a Zen 3 CCX's
 /// L3; the depth sweep found 32 and 64 within 5% of each other on either side of it, so the
 /// exact size matters little).
 pub(crate) const LLC_BYTES: u64 = 32 << 20;
 
 /// The prefetch depth (keys hashed and prefetched ahead; 0 for none) for a filter of `bytes`
-/// on tier `isa`. In L2, none: out-of-order execution hides L2 latency, and a prefetch takes a
-/// load slot. Beyond it, enough keys ahead to keep as many misses in flight as the core
+/// on tier `isa`. In the core's L2 ([`l2_bytes`]), none: out-of-order execution hides L2
+/// latency, and a prefetch takes a load slot. Beyond it, enough keys ahead to keep as many misses in flight as the core
 /// tracks: 32 in the last-level cache and 64 beyond it, and 128 throughout on AVX-512, which
 /// does a key's work in fewer instructions, so the same latency spans more keys. From the
 /// depth sweep (`blockbloom-perf memory`, `perf-reports/*-memory.md`): averaged over the
 /// operations, each pick is within 2.3% of the best depth for its size and tier (the previous
-/// fixed 16 was 17-72% slower than the best at DRAM size).
+/// fixed 16 was 17-72% slower than the best at DRAM size). The L2 is the CPU's own: a 1 MiB
+/// filter on a Zen 3 (512 KiB L2) ran 1.1-1.5x faster prefetched at 32 than not.
 pub(crate) fn prefetch_depth(bytes: u64, isa: Isa) -> usize {
-    if bytes <= CACHE_RESIDENT_BYTES {
+    if bytes <= l2_bytes() {
         0
     } else if isa == Isa::Avx512 {
         MAX_PREFETCH_DEPTH

@@ -49,8 +49,9 @@ pub struct Size {
     pub bytes: u64,
 }
 
-/// The sizes: in L2 (256 KiB fits every L2 seen here, 512 KiB to 1 MiB), at the edge of the
-/// in-cache rule (2 MiB), in L3 (16 MiB of a 32 MiB L3) and in DRAM.
+/// The sizes: in L2 (256 KiB fits every L2 seen here, 512 KiB to 2 MiB), 1 MiB (past a
+/// 512 KiB L2, within a 1 or 2 MiB one), 2 MiB (past a 1 MiB L2), in L3 (16 MiB of a 32 MiB
+/// L3) and in DRAM.
 pub fn sizes(scale: Scale) -> Vec<Size> {
     let mut v = vec![
         Size {
@@ -58,7 +59,11 @@ pub fn sizes(scale: Scale) -> Vec<Size> {
             bytes: 256 << 10,
         },
         Size {
-            label: "L2/L3 edge",
+            label: "1 MiB",
+            bytes: 1 << 20,
+        },
+        Size {
+            label: "2 MiB",
             bytes: 2 << 20,
         },
         Size {

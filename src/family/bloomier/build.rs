@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, hash_key, seed_flip};
 use crate::isa::Isa;
-use crate::kernel::{CACHE_RESIDENT_BYTES, Kernel};
+use crate::kernel::{Kernel, l2_bytes};
 
 impl BloomierFilter {
     /// Builds the map from `(key, value)` pairs with seed 0: values of `value_bits` bits
@@ -265,7 +265,7 @@ impl BloomierBuilder {
                     prefetch: false,
                 };
                 f.words = f.assign(&stack, &values)?;
-                f.prefetch = f.size_in_bytes() as u64 > CACHE_RESIDENT_BYTES;
+                f.prefetch = f.size_in_bytes() as u64 > l2_bytes();
                 return Ok(f);
             }
             hashes.resize(n, 0);

@@ -14,7 +14,7 @@ use crate::codec::{
 use crate::error::Error;
 use crate::hashing::seed_flip;
 use crate::isa::Isa;
-use crate::kernel::{CACHE_RESIDENT_BYTES, Kernel};
+use crate::kernel::{Kernel, l2_bytes};
 
 impl BloomierFilter {
     /// The map in the format family (`docs/FORMAT.md`, "Bloomier filter"): the envelope,
@@ -179,6 +179,6 @@ fn decode<R: Read>(env: Envelope, body_len: u64, body: &mut R) -> Result<Bloomie
         fingerprint_bits,
         geometry: Geometry::new(segment_log2, segments),
         kernel,
-        prefetch: size > CACHE_RESIDENT_BYTES,
+        prefetch: size > l2_bytes(),
     })
 }
