@@ -217,22 +217,47 @@ pub(crate) fn l2_bytes() -> u64 {
     cpu().l2_bytes
 }
 
-/// The L2 size CPUID reports (leaf `0x8000_0006`, ECX bits 31-16 in KiB, which AMD and Intel
-/// both fill), if it has the leaf and the value is plausible (128 KiB to 16 MiB).
+/// The L2 size CPUID reports, if plausible (128 KiB to 16 MiB): from the cache descriptors
+/// Linux reads too (leaf 4 on Intel, `0x8000_001D` on AMD), else from AMD's older L2 leaf
+/// `0x8000_0006` (ECX bits 31-16, in KiB).
 #[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
 fn cpuid_l2_bytes() -> Option<u64> {
-    use core::arch::x86_64::__cpuid;
-    // `__cpuid` is a safe function on newer toolchains, an `unsafe` one on the MSRV.
+    use core::arch::x86_64::{__cpuid_count, CpuidResult};
+    // `__cpuid_count` is a safe function on newer toolchains, an `unsafe` one on the MSRV.
     #[allow(unused_unsafe)]
-    // SAFETY: every x86-64 CPU has CPUID, and leaf 0x8000_0000 (the highest extended leaf)
-    // is defined on all of them; the L2 leaf is asked only when that leaf says it exists.
-    let ecx = unsafe {
-        if __cpuid(0x8000_0000).eax < 0x8000_0006 {
-            return None;
-        }
-        __cpuid(0x8000_0006).ecx
+    // SAFETY: every x86-64 CPU has CPUID, and leaves 0 and 0x8000_0000 (the highest basic
+    // and extended leaves) are defined on all of them; any other leaf is asked only when
+    // they say it exists (a leaf past them returns data, not a fault, in any case).
+    let leaf = |eax: u32, ecx: u32| -> CpuidResult { unsafe { __cpuid_count(eax, ecx) } };
+    let max_basic = leaf(0, 0).eax;
+    let max_ext = leaf(0x8000_0000, 0).eax;
+    // A descriptor leaf's sub-leaves, one per cache, until a null type: the level-2 data or
+    // unified cache's ways x partitions x line x sets.
+    let described = |eax: u32| {
+        (0..16)
+            .map_while(|i| {
+                let r = leaf(eax, i);
+                let kind = r.eax & 0x1f;
+                (kind != 0).then_some((kind, (r.eax >> 5) & 7, r))
+            })
+            .find(|&(kind, level, _)| level == 2 && (kind == 1 || kind == 3))
+            .map(|(_, _, r)| {
+                let field =
+                    |x: u32, shift: u32, bits: u32| u64::from((x >> shift) & ((1 << bits) - 1)) + 1;
+                field(r.ebx, 22, 10)
+                    * field(r.ebx, 12, 10)
+                    * field(r.ebx, 0, 12)
+                    * (u64::from(r.ecx) + 1)
+            })
     };
-    let bytes = u64::from(ecx >> 16) << 10;
+    let amd_topology = max_ext >= 0x8000_001d && leaf(0x8000_0001, 0).ecx & (1 << 22) != 0;
+    let bytes = (max_basic >= 4)
+        .then(|| described(4))
+        .flatten()
+        .or_else(|| amd_topology.then(|| described(0x8000_001d)).flatten())
+        .or_else(|| {
+            (max_ext >= 0x8000_0006).then(|| u64::from(leaf(0x8000_0006, 0).ecx >> 16) << 10)
+        })?;
     (128 << 10..=16 << 20).contains(&bytes).then_some(bytes)
 }
 
