@@ -50,8 +50,8 @@ pub struct Size {
 }
 
 /// The sizes: in L2 (256 KiB fits every L2 seen here, 512 KiB to 2 MiB), 1 MiB (past a
-/// 512 KiB L2, within a 1 or 2 MiB one), 2 MiB (past a 1 MiB L2), in L3 (16 MiB of a 32 MiB
-/// L3) and in DRAM.
+/// 512 KiB L2, within a 1 or 2 MiB one), 2 MiB (past a 1 MiB L2), 4 and 8 MiB (past every
+/// L2, a quarter of the L3 at most), in L3 (16 MiB of a 32 MiB L3) and in DRAM.
 pub fn sizes(scale: Scale) -> Vec<Size> {
     let mut v = vec![
         Size {
@@ -65,6 +65,14 @@ pub fn sizes(scale: Scale) -> Vec<Size> {
         Size {
             label: "2 MiB",
             bytes: 2 << 20,
+        },
+        Size {
+            label: "4 MiB",
+            bytes: 4 << 20,
+        },
+        Size {
+            label: "8 MiB",
+            bytes: 8 << 20,
         },
         Size {
             label: "L3",
