@@ -208,7 +208,11 @@ struct Cpu {
 
 /// A core's L2 cache, in bytes, where it cannot be read: 2 MiB, the L2 of the Intel Xeon
 /// this crate is measured on (Zen 3 has 512 KiB and Zen 4 1 MiB; both report theirs).
-pub(crate) const FALLBACK_L2_BYTES: u64 = 2 << 20;
+const FALLBACK_L2_BYTES: u64 = 2 << 20;
+
+/// L2 sizes taken as read correctly; anything else is a misreport and gets the fallback.
+#[cfg(any(test, all(feature = "std", target_arch = "x86_64")))]
+const PLAUSIBLE_L2_BYTES: core::ops::RangeInclusive<u64> = 128 << 10..=16 << 20;
 
 /// Bytes of a core's L2 cache (detected once with `std` on x86-64, else
 /// [`FALLBACK_L2_BYTES`]): batches over filters that fit it do not prefetch
@@ -217,11 +221,14 @@ pub(crate) fn l2_bytes() -> u64 {
     cpu().l2_bytes
 }
 
-/// The L2 size CPUID reports, if plausible (128 KiB to 16 MiB): from the cache descriptors
-/// Linux reads too (leaf 4 on Intel, `0x8000_001D` on AMD), else from AMD's older L2 leaf
-/// `0x8000_0006` (ECX bits 31-16, in KiB).
-#[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
+/// The L2 size CPUID reports, if plausible ([`PLAUSIBLE_L2_BYTES`]): from the cache
+/// descriptors Linux reads too (leaf 4 on Intel, `0x8000_001D` on AMD), else from AMD's older
+/// L2 leaf `0x8000_0006` (ECX bits 31-16, in KiB). `None` under Miri, which runs no CPUID.
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
 fn cpuid_l2_bytes() -> Option<u64> {
+    if cfg!(miri) {
+        return None;
+    }
     use core::arch::x86_64::{__cpuid_count, CpuidResult};
     // `__cpuid_count` is a safe function on newer toolchains, an `unsafe` one on the MSRV.
     #[allow(unused_unsafe)]
@@ -258,7 +265,7 @@ fn cpuid_l2_bytes() -> Option<u64> {
         .or_else(|| {
             (max_ext >= 0x8000_0006).then(|| u64::from(leaf(0x8000_0006, 0).ecx >> 16) << 10)
         })?;
-    (128 << 10..=16 << 20).contains(&bytes).then_some(bytes)
+    PLAUSIBLE_L2_BYTES.contains(&bytes).then_some(bytes)
 }
 
 /// The tiers this CPU has: detected once at run time with `std`; without it, the features
@@ -276,11 +283,7 @@ fn cpu() -> Cpu {
                     && std::arch::is_x86_feature_detected!("avx512dq")
                     && std::arch::is_x86_feature_detected!("avx2"),
                 neon: false,
-                #[cfg(not(miri))]
                 l2_bytes: cpuid_l2_bytes().unwrap_or(FALLBACK_L2_BYTES),
-                // Miri runs no CPUID.
-                #[cfg(miri)]
-                l2_bytes: FALLBACK_L2_BYTES,
             }
         }
         #[cfg(target_arch = "aarch64")]
@@ -587,7 +590,7 @@ mod tests {
     #[test]
     fn prefetching_starts_past_the_l2() {
         let l2 = l2_bytes();
-        assert!((128 << 10..=16 << 20).contains(&l2), "{l2}");
+        assert!(PLAUSIBLE_L2_BYTES.contains(&l2), "{l2}");
         for isa in [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon] {
             assert_eq!(prefetch_depth(l2, isa), 0, "{isa}");
             assert!(prefetch_depth(l2 + 64, isa) > 0, "{isa}");
