@@ -9,10 +9,14 @@
 //!   prefetch depth;
 //! * `batch-no-prefetch`: the same filter with `set_prefetch_depth(0)`: what the default was
 //!   on a CPU whose L2 is smaller than the filter before the depth followed the CPU's L2;
-//! * `sbbf-xxh3`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key.
+//! * `sbbf-xxh3`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key;
+//! * `hashed`: `contains_hash_batch` of the same keys' hashes, computed before the rounds:
+//!   our probe alone, what a batch would cost with a byte hash that cost nothing;
+//! * `sbbf-hashed`: sbbf-rs-safe's `contains_hash` of those hashes: its probe alone.
 //!
 //! It prints each side's median ns/key and, per key length, the median and quartiles over
-//! the rounds of sbbf's time over each batch side's.
+//! the rounds of `sbbf-xxh3`'s time over each of our sides'. `sbbf-xxh3 / hashed` bounds
+//! what any byte hash can give this probe: a string batch cannot beat it.
 //!
 //! ```sh
 //! cargo run --release --example string_pairs -- 200 8 16 32 100   # rounds, key lengths
@@ -128,19 +132,37 @@ fn main() -> Result<(), blockbloom::Error> {
                 .filter(|q| sb.contains_hash(xxh3_64(q)))
                 .count()
         };
+        let hashes: Vec<u64> = (queries.iter())
+            .map(|q| blockbloom::hash::hash_bytes(q, bb.seed()))
+            .collect();
+        let mut hashed_out = vec![false; BATCH];
+        let mut hashed = || {
+            let mut hits = 0;
+            for chunk in hashes.chunks(BATCH) {
+                let out = &mut hashed_out[..chunk.len()];
+                bb.contains_hash_batch(chunk, out);
+                hits += out.iter().filter(|&&x| x).count();
+            }
+            hits
+        };
+        let sbbf_hashes: Vec<u64> = queries.iter().map(|q| xxh3_64(q)).collect();
+        let sbbf_hashed = || sbbf_hashes.iter().filter(|&&h| sb.contains_hash(h)).count();
         // The work is done: every side finds the same members (and a few false positives).
-        let hits = [batch(&bb), batch(&off), sbbf()];
+        let hits = [batch(&bb), batch(&off), sbbf(), hashed(), sbbf_hashed()];
         assert!(hits.iter().all(|&h| h >= QUERIES / 2), "{hits:?}");
 
-        let mut times = [vec![], vec![], vec![]];
+        const SIDES: usize = 5;
+        let mut times: [Vec<f64>; SIDES] = Default::default();
         for round in 0..rounds {
-            for j in 0..3 {
-                let side = (round + j) % 3;
+            for j in 0..SIDES {
+                let side = (round + j) % SIDES;
                 let t = Instant::now();
                 black_box(match side {
                     0 => batch(&bb),
                     1 => batch(&off),
-                    _ => sbbf(),
+                    2 => sbbf(),
+                    3 => hashed(),
+                    _ => sbbf_hashed(),
                 });
                 times[side].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
             }
@@ -150,13 +172,19 @@ fn main() -> Result<(), blockbloom::Error> {
             bb.size_in_bytes() >> 10,
             bb.prefetch_depth()
         );
-        for (name, i) in [("batch", 0), ("batch-no-prefetch", 1), ("sbbf-xxh3", 2)] {
+        for (name, i) in [
+            ("batch", 0),
+            ("batch-no-prefetch", 1),
+            ("sbbf-xxh3", 2),
+            ("hashed", 3),
+            ("sbbf-hashed", 4),
+        ] {
             println!(
                 "{name:>20}: median {:.2} ns/key",
                 median(&mut times[i].clone())
             );
         }
-        for (name, i) in [("batch", 0), ("batch-no-prefetch", 1)] {
+        for (name, i) in [("batch", 0), ("batch-no-prefetch", 1), ("hashed", 3)] {
             let mut r: Vec<f64> = times[2].iter().zip(&times[i]).map(|(s, b)| s / b).collect();
             let m = median(&mut r);
             let quartile = |q: usize| r[(r.len() - 1) * q / 4];

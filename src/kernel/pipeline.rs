@@ -5,7 +5,8 @@
 //! `c` is probed, so each prefetch has a whole chunk of work to hide its memory latency.
 //! No intrinsic may sit inside a closure here: a closure is a function of its own, without
 //! the caller's target features, so its intrinsics would become calls (a 30x slowdown, seen
-//! once). The one closure, in the probe loop without prefetches, only computes an index.
+//! once). The closures of the probe loops only compute indices and prefetch, which are
+//! baseline instructions.
 //! The answers go to a [`Sink`], matched once per chunk.
 
 use alloc::vec::Vec;
@@ -313,36 +314,6 @@ impl Staged<'_> {
     }
 }
 
-/// `(block index, low hash half)` of each key of a chunk, in order; before yielding key `j`
-/// it prefetches the block of key `j` of the next chunk (if that chunk, the last, is
-/// shorter, its keys run out first). So prefetches go out evenly, one per probe, each a whole chunk ahead of its
-/// use: a burst of a chunk's prefetches at once would ask for more misses than the core can
-/// track and stall. Recomputing the index (a multiply and a shift) costs no more than storing
-/// and reloading it. A struct with an inlined `next`, not a closure (see the module docs).
-struct Entries<'a> {
-    cur: &'a [u64],
-    /// The next chunk's hashes (no more than `cur`'s).
-    ahead: &'a [u64],
-    j: usize,
-    walk: &'a Walk,
-}
-
-impl Iterator for Entries<'_> {
-    type Item = (usize, u32);
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<(usize, u32)> {
-        let h = *self.cur.get(self.j)?;
-        if let Some(&a) = self.ahead.get(self.j) {
-            let i = block_index(a, self.walk.num_blocks);
-            // Address arithmetic only; a prefetch never faults.
-            prefetch(self.walk.base.wrapping_add(i * self.walk.stride));
-        }
-        self.j += 1;
-        Some((block_index(h, self.walk.num_blocks), h as u32))
-    }
-}
-
 /// Runs `per_key` over every key, hashing (and prefetching) one chunk ahead, and sends its
 /// answers to `sink`.
 ///
@@ -383,24 +354,32 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
         }
         let [a, b] = &stage;
         let (this, after) = if cur == 0 { (a, b) } else { (b, a) };
-        // Two instances of the probe loop: with the next chunk's prefetches spread through it,
-        // and without (in cache, and for the last chunk), where a per-key check would only
-        // cost instructions.
-        if more && walk.prefetch {
-            let entries = Entries {
-                cur: this.hashes(),
-                ahead: after.hashes(),
-                j: 0,
-                walk,
-            };
-            drain(entries, &mut sink, per_key, start, next);
+        let n = walk.num_blocks;
+        let index = move |&h: &u64| (block_index(h, n), h as u32);
+        let cur_hashes = this.hashes();
+        // With the next chunk's prefetches spread through the probes, one before each key
+        // (each a whole chunk ahead of its use: a burst of a chunk's prefetches at once would
+        // ask for more misses than the core tracks, and stall), for as many keys as the next
+        // chunk has; then (in cache, and for the last chunk's tail) without. Zipped slices
+        // keep one loop bound per key; recomputing an index costs no more than storing it.
+        let ahead = if more && walk.prefetch {
+            after.hashes()
         } else {
-            let n = walk.num_blocks;
-            let entries = this
-                .hashes()
-                .iter()
-                .map(move |&h| (block_index(h, n), h as u32));
-            drain(entries, &mut sink, per_key, start, next);
+            &[]
+        };
+        let split = start + ahead.len();
+        if !ahead.is_empty() {
+            let (base, stride) = (walk.base, walk.stride);
+            let entries = cur_hashes.iter().zip(ahead).map(move |(h, &a)| {
+                // Address arithmetic only; a prefetch never faults.
+                prefetch(base.wrapping_add(block_index(a, n) * stride));
+                index(h)
+            });
+            drain(entries, &mut sink, per_key, start, split);
+        }
+        if split < next {
+            let entries = cur_hashes[ahead.len()..].iter().map(index);
+            drain(entries, &mut sink, per_key, split, next);
         }
         start = next;
         cur ^= 1;
