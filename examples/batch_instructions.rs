@@ -13,6 +13,13 @@
 //!
 //! `strings LEN`: byte strings of LEN bytes (`&[&[u8]]`); `hashes`: the same keys' hashes
 //! (`contains_hash_batch`: the probe without the hash); `u64`: integers, hashed in lanes.
+//!
+//! A third argument repeats the queries that many times, which makes the program a timing
+//! workload for comparing two builds as whole processes, in alternating pairs:
+//!
+//! ```sh
+//! farm-bench -n 10 --vs 'OLD/batch_instructions hashes 8 3000' -- NEW/batch_instructions hashes 8 3000
+//! ```
 
 use std::hint::black_box;
 
@@ -25,6 +32,9 @@ fn main() -> Result<(), blockbloom::Error> {
     let mut args = std::env::args().skip(1);
     let kind = args.next().unwrap_or_else(|| "strings".into());
     let len: usize = args.next().map_or(8, |s| s.parse().expect("a key length"));
+    let reps: usize = args
+        .next()
+        .map_or(1, |s| s.parse().expect("a repetition count"));
     let ints: Vec<u64> = (0..QUERIES)
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .collect();
@@ -53,7 +63,7 @@ fn main() -> Result<(), blockbloom::Error> {
     );
     let mut out = vec![false; BATCH];
     let mut hits = 0;
-    for c in 0..QUERIES as usize / BATCH {
+    for c in (0..reps).flat_map(|_| 0..QUERIES as usize / BATCH) {
         let r = c * BATCH..(c + 1) * BATCH;
         match kind.as_str() {
             "strings" => f.contains_batch(&refs[r], &mut out),
