@@ -44,6 +44,11 @@ pub(crate) trait Lanes: Copy {
     fn add(self, a: Self::V, b: Self::V) -> Self::V;
     /// Product of lanes whose values are below 2^32 (the upper halves are ignored or zero).
     fn mul32(self, a: Self::V, b: Self::V) -> Self::V;
+    /// The product modulo 2^32 of lanes whose values are below 2^32.
+    #[inline(always)]
+    fn mul_lo32(self, a: Self::V, b: Self::V) -> Self::V {
+        self.and(self.mul32(a, b), self.splat(u32::MAX as u64))
+    }
     /// Wrapping 64-bit product per lane.
     fn mul64(self, a: Self::V, b: Self::V) -> Self::V;
     fn shr<const N: i32>(self, a: Self::V) -> Self::V;
@@ -247,14 +252,16 @@ pub(crate) fn pattern<L: Lanes, const WORDS: bool>(l: L, lo: u32, rows: &[Row]) 
     let lo = l.splat(lo as u64);
     let mut p = l.splat(0);
     for row in rows {
-        let idx = l.shr::<25>(l.mul32(lo, l.load(&row.salt)));
-        let bit = if WORDS {
-            l.bit_mod64(idx)
+        // Taken modulo 2^32, the product's index bits need no mask (see `Row`).
+        let count = if WORDS {
+            l.shr::<26>(l.mul_lo32(lo, l.load(&row.salt2)))
         } else {
-            let count = l.xor(l.and(idx, l.splat(127)), l.load(&row.xor));
-            l.shl_var(l.splat(1), count)
+            l.xor(
+                l.shr::<25>(l.mul_lo32(lo, l.load(&row.salt))),
+                l.load(&row.xor),
+            )
         };
-        p = l.or(p, bit);
+        p = l.or(p, l.shl_var(l.splat(1), count));
     }
     p
 }

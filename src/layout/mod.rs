@@ -301,7 +301,9 @@ pub fn pattern_scalar(layout: Layout, lo: u32, k: usize) -> Block {
 /// One SIMD round: lane `w` computes `count = ((lo * salt[w]) >> 25 & mask[w]) ^ xor[w]` and
 /// contributes `1 << count`, or zero when `count >= 64`.
 ///
-/// * `Sectors8x64`, round `r`: lane `w` is probe `8r + w`; mask 63, xor 0.
+/// * `Sectors8x64`, round `r`: lane `w` is probe `8r + w`; mask 63, xor 0. The same count is
+///   bits 26..32 of `lo * salt2[w]` modulo 2^32 (`salt2` is the salt doubled modulo 2^32),
+///   which a tier with a 32-bit low multiply takes in one shift, without the mask.
 /// * `Sectors4x128`, round `r`: lanes `2s`, `2s + 1` are both probe `4r + s`; mask 127, and
 ///   the upper word's lane xors 64, turning indices `64..128` into shifts `0..64` and indices
 ///   `0..64` into shifts of 64 or more, which give zero: the index picks its word for free.
@@ -309,6 +311,7 @@ pub fn pattern_scalar(layout: Layout, lo: u32, k: usize) -> Block {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Row {
     pub salt: [u64; 8],
+    pub salt2: [u64; 8],
     pub mask: [u64; 8],
     pub xor: [u64; 8],
 }
@@ -323,6 +326,7 @@ const fn make_rows<const N: usize>(layout: Layout) -> [Row; N] {
     let mut rows = [const {
         Row {
             salt: [0; 8],
+            salt2: [0; 8],
             mask: [0; 8],
             xor: [0; 8],
         }
@@ -336,6 +340,7 @@ const fn make_rows<const N: usize>(layout: Layout) -> [Row; N] {
                 Layout::Sectors4x128 => (4 * r + w / 2, 127, 64 * (w as u64 & 1)),
             };
             rows[r].salt[w] = SALT[probe] as u64;
+            rows[r].salt2[w] = SALT[probe].wrapping_mul(2) as u64;
             rows[r].mask[w] = mask;
             rows[r].xor[w] = xor;
             w += 1;
@@ -345,12 +350,17 @@ const fn make_rows<const N: usize>(layout: Layout) -> [Row; N] {
     rows
 }
 
-/// The pattern of one round as the SIMD kernels compute it, lane by lane (for tests).
+/// The pattern of one round as the SIMD kernels compute it, lane by lane (for tests): for
+/// `Sectors8x64` rows (`words`) from `salt2`, for the others from `salt` and `xor`.
 #[cfg(test)]
-pub(crate) fn round_lanes(row: &Row, lo: u32) -> [u64; 8] {
+pub(crate) fn round_lanes(row: &Row, lo: u32, words: bool) -> [u64; 8] {
     let mut out = [0; 8];
     for (w, o) in out.iter_mut().enumerate() {
-        let count = (((lo as u64 * row.salt[w]) >> 25) & row.mask[w]) ^ row.xor[w];
+        let count = if words {
+            (lo.wrapping_mul(row.salt2[w] as u32) >> 26) as u64
+        } else {
+            (lo.wrapping_mul(row.salt[w] as u32) >> 25) as u64 ^ row.xor[w]
+        };
         *o = 1u64.checked_shl(count as u32).unwrap_or(0);
     }
     out
@@ -380,7 +390,11 @@ mod tests {
                     let mut lanes = [0u64; 8];
                     let rounds = (k / layout.sectors()) as usize;
                     for row in &layout.rows()[..rounds] {
-                        for (l, v) in lanes.iter_mut().zip(round_lanes(row, x)) {
+                        for (l, v) in
+                            lanes
+                                .iter_mut()
+                                .zip(round_lanes(row, x, layout == Layout::Sectors8x64))
+                        {
                             *l |= v;
                         }
                     }
