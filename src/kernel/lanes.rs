@@ -44,6 +44,10 @@ pub(crate) trait Lanes: Copy {
     fn add(self, a: Self::V, b: Self::V) -> Self::V;
     /// Product of lanes whose values are below 2^32 (the upper halves are ignored or zero).
     fn mul32(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Whether [`mul_lo32`](Self::mul_lo32) is one instruction, so that the probe pattern
+    /// takes its index bits from it (see `Row`) instead of from [`mul32`](Self::mul32) and a
+    /// mask.
+    const MUL_LO32: bool = false;
     /// The product modulo 2^32 of lanes whose values are below 2^32.
     #[inline(always)]
     fn mul_lo32(self, a: Self::V, b: Self::V) -> Self::V {
@@ -252,16 +256,24 @@ pub(crate) fn pattern<L: Lanes, const WORDS: bool>(l: L, lo: u32, rows: &[Row]) 
     let lo = l.splat(lo as u64);
     let mut p = l.splat(0);
     for row in rows {
-        // Taken modulo 2^32, the product's index bits need no mask (see `Row`).
-        let count = if WORDS {
-            l.shr::<26>(l.mul_lo32(lo, l.load(&row.salt2)))
-        } else {
-            l.xor(
-                l.shr::<25>(l.mul_lo32(lo, l.load(&row.salt))),
-                l.load(&row.xor),
-            )
+        // Taken modulo 2^32, the product's index bits need no mask (see `Row`); a tier
+        // without a one-instruction low multiply masks the full product instead.
+        let bit = match (WORDS, L::MUL_LO32) {
+            (true, true) => {
+                let idx = l.shr::<26>(l.mul_lo32(lo, l.load(&row.salt2)));
+                l.shl_var(l.splat(1), idx)
+            }
+            (true, false) => l.bit_mod64(l.shr::<25>(l.mul32(lo, l.load(&row.salt)))),
+            (false, lo32) => {
+                let idx = if lo32 {
+                    l.shr::<25>(l.mul_lo32(lo, l.load(&row.salt)))
+                } else {
+                    l.and(l.shr::<25>(l.mul32(lo, l.load(&row.salt))), l.splat(127))
+                };
+                l.shl_var(l.splat(1), l.xor(idx, l.load(&row.xor)))
+            }
         };
-        p = l.or(p, l.shl_var(l.splat(1), count));
+        p = l.or(p, bit);
     }
     p
 }

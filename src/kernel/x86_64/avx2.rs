@@ -134,6 +134,7 @@ impl Lanes for Avx2 {
     fn mul32(self, a: V, b: V) -> V {
         halves!(_mm256_mul_epu32, a, b)
     }
+    const MUL_LO32: bool = true;
     #[inline(always)]
     fn mul_lo32(self, a: V, b: V) -> V {
         // Per 32-bit half: the low halves' product modulo 2^32, and the upper halves' (both
