@@ -64,6 +64,22 @@ fn key(r: &mut Rng, i: usize, len: usize) -> Vec<u8> {
     s
 }
 
+/// The members `query` finds among `keys`, asked in calls of [`BATCH`] keys whose answers go
+/// to `out` (at least a call's length).
+fn hits_in_calls<K>(
+    keys: &[K],
+    out: &mut [bool],
+    mut query: impl FnMut(&[K], &mut [bool]),
+) -> usize {
+    let mut hits = 0;
+    for chunk in keys.chunks(BATCH) {
+        let out = &mut out[..chunk.len()];
+        query(chunk, out);
+        hits += out.iter().filter(|&&x| x).count();
+    }
+    hits
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -117,15 +133,8 @@ fn main() -> Result<(), blockbloom::Error> {
         }
 
         let mut out = vec![false; BATCH];
-        let mut batch = |f: &BloomFilter| {
-            let mut hits = 0;
-            for chunk in queries.chunks(BATCH) {
-                let out = &mut out[..chunk.len()];
-                f.contains_batch(chunk, out);
-                hits += out.iter().filter(|&&x| x).count();
-            }
-            hits
-        };
+        let mut batch =
+            |f: &BloomFilter| hits_in_calls(&queries, &mut out, |c, o| f.contains_batch(c, o));
         let sbbf = || {
             queries
                 .iter()
@@ -137,13 +146,9 @@ fn main() -> Result<(), blockbloom::Error> {
             .collect();
         let mut hashed_out = vec![false; BATCH];
         let mut hashed = || {
-            let mut hits = 0;
-            for chunk in hashes.chunks(BATCH) {
-                let out = &mut hashed_out[..chunk.len()];
-                bb.contains_hash_batch(chunk, out);
-                hits += out.iter().filter(|&&x| x).count();
-            }
-            hits
+            hits_in_calls(&hashes, &mut hashed_out, |c, o| {
+                bb.contains_hash_batch(c, o)
+            })
         };
         let sbbf_hashes: Vec<u64> = queries.iter().map(|q| xxh3_64(q)).collect();
         let sbbf_hashed = || sbbf_hashes.iter().filter(|&&h| sb.contains_hash(h)).count();
