@@ -350,18 +350,22 @@ const fn make_rows<const N: usize>(layout: Layout) -> [Row; N] {
     rows
 }
 
-/// The pattern of one round as the SIMD kernels compute it, lane by lane (for tests): for
-/// `Sectors8x64` rows (`words`) from `salt2`, for the others from `salt` and `xor`.
+/// The pattern of one round as the SIMD kernels compute it, lane by lane (for tests), both
+/// ways: from the full product and the mask (tiers without a one-instruction 32-bit low
+/// multiply), and from the product modulo 2^32 (`salt2` for `Sectors8x64` rows, `words`;
+/// `salt` and `xor` for the others). Panics where the two disagree.
 #[cfg(test)]
 pub(crate) fn round_lanes(row: &Row, lo: u32, words: bool) -> [u64; 8] {
     let mut out = [0; 8];
     for (w, o) in out.iter_mut().enumerate() {
-        let count = if words {
+        let masked = (((lo as u64 * row.salt[w]) >> 25) & row.mask[w]) ^ row.xor[w];
+        let low32 = if words {
             (lo.wrapping_mul(row.salt2[w] as u32) >> 26) as u64
         } else {
             (lo.wrapping_mul(row.salt[w] as u32) >> 25) as u64 ^ row.xor[w]
         };
-        *o = 1u64.checked_shl(count as u32).unwrap_or(0);
+        assert_eq!(masked, low32, "lane {w}, lo {lo:#x}");
+        *o = 1u64.checked_shl(low32 as u32).unwrap_or(0);
     }
     out
 }
