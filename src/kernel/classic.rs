@@ -15,7 +15,7 @@
 //! and stores to scalar code. Every tier sets and tests the same positions as the scalar
 //! reference.
 
-use super::pipeline::{CHUNK, Sink, Takes, prefetch};
+use super::pipeline::{CHUNK, Sink, Takes, prefetch, prefetch_keys_ahead};
 use super::{Batch, Keys, Lanes};
 
 /// Most probes a key may have.
@@ -420,6 +420,7 @@ impl Stage {
     ) {
         let hashes = &mut self.hashes[..n];
         keys.hash_lanes_at(l, shape.flip, start, hashes);
+        prefetch_keys_ahead(keys, start, n);
         if let Some(base) = base {
             for &h in hashes.iter() {
                 prefetch_lines(base, shape.positions(h).first(j));

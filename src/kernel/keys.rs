@@ -131,6 +131,23 @@ impl<'a> Keys<'a> {
         }
     }
 
+    /// The array a batch reads once per key, in order, as `(address of key 0's entry, bytes
+    /// per entry)`: the keys themselves, or for byte strings their slices or offsets (whose
+    /// bytes lie elsewhere). For prefetch address arithmetic only.
+    #[inline(always)]
+    pub(crate) fn stream(&self) -> (*const u8, usize) {
+        match self {
+            Keys::U64(k) | Keys::Hashes(k) => (k.as_ptr().cast(), 8),
+            Keys::U32(k) => (k.as_ptr().cast(), 4),
+            Keys::U128(k) => (k.as_ptr().cast(), 16),
+            Keys::Fixed16(k) => (k.as_ptr().cast(), 16),
+            Keys::Bytes(ByteKeys::Slices(k)) => (k.as_ptr().cast(), size_of::<&[u8]>()),
+            Keys::Bytes(ByteKeys::Strs(k)) => (k.as_ptr().cast(), size_of::<&str>()),
+            Keys::Bytes(ByteKeys::Offsets32 { offsets, .. }) => (offsets.as_ptr().cast(), 4),
+            Keys::Bytes(ByteKeys::Offsets64 { offsets, .. }) => (offsets.as_ptr().cast(), 8),
+        }
+    }
+
     /// Keys `start..end`.
     #[inline(always)]
     pub(crate) fn slice(self, start: usize, end: usize) -> Keys<'a> {

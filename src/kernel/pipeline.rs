@@ -19,6 +19,10 @@ use crate::layout::block_index;
 /// work).
 pub(crate) const CHUNK: usize = 64;
 
+/// How far ahead of the chunk being hashed a batch prefetches its keys' memory, in bytes:
+/// of 1, 2 and 4 KiB, 2 KiB was fastest at 50k and 1M `u64` keys (AMD EPYC Zen 4, AVX-512).
+pub(crate) const KEY_STREAM_AHEAD: usize = 2048;
+
 /// The deepest prefetch a filter can be set to: most keys hashed, indexed and prefetched
 /// together (the staging buffers' size).
 pub const MAX_PREFETCH_DEPTH: usize = 128;
@@ -78,6 +82,23 @@ pub(crate) fn prefetch<T>(line: *const T) {
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     let _ = line;
+}
+
+/// Asks for the memory of the keys [`KEY_STREAM_AHEAD`] bytes past keys `start..start + n`
+/// (the chunk a pipeline has just hashed), so that a batch over a key array larger than the
+/// cache finds its keys there. On an AMD EPYC Zen 4 the hardware's own stream prefetch left
+/// `u64` batches over 4M keys 1.5x slower than over 64K keys (in the L2); with this, within
+/// 5%. Past the last chunk it asks for the memory after the slice, which the caller's next
+/// batch often reads; a prefetch of any address is harmless.
+#[inline(always)]
+pub(crate) fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
+    let (base, width) = keys.stream();
+    let from = (start * width + KEY_STREAM_AHEAD) & !63;
+    let to = (start + n) * width + KEY_STREAM_AHEAD;
+    for at in (from..to).step_by(64) {
+        // Address arithmetic only; a prefetch never faults.
+        prefetch(base.wrapping_add(at));
+    }
 }
 
 /// How a batch walks its filter: what the pipeline needs beyond the keys.
@@ -299,6 +320,7 @@ impl Staged<'_> {
         let n = walk.chunk.min(self.hashes.len()).min(len - start);
         let out = &mut self.hashes[..n];
         keys.hash_lanes_at(l, walk.flip, start, out);
+        prefetch_keys_ahead(keys, start, n);
         if prefetch_now {
             for &h in out.iter() {
                 let i = block_index(h, walk.num_blocks);
