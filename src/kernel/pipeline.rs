@@ -19,8 +19,10 @@ use crate::layout::block_index;
 /// work).
 pub(crate) const CHUNK: usize = 64;
 
-/// How far ahead of the chunk being hashed a batch prefetches its keys' memory, in bytes:
-/// of 1, 2 and 4 KiB, 2 KiB was fastest at 50k and 1M `u64` keys (AMD EPYC Zen 4, AVX-512).
+/// How far ahead of the chunk being hashed a batch prefetches its keys' memory, in bytes.
+/// `examples/u64_pairs` over 4M streamed keys (AMD EPYC Zen 4, AVX-512), sbbf-rs's time over
+/// the batch's at 50k / 1M keys: 1 KiB 1.98x / 2.00x, 2 KiB 2.14-2.24x / 1.99-2.11x, 4 KiB
+/// 2.19x / 2.04x (`perf-reports/2026-11-27-key-stream.md`).
 pub(crate) const KEY_STREAM_AHEAD: usize = 2048;
 
 /// The deepest prefetch a filter can be set to: most keys hashed, indexed and prefetched
