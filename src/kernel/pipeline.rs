@@ -37,22 +37,25 @@ pub(crate) const LLC_BYTES: u64 = 32 << 20;
 /// The prefetch depth (keys hashed and prefetched ahead; 0 for none) for a filter of `bytes`
 /// on tier `isa`. In the core's L2 ([`l2_bytes`]), none: out-of-order execution hides L2
 /// latency, and a prefetch takes a load slot. Beyond it, enough keys ahead to keep as many
-/// misses in flight as the core tracks: 32 in the last-level cache and 64 beyond it, and 128
+/// misses in flight as the core tracks: 32 in the last-level cache and 64 beyond it, and 64
 /// throughout on AVX-512, which does a key's work in fewer instructions, so the same latency
 /// spans more keys. From the depth sweep (`blockbloom-perf memory`,
-/// `perf-reports/*-memory.md`): averaged over the operations, each pick is within 2.3% of the
+/// `perf-reports/*-memory.md`): averaged over the operations, each pick was within 2.3% of the
 /// best depth for its size and tier (the previous fixed 16 was 17-72% slower than the best at
-/// DRAM size). The L2 is the CPU's own: a 1 MiB filter on a Zen 3 (512 KiB L2) ran
-/// 1.20-1.54x faster prefetched at 32 than not (AVX2, `perf-reports/2026-11-27-l2-prefetch.md`).
+/// DRAM size). AVX-512 took 128 until batches prefetched their keys' memory
+/// ([`prefetch_keys_ahead`]): the deeper chunk had been hiding the key stream's misses, and
+/// with them prefetched, 64 against 128 made contains 7-14% faster from 1 MiB to 16 MiB and
+/// inserts equal at 1-2 MiB and 9-13% faster from 4 MiB, within 3% in DRAM
+/// (`perf-reports/2026-11-27-key-stream.md`, AMD EPYC Zen 4). The L2 is the CPU's own: a
+/// 1 MiB filter on a Zen 3 (512 KiB L2) ran 1.20-1.54x faster prefetched at 32 than not
+/// (AVX2, `perf-reports/2026-11-27-l2-prefetch.md`).
 pub(crate) fn prefetch_depth(bytes: u64, isa: Isa) -> usize {
     if bytes <= l2_bytes() {
         0
-    } else if isa == Isa::Avx512 {
-        MAX_PREFETCH_DEPTH
-    } else if bytes <= LLC_BYTES {
-        32
-    } else {
+    } else if isa == Isa::Avx512 || bytes > LLC_BYTES {
         64
+    } else {
+        32
     }
 }
 
