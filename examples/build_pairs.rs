@@ -23,20 +23,13 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use pairs::{median, ratio_summary};
 use parquet::bloom_filter::Sbbf;
+
+mod pairs;
 
 const KEYS: u64 = 1000;
 const FPR: f64 = 0.01;
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
 
 fn arg(i: usize, default: usize) -> usize {
     std::env::args().nth(i).map_or(default, |s| {
@@ -87,14 +80,6 @@ fn main() -> Result<(), blockbloom::Error> {
             times[side].push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
         }
     }
-    let ratios = |of: usize| -> Vec<f64> {
-        times[2]
-            .iter()
-            .zip(&times[of])
-            .map(|(s, b)| s / b)
-            .collect()
-    };
-    let (mut cold_r, mut warm_r) = (ratios(0), ratios(1));
     println!("build_1000 at {FPR}: {rounds} rounds of {batch} builds per side, sides interleaved");
     for (name, i) in [
         ("blockbloom-cold", 0),
@@ -103,15 +88,8 @@ fn main() -> Result<(), blockbloom::Error> {
     ] {
         println!("{name:>16}: median {:.2} us", median(&mut times[i].clone()));
     }
-    for (name, r) in [("cold", &mut cold_r), ("warm", &mut warm_r)] {
-        let m = median(r);
-        // `median` sorted the ratios: the quartiles are read off directly.
-        let quartile = |q: usize| r[(r.len() - 1) * q / 4];
-        println!(
-            "sbbf / {name}: median {m:.2}x, quartiles {:.2}x and {:.2}x (per round)",
-            quartile(1),
-            quartile(3)
-        );
+    for (name, i) in [("cold", 0), ("warm", 1)] {
+        println!("sbbf / {name}: {}", ratio_summary(&times[2], &times[i]));
     }
     Ok(())
 }

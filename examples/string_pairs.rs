@@ -27,24 +27,14 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use pairs::{Rng, median, ratio_summary};
 use xxhash_rust::xxh3::xxh3_64;
+
+mod pairs;
 
 const KEYS: usize = 1_000_000;
 const QUERIES: usize = 1 << 16;
 const BATCH: usize = 1024;
-
-/// splitmix64: the keys' letters, the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 /// Key `i` of `len` bytes: random letters (URL-like from 32 bytes), distinct by the index
 /// folded into its last bytes (as `benches/keys.rs` makes them).
@@ -79,16 +69,6 @@ fn hits_in_calls<K>(
         hits += out.iter().filter(|&&x| x).count();
     }
     hits
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 fn main() -> Result<(), blockbloom::Error> {
@@ -191,14 +171,7 @@ fn main() -> Result<(), blockbloom::Error> {
             );
         }
         for (name, i) in [("batch", 0), ("batch-no-prefetch", 1), ("hashed", 3)] {
-            let mut r: Vec<f64> = times[2].iter().zip(&times[i]).map(|(s, b)| s / b).collect();
-            let m = median(&mut r);
-            let quartile = |q: usize| r[(r.len() - 1) * q / 4];
-            println!(
-                "  sbbf / {name}: median {m:.2}x, quartiles {:.2}x and {:.2}x (per round)",
-                quartile(1),
-                quartile(3)
-            );
+            println!("  sbbf / {name}: {}", ratio_summary(&times[2], &times[i]));
         }
     }
     Ok(())

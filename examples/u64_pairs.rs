@@ -21,32 +21,12 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use pairs::{Rng, median, ratio_summary};
 use xxhash_rust::xxh3::xxh3_64;
 
+mod pairs;
+
 const BATCH: usize = 1024;
-
-/// splitmix64: the keys, the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
 
 fn main() -> Result<(), blockbloom::Error> {
     let rounds: usize = std::env::args().nth(1).map_or(100, |s| {
@@ -106,14 +86,7 @@ fn main() -> Result<(), blockbloom::Error> {
                     median(&mut times[i].clone())
                 );
             }
-            let mut ratio: Vec<f64> = times[1].iter().zip(&times[0]).map(|(s, b)| s / b).collect();
-            let m = median(&mut ratio);
-            let quartile = |k: usize| ratio[(ratio.len() - 1) * k / 4];
-            println!(
-                "  sbbf / batch: median {m:.2}x, quartiles {:.2}x and {:.2}x (per round)",
-                quartile(1),
-                quartile(3)
-            );
+            println!("  sbbf / batch: {}", ratio_summary(&times[1], &times[0]));
         }
     }
     Ok(())

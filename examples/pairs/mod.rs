@@ -1,0 +1,43 @@
+//! What the interleaved-rounds measurements (`build_pairs`, `string_pairs`, `u64_pairs`) share:
+//! their key generator and how they summarise a side's times and a ratio's rounds.
+
+// Each example uses part of this module.
+#![allow(dead_code)]
+
+/// splitmix64: keys that are the same on every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// The median of `v` (sorted in place).
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The per-round ratios `num[i] / den[i]` summarised: "median Mx, quartiles Ax and Bx (per
+/// round)".
+pub fn ratio_summary(num: &[f64], den: &[f64]) -> String {
+    let mut r: Vec<f64> = num.iter().zip(den).map(|(n, d)| n / d).collect();
+    let m = median(&mut r);
+    // `median` sorted the ratios: the quartiles are read off directly.
+    let quartile = |q: usize| r[(r.len() - 1) * q / 4];
+    format!(
+        "median {m:.2}x, quartiles {:.2}x and {:.2}x (per round)",
+        quartile(1),
+        quartile(3)
+    )
+}
