@@ -15,7 +15,7 @@
 //! and stores to scalar code. Every tier sets and tests the same positions as the scalar
 //! reference.
 
-use super::pipeline::{CHUNK, Sink, Takes, prefetch, prefetch_keys_ahead};
+use super::pipeline::{CHUNK, Sink, Takes, hash_chunk, prefetch};
 use super::{Batch, Keys, Lanes};
 
 /// Most probes a key may have.
@@ -403,7 +403,7 @@ impl Stage {
         len: 0,
     };
 
-    /// Hashes keys `start..start + n` in lanes and, if asked, prefetches the lines of each
+    /// Hashes keys `start..start + n` ([`hash_chunk`]) and, if asked, prefetches the lines of each
     /// key's first `j` positions (computed here for that alone: recomputing them at the probe
     /// is cheaper than storing and reloading them, measured).
     #[inline(always)]
@@ -419,8 +419,7 @@ impl Stage {
         j: u32,
     ) {
         let hashes = &mut self.hashes[..n];
-        keys.hash_lanes_at(l, shape.flip, start, hashes);
-        prefetch_keys_ahead(keys, start, n);
+        hash_chunk(l, keys, shape.flip, start, hashes);
         if let Some(base) = base {
             for &h in hashes.iter() {
                 prefetch_lines(base, shape.positions(h).first(j));

@@ -98,7 +98,7 @@ pub(crate) fn prefetch<T>(line: *const T) {
 /// caller's next batch often reads; a prefetch of any address is harmless. It costs about one
 /// instruction per `u64` key (the AVX2 gate cases: +2.7% to +4.0%).
 #[inline(always)]
-pub(crate) fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
+fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
     let (base, width) = keys.stream();
     let mut at = (start * width + KEY_STREAM_AHEAD) & !63;
     let to = (start + n) * width + KEY_STREAM_AHEAD;
@@ -107,6 +107,15 @@ pub(crate) fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
         prefetch(base.wrapping_add(at));
         at += 64;
     }
+}
+
+/// A pipeline's per-chunk hashing step (the blocked and the classic pipelines alike): hashes
+/// keys `start..start + out.len()` into `out` in `l`'s lanes and asks for the keys' memory
+/// ahead of them ([`prefetch_keys_ahead`]).
+#[inline(always)]
+pub(crate) fn hash_chunk<L: Lanes>(l: L, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64]) {
+    keys.hash_lanes_at(l, flip, start, out);
+    prefetch_keys_ahead(keys, start, out.len());
 }
 
 /// How a batch walks its filter: what the pipeline needs beyond the keys.
@@ -312,9 +321,9 @@ struct Staged<'b> {
 }
 
 impl Staged<'_> {
-    /// Hashes keys `start..start + chunk` (of `len`) and, if `prefetch`, prefetches their
-    /// blocks at once (the first chunk; later chunks are prefetched one key at a time while the
-    /// chunk before them is probed, see [`Entries`]).
+    /// Hashes keys `start..start + chunk` (of `len`) with [`hash_chunk`] and, if
+    /// `prefetch_now`, prefetches their blocks at once (the first chunk; later chunks are
+    /// prefetched one key at a time while the chunk before them is probed, in [`pipeline`]).
     #[inline(always)]
     fn load<L: Lanes>(
         &mut self,
@@ -327,8 +336,7 @@ impl Staged<'_> {
     ) {
         let n = walk.chunk.min(self.hashes.len()).min(len - start);
         let out = &mut self.hashes[..n];
-        keys.hash_lanes_at(l, walk.flip, start, out);
-        prefetch_keys_ahead(keys, start, n);
+        hash_chunk(l, keys, walk.flip, start, out);
         if prefetch_now {
             for &h in out.iter() {
                 let i = block_index(h, walk.num_blocks);
