@@ -1682,25 +1682,58 @@ mod tests {
         }
     }
 
+    /// A random shape, size and margin, and the exact model's goal value there.
+    struct Case {
+        layout: Layout,
+        probes: u32,
+        unit: u32,
+        keys: u64,
+        blocks: u64,
+        margin: f64,
+        want: f64,
+    }
+
+    /// A [`Case`] from `min_keys` to 3e10 keys and 0.5 to 100 bits per key, with the margin or
+    /// the mean alone (no margin); `None` outside the rates the evaluations' bounds cover.
+    fn random_case(rng: &mut Mix, min_keys: f64) -> Option<Case> {
+        let layout = Layout::ALL[(rng.next() % 2) as usize];
+        let counts: Vec<u32> = layout.probe_counts().collect();
+        let probes = counts[(rng.next() % counts.len() as u64) as usize];
+        let unit = [1, 1, 4, 8][(rng.next() % 4) as usize];
+        let keys = rng.log_uniform(min_keys, 3e10) as u64;
+        let bits_per_key = rng.log_uniform(0.5, 100.0);
+        let blocks = ((keys as f64 * bits_per_key / 512.0) as u64).clamp(2, 1 << 33);
+        let (mean, var) = block_moments(keys, blocks, layout, probes, unit);
+        let margin = [0.0, MARGIN_SD][(rng.next() % 2) as usize];
+        let want = mean + margin * (var / blocks as f64).sqrt();
+        (MIN_FPR / 10.0..=0.95).contains(&want).then_some(Case {
+            layout,
+            probes,
+            unit,
+            keys,
+            blocks,
+            margin,
+            want,
+        })
+    }
+
     #[test]
     fn eval_agrees_with_exact_model() {
         let mut rng = Mix(3);
         let mut worst = [0.0f64; 2];
         for _ in 0..20000 {
-            let layout = Layout::ALL[(rng.next() % 2) as usize];
-            let counts: Vec<u32> = layout.probe_counts().collect();
-            let probes = counts[(rng.next() % counts.len() as u64) as usize];
-            let unit = [1, 1, 4, 8][(rng.next() % 4) as usize];
-            let keys = rng.log_uniform(1.0, 3e10) as u64;
-            let bits_per_key = rng.log_uniform(0.5, 100.0);
-            let blocks = ((keys as f64 * bits_per_key / 512.0) as u64).clamp(2, 1 << 33);
-            let (mean, var) = block_moments(keys, blocks, layout, probes, unit);
-            // The goal's value with the margin, or the mean alone (no margin).
-            let margin = [0.0, MARGIN_SD][(rng.next() % 2) as usize];
-            let want = mean + margin * (var / blocks as f64).sqrt();
-            if !(MIN_FPR / 10.0..=0.95).contains(&want) {
+            let Some(Case {
+                layout,
+                probes,
+                unit,
+                keys,
+                blocks,
+                margin,
+                want,
+            }) = random_case(&mut rng, 1.0)
+            else {
                 continue;
-            }
+            };
             // The powers stepped along the walk (a shape made for one plan), and the
             // process's shared shapes, which read their moments per key count from a table.
             let own = fast::Shape::new(layout, probes, unit);
@@ -1736,19 +1769,18 @@ mod tests {
         let mut rng = Mix(7);
         let mut worst: [(f64, String); 11] = core::array::from_fn(|_| (0.0, String::new()));
         for _ in 0..100_000 {
-            let layout = Layout::ALL[(rng.next() % 2) as usize];
-            let counts: Vec<u32> = layout.probe_counts().collect();
-            let probes = counts[(rng.next() % counts.len() as u64) as usize];
-            let unit = [1, 1, 4, 8][(rng.next() % 4) as usize];
-            let keys = rng.log_uniform(4096.0, 3e10) as u64;
-            let bits_per_key = rng.log_uniform(0.5, 100.0);
-            let blocks = ((keys as f64 * bits_per_key / 512.0) as u64).clamp(2, 1 << 33);
-            let (mean, var) = block_moments(keys, blocks, layout, probes, unit);
-            let margin = [0.0, MARGIN_SD][(rng.next() % 2) as usize];
-            let want = mean + margin * (var / blocks as f64).sqrt();
-            if !(MIN_FPR / 10.0..=0.95).contains(&want) {
+            let Some(Case {
+                layout,
+                probes,
+                unit,
+                keys,
+                blocks,
+                margin,
+                want,
+            }) = random_case(&mut rng, 4096.0)
+            else {
                 continue;
-            }
+            };
             let got = fast::shape(layout, probes, unit)
                 .eval(keys, blocks as f64, margin, fast::Level::Fine)
                 .value;
