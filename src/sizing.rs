@@ -369,64 +369,81 @@ fn block_moments_in<const B: usize, const LANES: usize>(
     s1 *= pmf_mode;
     s2 *= pmf_mode;
     let small = |pmf: f64| pmf < 1e-18 * pmf_mode || pmf == 0.0;
-    // Each walk takes `LANES` counts at a time where that many remain: their factors stepped
-    // one by one, their moments side by side (`moments_lanes_b`), then added in order up to
-    // the first that ends the walk (the counts after it go unused). The same terms in the
-    // same order as one count at a time, so the same bits.
-    let mut pmfs = [0.0; LANES];
-    let mut cols = [[0.0; LANES]; MAX_POWER + 1];
-    let (mut pmf, mut c, mut pw) = (pmf_mode, mode, pw_mode);
-    'up: while c < keys {
-        let lanes = if keys - c >= LANES as u64 { LANES } else { 1 };
-        for l in 0..lanes {
-            pmf *= (n - c as f64) / (c as f64 + 1.0) * ratio;
-            c += 1;
-            for i in 0..2 * B + 1 {
-                pw[i] *= step[i];
-                cols[i][l] = pw[i];
-            }
-            pmfs[l] = pmf;
+    let mut sums = (s1, s2);
+    let start = (pmf_mode, mode, pw_mode);
+    // Upward to `keys`, then downward to 0.
+    let up = |pmf: &mut f64, c: &mut u64, pw: &mut [f64; MAX_POWER + 1]| {
+        *pmf *= (n - *c as f64) / (*c as f64 + 1.0) * ratio;
+        *c += 1;
+        for i in 0..2 * B + 1 {
+            pw[i] *= step[i];
         }
-        let moments: [(f64, f64); LANES] = if lanes == LANES {
-            model.moments_lanes_b::<B, LANES>(&cols)
-        } else {
-            [model.moments_b::<B>(&pw); LANES]
-        };
-        for ((m1, m2), pmf) in moments.into_iter().zip(pmfs).take(lanes) {
-            s1 += pmf * m1;
-            s2 += pmf * m2;
-            if small(pmf) {
-                break 'up;
-            }
+    };
+    walk::<B, LANES>(
+        model,
+        start,
+        |c| keys - c,
+        up,
+        |pmf, _| small(pmf),
+        &mut sums,
+    );
+    let down = |pmf: &mut f64, c: &mut u64, pw: &mut [f64; MAX_POWER + 1]| {
+        *pmf *= *c as f64 / (n - *c as f64 + 1.0) / ratio;
+        *c -= 1;
+        for i in 0..2 * B + 1 {
+            pw[i] /= step[i];
         }
-    }
-    let (mut pmf, mut c, mut pw) = (pmf_mode, mode, pw_mode);
-    'down: while c > 0 {
-        let lanes = if c >= LANES as u64 { LANES } else { 1 };
-        for l in 0..lanes {
-            pmf *= c as f64 / (n - c as f64 + 1.0) / ratio;
-            c -= 1;
-            for i in 0..2 * B + 1 {
-                pw[i] /= step[i];
-                cols[i][l] = pw[i];
-            }
-            pmfs[l] = pmf;
-        }
-        let moments: [(f64, f64); LANES] = if lanes == LANES {
-            model.moments_lanes_b::<B, LANES>(&cols)
-        } else {
-            [model.moments_b::<B>(&pw); LANES]
-        };
-        for ((m1, m2), pmf) in moments.into_iter().zip(pmfs).take(lanes) {
-            s1 += pmf * m1;
-            s2 += pmf * m2;
-            if small(pmf) || pmf * m1 < 1e-24 {
-                break 'down;
-            }
-        }
-    }
+    };
+    let ends = |pmf: f64, m1: f64| small(pmf) || pmf * m1 < 1e-24;
+    walk::<B, LANES>(model, start, |c| c, down, ends, &mut sums);
+    let (s1, s2) = sums;
     let mean = s1.min(1.0);
     (mean, (s2 - mean * mean).max(0.0))
+}
+
+/// One walk of [`block_moments_in`] outward from `start` (the mode's pmf, count and powers):
+/// `next` steps them to the next count, `left` counts the counts still ahead, and the walk
+/// ends after the first term `ends` says (given its pmf and mean). Adds each term to `sums`.
+///
+/// It takes `LANES` counts at a time where that many are left: their factors stepped one by
+/// one, their moments side by side (`moments_lanes_b`), then added in order up to the first
+/// that ends the walk (the counts after it go unused). The same terms in the same order as
+/// one count at a time, so the same bits.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn walk<const B: usize, const LANES: usize>(
+    model: &InBlock,
+    start: (f64, u64, [f64; MAX_POWER + 1]),
+    left: impl Fn(u64) -> u64,
+    next: impl Fn(&mut f64, &mut u64, &mut [f64; MAX_POWER + 1]),
+    ends: impl Fn(f64, f64) -> bool,
+    sums: &mut (f64, f64),
+) {
+    let (mut pmf, mut c, mut pw) = start;
+    let mut pmfs = [0.0; LANES];
+    let mut cols = [[0.0; LANES]; MAX_POWER + 1];
+    while left(c) > 0 {
+        let lanes = if left(c) >= LANES as u64 { LANES } else { 1 };
+        for l in 0..lanes {
+            next(&mut pmf, &mut c, &mut pw);
+            for i in 0..2 * B + 1 {
+                cols[i][l] = pw[i];
+            }
+            pmfs[l] = pmf;
+        }
+        let moments: [(f64, f64); LANES] = if lanes == LANES {
+            model.moments_lanes_b::<B, LANES>(&cols)
+        } else {
+            [model.moments_b::<B>(&pw); LANES]
+        };
+        for ((m1, m2), pmf) in moments.into_iter().zip(pmfs).take(lanes) {
+            sums.0 += pmf * m1;
+            sums.1 += pmf * m2;
+            if ends(pmf, m1) {
+                return;
+            }
+        }
+    }
 }
 
 /// The model's false-positive rate of a filter of `num_blocks` blocks with `probes` bits per
