@@ -1436,14 +1436,19 @@ mod tests {
             let keys = rng.log_uniform(1.0, 1e10) as u64;
             let bits_per_key = rng.log_uniform(0.5, 200.0);
             let blocks = ((keys as f64 * bits_per_key / 512.0) as u64).clamp(1, 1 << 33);
-            let got = block_moments(keys, blocks, layout, probes, unit);
-            let want = reference::block_moments(keys, blocks, layout, probes, unit);
-            assert_eq!(
-                (got.0.to_bits(), got.1.to_bits()),
-                (want.0.to_bits(), want.1.to_bits()),
-                "{keys} keys, {blocks} blocks, {layout}/{probes}/{unit}"
-            );
+            same_as_reference(keys, blocks, layout, probes, unit);
         }
+    }
+
+    /// `block_moments` against the reference's, bit for bit.
+    fn same_as_reference(keys: u64, blocks: u64, layout: Layout, probes: u32, unit: u32) {
+        let got = block_moments(keys, blocks, layout, probes, unit);
+        let want = reference::block_moments(keys, blocks, layout, probes, unit);
+        assert_eq!(
+            (got.0.to_bits(), got.1.to_bits()),
+            (want.0.to_bits(), want.1.to_bits()),
+            "{keys} keys, {blocks} blocks, {layout}/{probes}/{unit}"
+        );
     }
 
     /// The walks that take four key counts at a time (24 probes and more in 4x128), from
@@ -1457,13 +1462,7 @@ mod tests {
             let keys = rng.log_uniform(1.0, 1e10) as u64;
             let blocks = (keys as f64 / rng.log_uniform(0.01, 3000.0)).clamp(1.0, 2e10) as u64;
             let layout = Layout::Sectors4x128;
-            let got = block_moments(keys, blocks, layout, probes, unit);
-            let want = reference::block_moments(keys, blocks, layout, probes, unit);
-            assert_eq!(
-                (got.0.to_bits(), got.1.to_bits()),
-                (want.0.to_bits(), want.1.to_bits()),
-                "{keys} keys, {blocks} blocks, {layout}/{probes}/{unit}"
-            );
+            same_as_reference(keys, blocks, layout, probes, unit);
         }
     }
 
@@ -1739,36 +1738,32 @@ mod tests {
         let mut rng = Mix(3);
         let mut worst = [0.0f64; 2];
         for _ in 0..20000 {
-            let Some(Case {
-                layout,
-                probes,
-                unit,
-                keys,
-                blocks,
-                margin,
-                want,
-            }) = random_case(&mut rng, 1.0)
-            else {
+            let Some(c) = random_case(&mut rng, 1.0) else {
                 continue;
             };
             // The powers stepped along the walk (a shape made for one plan), and the
             // process's shared shapes, which read their moments per key count from a table.
-            let own = fast::Shape::new(layout, probes, unit);
-            let shared = fast::shape(layout, probes, unit);
+            let own = fast::Shape::new(c.layout, c.probes, c.unit);
+            let shared = fast::shape(c.layout, c.probes, c.unit);
             for (i, level) in [fast::Level::Coarse, fast::Level::Fine]
                 .into_iter()
                 .enumerate()
             {
                 for (how, shape) in [("stepped", &own), ("tabled", &*shared)] {
-                    let got = shape.eval(keys, blocks as f64, margin, level).value;
-                    let rel = (got / want - 1.0).abs();
+                    let got = shape.eval(c.keys, c.blocks as f64, c.margin, level).value;
+                    let rel = (got / c.want - 1.0).abs();
                     let bound = match level {
                         fast::Level::Coarse => level.error(),
-                        fast::Level::Fine => fast::fine_error(keys, blocks as f64, got),
+                        fast::Level::Fine => fast::fine_error(c.keys, c.blocks as f64, got),
                     };
+                    let (shape, size) = (
+                        format!("{}/{}/{}", c.layout, c.probes, c.unit),
+                        format!("{} keys, {} blocks", c.keys, c.blocks),
+                    );
                     assert!(
                         rel < bound / 20.0,
-                        "{level:?} {how}: {keys} keys, {blocks} blocks, {layout}/{probes}/{unit}: {got} vs {want}"
+                        "{level:?} {how}: {size}, {shape}: {got} vs {}",
+                        c.want
                     );
                     worst[i] = worst[i].max(rel);
                 }
@@ -1786,27 +1781,19 @@ mod tests {
         let mut rng = Mix(7);
         let mut worst: [(f64, String); 11] = core::array::from_fn(|_| (0.0, String::new()));
         for _ in 0..100_000 {
-            let Some(Case {
-                layout,
-                probes,
-                unit,
-                keys,
-                blocks,
-                margin,
-                want,
-            }) = random_case(&mut rng, 4096.0)
-            else {
+            let Some(c) = random_case(&mut rng, 4096.0) else {
                 continue;
             };
-            let got = fast::shape(layout, probes, unit)
-                .eval(keys, blocks as f64, margin, fast::Level::Fine)
+            let got = fast::shape(c.layout, c.probes, c.unit)
+                .eval(c.keys, c.blocks as f64, c.margin, fast::Level::Fine)
                 .value;
-            let load = keys as f64 / blocks as f64;
-            let per_load = (got / want - 1.0).abs() / (load + 16.0);
-            let decade = ((-want.log10()) as usize).min(10);
+            let load = c.keys as f64 / c.blocks as f64;
+            let per_load = (got / c.want - 1.0).abs() / (load + 16.0);
+            let decade = ((-c.want.log10()) as usize).min(10);
             if per_load > worst[decade].0 {
-                let case = format!("{keys} keys, {blocks} blocks, {layout}/{probes}/{unit}");
-                worst[decade] = (per_load, format!("{case}, load {load:.1}, rate {want:.3e}"));
+                let shape = format!("{}/{}/{}", c.layout, c.probes, c.unit);
+                let size = format!("{} keys, {} blocks, load {load:.1}", c.keys, c.blocks);
+                worst[decade] = (per_load, format!("{size}, {shape}, rate {:.3e}", c.want));
             }
         }
         for (decade, (per_load, case)) in worst.iter().enumerate() {
