@@ -319,9 +319,9 @@ fn block_moments_of(model: &InBlock, keys: u64, num_blocks: u64) -> (f64, f64) {
 }
 
 /// [`block_moments_in`] with the counts of a walk taken four at a time from `b = 6` (24
-/// probes in 4x128), one at a time below: side by side took 24 to 32 probes 1.3x to 1.5x
-/// less time, and fewer 0.9x to 1.0x (`exact_model_timing` in the tests, on an AMD EPYC
-/// Zen 4; the same bits either way).
+/// probes in 4x128), one at a time below: four side by side ran 24 to 32 probes 1.3x to
+/// 1.5x faster, and fewer probes 0.75x to 1.0x as fast (`exact_model_timing` in the tests,
+/// on an AMD EPYC Zen 4; the same bits either way).
 fn block_moments_b<const B: usize>(model: &InBlock, keys: u64, num_blocks: u64) -> (f64, f64) {
     if B >= 6 {
         block_moments_in::<B, 4>(model, keys, num_blocks)
