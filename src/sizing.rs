@@ -199,16 +199,49 @@ impl InBlock {
     }
 
     /// [`InBlock::moments_b`] at `L` key counts at once, `pw[i][lane]`: each lane the same
-    /// operations in the same order as one call, so the same bits. One count's work is a
+    /// operations in the same order as one count, so the same bits. One count's work is a
     /// chain of adds (`t + 1` per `all_set[t]`, then `2b` per moment) that leaves the core
     /// idle between them; lanes side by side fill it, and vectorize.
     #[inline(always)]
-    // Index loops with constant ends unroll fully per `B` (as in `sector_moments_b`).
-    #[allow(clippy::needless_range_loop)]
     fn moments_lanes_b<const B: usize, const L: usize>(
         &self,
         pw: &[[f64; L]; MAX_POWER + 1],
     ) -> [(f64, f64); L] {
+        let (m1, m2) = self.sector_moments_lanes_b::<B, L>(pw);
+        core::array::from_fn(|l| (self.pow_sectors(m1[l]), self.pow_sectors(m2[l])))
+    }
+
+    /// `E[(X/W)^b]` and `E[(X/W)^2b]` of one sector, given its powers.
+    #[cfg(test)]
+    fn sector_moments(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
+        match self.b {
+            1 => self.sector_moments_b::<1>(pw),
+            2 => self.sector_moments_b::<2>(pw),
+            4 => self.sector_moments_b::<4>(pw),
+            _ => unreachable!("the tests use b = 1, 2, 4"),
+        }
+    }
+
+    /// `E[(X/W)^b]` and `E[(X/W)^2b]` of one sector for `b = B` (one lane of
+    /// [`InBlock::sector_moments_lanes_b`]).
+    #[inline(always)]
+    fn sector_moments_b<const B: usize>(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
+        let (m1, m2) = self.sector_moments_lanes_b::<B, 1>(&pw.map(|x| [x]));
+        (m1[0], m2[0])
+    }
+
+    /// `E[(X/W)^b]` and `E[(X/W)^2b]` of one sector for `b = B` at `L` key counts,
+    /// `pw[i][lane]`: the Stirling expansion over `t` distinct bits, each term the
+    /// inclusion-exclusion probability that `t` given bits are all set (shared by both
+    /// exponents), each lane on its own.
+    #[inline(always)]
+    // Index loops over half-open ranges with constant ends: they unroll fully per `B`, where
+    // the iterator forms (and `..=`) measured a third slower.
+    #[allow(clippy::needless_range_loop)]
+    fn sector_moments_lanes_b<const B: usize, const L: usize>(
+        &self,
+        pw: &[[f64; L]; MAX_POWER + 1],
+    ) -> ([f64; L], [f64; L]) {
         let mut all_set = [[0.0; L]; MAX_POWER + 1];
         for t in 1..2 * B + 1 {
             let mut s = [0.0; L];
@@ -229,51 +262,7 @@ impl InBlock {
                     total[l] += self.coef[row][t] * all_set[t][l];
                 }
             }
-            total
-        };
-        let (m1, m2) = (moment(0, B), moment(1, 2 * B));
-        core::array::from_fn(|l| {
-            (
-                self.pow_sectors(m1[l].clamp(0.0, 1.0)),
-                self.pow_sectors(m2[l].clamp(0.0, 1.0)),
-            )
-        })
-    }
-
-    /// `E[(X/W)^b]` and `E[(X/W)^2b]` of one sector, given its powers.
-    #[cfg(test)]
-    fn sector_moments(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
-        match self.b {
-            1 => self.sector_moments_b::<1>(pw),
-            2 => self.sector_moments_b::<2>(pw),
-            4 => self.sector_moments_b::<4>(pw),
-            _ => unreachable!("the tests use b = 1, 2, 4"),
-        }
-    }
-
-    /// `E[(X/W)^b]` and `E[(X/W)^2b]` of one sector for `b = B`: the Stirling expansion over
-    /// `t` distinct bits, each term the inclusion-exclusion probability that `t` given bits
-    /// are all set (shared by both exponents).
-    #[inline(always)]
-    // Index loops over half-open ranges with constant ends: they unroll fully per `B`, where
-    // the iterator forms (and `..=`) measured a third slower.
-    #[allow(clippy::needless_range_loop)]
-    fn sector_moments_b<const B: usize>(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
-        let mut all_set = [0.0; MAX_POWER + 1];
-        for t in 1..2 * B + 1 {
-            let mut s = 0.0;
-            for i in 0..t + 1 {
-                let term = BINOM[t][i] * pw[i];
-                s += if i % 2 == 0 { term } else { -term };
-            }
-            all_set[t] = s.max(0.0);
-        }
-        let moment = |row: usize, e: usize| {
-            let mut total = 0.0;
-            for t in 1..e + 1 {
-                total += self.coef[row][t] * all_set[t];
-            }
-            total.clamp(0.0, 1.0)
+            total.map(|x| x.clamp(0.0, 1.0))
         };
         (moment(0, B), moment(1, 2 * B))
     }

@@ -447,7 +447,7 @@ impl Shape {
     /// each summed in two interleaved halves (shorter add chains; the rounding differs
     /// within the coarse error bound).
     #[inline(always)]
-    // Index loops with constant ends unroll fully per `B` (as in `sector_moments_b`).
+    // Index loops with constant ends unroll fully per `B` (as in `sector_moments_lanes_b`).
     #[allow(clippy::needless_range_loop)]
     fn direct_moments<const B: usize>(&self, pw: &[f64; MAX_POWER + 1]) -> (f64, f64) {
         let (d1, d2) = (&self.direct[0], &self.direct[1]);
