@@ -5,6 +5,7 @@
 //! ```sh
 //! cargo run --release --example plan_cost -- 2000          # reps, every case
 //! cargo run --release --example plan_cost -- 100 1e10 1e-9 # reps, one case
+//! cargo run --release --example plan_cost -- 100 6463026605 0.3 28 # probes fixed
 //! ```
 //!
 //! Instructions per plan, repeatable where time is not (`valgrind`, AVX2 at most): count
@@ -44,16 +45,22 @@ fn main() -> Result<(), blockbloom::Error> {
         )],
         _ => CASES.to_vec(),
     };
+    let probes: Option<u32> = args.get(3).map(|k| k.parse().expect("probes"));
     println!(
         "{:>14} {:>9} {:>12} {:>6} {:>6} {:>9}",
         "keys", "fpr", "blocks", "layout", "k", "µs"
     );
     for (n, p) in cases {
-        let plan = blockbloom::sizing::plan(n, p)?;
+        let plan = blockbloom::sizing::plan_with(n, p, None, probes)?;
         let mut best = f64::MAX;
         for _ in 0..reps {
             let t = Instant::now();
-            black_box(blockbloom::sizing::plan(black_box(n), black_box(p))?);
+            black_box(blockbloom::sizing::plan_with(
+                black_box(n),
+                black_box(p),
+                None,
+                probes,
+            )?);
             best = best.min(t.elapsed().as_secs_f64() * 1e6);
         }
         println!(
