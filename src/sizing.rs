@@ -299,7 +299,11 @@ fn all_set_lanes<const T: usize, const L: usize>(pw: &[[f64; L]; MAX_POWER + 1])
         }
     }
     for l in 0..L {
-        s[l] += if T.is_multiple_of(2) { pw[T][l] } else { -pw[T][l] };
+        s[l] += if T.is_multiple_of(2) {
+            pw[T][l]
+        } else {
+            -pw[T][l]
+        };
     }
     s.map(|x| x.max(0.0))
 }
