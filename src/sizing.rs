@@ -285,14 +285,15 @@ impl InBlock {
 
 /// The inclusion-exclusion probability that `T` given bits of a sector are all set, at `L`
 /// key counts, `pw[i][lane]`: `sum_i (-1)^i C(T, i) pw[i]` in increasing `i`, clamped at
-/// zero. Two terms need no multiply: `i = 0` is `C(T, 0) pw[0] = 1` (`pw[0] = (1 - 0/W)^m`
-/// is exactly 1, so the first sum `0 + 1` is 1), and `i = T` is `pw[T]` (`C(T, T) = 1`).
-/// The other terms and the order of the sum are the reference's, so the same bits.
+/// zero. Two terms need no multiply, `C(T, 0) = C(T, T) = 1`: the sum starts at `pw[0]` (the
+/// reference's `0 + 1 pw[0]`, the same bits for any power, which is never `-0`), and adds
+/// `(-1)^T pw[T]` last. The other terms and the order of the sum are the reference's, so the
+/// same bits. (`pw[0] = (1 - 0/W)^m` is 1 on every platform's libm, but not under Miri, which
+/// perturbs `powf` and `powi`: nothing here assumes it.)
 #[inline(always)]
 #[allow(clippy::needless_range_loop)]
 fn all_set_lanes<const T: usize, const L: usize>(pw: &[[f64; L]; MAX_POWER + 1]) -> [f64; L] {
-    debug_assert!(pw[0].iter().all(|&x| x == 1.0), "pw[0] is 1 at every count");
-    let mut s = [1.0; L];
+    let mut s = pw[0];
     for i in 1..T {
         for l in 0..L {
             s[l] += SIGNED_BINOM[T][i] * pw[i][l];
