@@ -1735,19 +1735,57 @@ mod tests {
     }
 
     /// A random shape, size and margin, and the exact model's goal value there.
-    pub(super) struct Case {
-        pub(super) layout: Layout,
-        pub(super) probes: u32,
-        pub(super) unit: u32,
-        pub(super) keys: u64,
-        pub(super) blocks: u64,
-        pub(super) margin: f64,
-        pub(super) want: f64,
+    struct Case {
+        layout: Layout,
+        probes: u32,
+        unit: u32,
+        keys: u64,
+        blocks: u64,
+        margin: f64,
+        want: f64,
+    }
+
+    impl Case {
+        fn load(&self) -> f64 {
+            self.keys as f64 / self.blocks as f64
+        }
+
+        /// Size, load, shape and goal value, for the measurements' reports.
+        fn describe(&self) -> String {
+            let (c, load) = (self, self.load());
+            let size = format!("{} keys, {} blocks, load {load:.1}", c.keys, c.blocks);
+            let shape = format!("{}/{}/{}", c.layout, c.probes, c.unit);
+            format!("{size}, {shape}, rate {:.3e}", c.want)
+        }
+    }
+
+    /// The worst of a measure per decade of the goal value (1e-1 to 1e-0 first, all below
+    /// 1e-10 last), with the case that gave it.
+    struct WorstByRate([(f64, String); 11]);
+
+    impl WorstByRate {
+        fn new() -> Self {
+            WorstByRate(core::array::from_fn(|_| (0.0, String::new())))
+        }
+
+        fn note(&mut self, value: f64, c: &Case) {
+            let worst = &mut self.0[((-c.want.log10()) as usize).min(10)];
+            if value > worst.0 {
+                *worst = (value, c.describe());
+            }
+        }
+
+        fn print(&self) {
+            for (decade, (value, case)) in self.0.iter().enumerate() {
+                let (lo, hi) = (decade + 1, decade);
+                eprintln!("rates 1e-{lo} to 1e-{hi}: {value:.2e} ({case})");
+            }
+        }
     }
 
     /// A [`Case`] from `min_keys` to 3e10 keys and 0.5 to 100 bits per key, with the margin or
     /// the mean alone (no margin); `None` outside the rates the evaluations' bounds cover.
-    pub(super) fn random_case(rng: &mut Mix, min_keys: f64) -> Option<Case> {
+    fn random_case(rng: &mut Mix, min_keys: f64) -> Option<Case> {
         let layout = Layout::ALL[(rng.next() % 2) as usize];
         let counts: Vec<u32> = layout.probe_counts().collect();
         let probes = counts[(rng.next() % counts.len() as u64) as usize];
@@ -1789,10 +1827,7 @@ mod tests {
                 for (how, shape) in [("stepped", &own), ("tabled", &*shared)] {
                     let got = shape.eval(c.keys, c.blocks as f64, c.margin, level).value;
                     let rel = (got / c.want - 1.0).abs();
-                    let bound = match level {
-                        fast::Level::Coarse | fast::Level::Pinned => level.error(),
-                        fast::Level::Fine => fast::fine_error(c.keys, c.blocks as f64, got),
-                    };
+                    let bound = level.bound(c.keys, c.blocks as f64, got);
                     let (shape, size) = (
                         format!("{}/{}/{}", c.layout, c.probes, c.unit),
                         format!("{} keys, {} blocks", c.keys, c.blocks),
@@ -1810,13 +1845,13 @@ mod tests {
     }
 
     /// The fine level's differences from the exact model with 4,096 keys or more, over
-    /// `|diff| / (load + 16)` per decade of the rate, the figures `fast::fine_error` quotes:
+    /// `|diff| / (load + 16)` per decade of the rate, the figures `fast::Level::bound` quotes:
     /// `cargo test --release --lib fine_error_by_rate -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn fine_error_by_rate() {
         let mut rng = Mix(7);
-        let mut worst: [(f64, String); 11] = core::array::from_fn(|_| (0.0, String::new()));
+        let mut worst = WorstByRate::new();
         for _ in 0..100_000 {
             let Some(c) = random_case(&mut rng, 4096.0) else {
                 continue;
@@ -1824,19 +1859,9 @@ mod tests {
             let got = fast::shape(c.layout, c.probes, c.unit)
                 .eval(c.keys, c.blocks as f64, c.margin, fast::Level::Fine)
                 .value;
-            let load = c.keys as f64 / c.blocks as f64;
-            let per_load = (got / c.want - 1.0).abs() / (load + 16.0);
-            let decade = ((-c.want.log10()) as usize).min(10);
-            if per_load > worst[decade].0 {
-                let shape = format!("{}/{}/{}", c.layout, c.probes, c.unit);
-                let size = format!("{} keys, {} blocks, load {load:.1}", c.keys, c.blocks);
-                worst[decade] = (per_load, format!("{size}, {shape}, rate {:.3e}", c.want));
-            }
+            worst.note((got / c.want - 1.0).abs() / (c.load() + 16.0), &c);
         }
-        for (decade, (per_load, case)) in worst.iter().enumerate() {
-            let (lo, hi) = (decade + 1, decade);
-            eprintln!("rates 1e-{lo} to 1e-{hi}: {per_load:.2e} ({case})");
-        }
+        worst.print();
     }
 
     /// The pinned level's worst `|eval / exact - 1|` by decade of the rate (release), over
@@ -1845,7 +1870,7 @@ mod tests {
     #[test]
     #[ignore]
     fn pinned_error_by_rate() {
-        let mut worst: [(f64, String); 11] = core::array::from_fn(|_| (0.0, String::new()));
+        let mut worst = WorstByRate::new();
         for seed in [11, 12, 13] {
             let mut rng = Mix(seed);
             for _ in 0..100_000 {
@@ -1857,23 +1882,11 @@ mod tests {
                     .eval(c.keys, c.blocks as f64, c.margin, fast::Level::Pinned)
                     .value;
                 let rel = (got / c.want - 1.0).abs();
-                let case = || {
-                    let load = c.keys as f64 / c.blocks as f64;
-                    let shape = format!("{}/{}/{}", c.layout, c.probes, c.unit);
-                    let size = format!("{} keys, {} blocks, load {load:.1}", c.keys, c.blocks);
-                    format!("{size}, {shape}, rate {:.3e}", c.want)
-                };
-                assert!(rel < fast::Level::Pinned.error() / 20.0, "{}", case());
-                let decade = ((-c.want.log10()) as usize).min(10);
-                if rel > worst[decade].0 {
-                    worst[decade] = (rel, case());
-                }
+                assert!(rel < fast::Level::Pinned.error() / 20.0, "{}", c.describe());
+                worst.note(rel, &c);
             }
         }
-        for (decade, (rel, case)) in worst.iter().enumerate() {
-            let (lo, hi) = (decade + 1, decade);
-            eprintln!("rates 1e-{lo} to 1e-{hi}: {rel:.2e} ({case})");
-        }
+        worst.print();
     }
 
     /// What one exact evaluation costs (release), by shape and keys per block at 1e10 keys:

@@ -74,25 +74,28 @@ impl Level {
     pub(super) fn pinned_serves(keys: u64) -> bool {
         keys >= 4096
     }
-}
 
-/// A bound on a fine evaluation's `|eval / exact - 1|` at `keys` keys in `blocks` blocks
-/// where it came to `value`: [`Level::error`], or tighter where the tests measured it so
-/// (checked 20 times inside, as the levels' bounds).
-///
-/// What is left there is rounding: both ways reach `pmf_mode` by an `exp` of a sum of terms
-/// near `mode |ln q|`, whose roundings grow with the load, so the bound does too. Over 100,000
-/// random shapes and sizes with at least 4,096 keys and rates from `1e-4`, the worst was
-/// `2.8e-14 (load + 16)`. Not below: sparse sectors cancel in the inclusion-exclusion sums
-/// (up to `4.9e-13 (load + 16)` near `1e-9`), and with few keys tables and powers differ.
-/// (`fine_error_by_rate` in the tests.) At 1e8 blocks and more, neighbouring counts differ
-/// by about `1e-8` of the rate or less, so with `1e-9` one decision in five or more fell to
-/// the exact model, 7 µs at 28 probes and 80 keys per block.
-pub(super) fn fine_error(keys: u64, blocks: f64, value: f64) -> f64 {
-    if keys >= 4096 && value >= 1e-4 {
-        (1e-12 * (keys as f64 / blocks + 16.0)).min(Level::Fine.error())
-    } else {
-        Level::Fine.error()
+    /// The bound a decision uses on `|eval / exact - 1|` of an evaluation at this level that
+    /// came to `value` at `keys` keys in `blocks` blocks: [`Level::error`], or for a fine one
+    /// tighter where the tests measured it so (checked 20 times inside, as the levels'
+    /// bounds).
+    ///
+    /// What is left of a fine evaluation's error there is rounding: both ways reach
+    /// `pmf_mode` by an `exp` of a sum of terms near `mode |ln q|`, whose roundings grow with
+    /// the load, so the bound does too. Over 100,000 random shapes and sizes with at least
+    /// 4,096 keys and rates from `1e-4`, the worst was `2.8e-14 (load + 16)`. Not below:
+    /// sparse sectors cancel in the inclusion-exclusion sums (up to `4.9e-13 (load + 16)`
+    /// near `1e-9`), and with few keys tables and powers differ. (`fine_error_by_rate` in
+    /// the tests.) At 1e8 blocks and more, neighbouring counts differ by about `1e-8` of the
+    /// rate or less, so with `1e-9` one decision in five or more fell to the exact model, 7
+    /// µs at 28 probes and 80 keys per block.
+    pub(super) fn bound(self, keys: u64, blocks: f64, value: f64) -> f64 {
+        match self {
+            Level::Fine if keys >= 4096 && value >= 1e-4 => {
+                (1e-12 * (keys as f64 / blocks + 16.0)).min(self.error())
+            }
+            _ => self.error(),
+        }
     }
 }
 
@@ -922,10 +925,7 @@ impl Shape {
                     break;
                 }
                 let e = self.eval(keys, blocks as f64, goal.margin_sd, level);
-                let error = match level {
-                    Level::Coarse | Level::Pinned => level.error(),
-                    Level::Fine => fine_error(keys, blocks as f64, e.value),
-                };
+                let error = level.bound(keys, blocks as f64, e.value);
                 if e.value <= goal.fpr * (1.0 - error) {
                     return true;
                 }
