@@ -755,7 +755,7 @@ fn plan_for(
                         let t = line as u64;
                         shape.bound_from(keys, goal, t, e, t)
                     }
-                    fast::Probe::Doubt => shape.bound(keys, goal, scaled(formula, anchor)),
+                    fast::Probe::Doubt(_) => shape.bound(keys, goal, scaled(formula, anchor)),
                 }
             } else {
                 shape.bound(keys, goal, scaled(formula, anchor))
@@ -844,35 +844,40 @@ fn up_bounds(
         if b.hi <= lo {
             return Some(b);
         }
-        return against_exact(keys, goal, shape, b, previous);
+        return against_exact(keys, goal, shape, b, previous, None);
     }
     // Else one evaluation at the previous count's lower end usually tells whether this count
     // needs more blocks (a probe a little above the guess first, kept before the search from
     // the guess, cost an evaluation more than it saved).
+    let hi = previous.bounds.hi;
     match shape.probe(keys, goal, lo) {
         fast::Probe::Meets(e) => Some(shape.bound_from(keys, goal, lo, e, lo)),
-        fast::Probe::Fails if previous.bounds.hi == lo => None,
+        fast::Probe::Fails if hi == lo => None,
         // Failing at the top of the previous bounds too: more blocks than the previous
         // count, whatever its exact count (one evaluation instead of narrowing it).
-        fast::Probe::Fails
-            if matches!(
-                shape.probe(keys, goal, previous.bounds.hi),
-                fast::Probe::Fails
-            ) =>
-        {
-            None
-        }
-        _ => within_exact(keys, goal, shape, previous),
+        fast::Probe::Fails => match shape.probe(keys, goal, hi) {
+            fast::Probe::Fails => None,
+            at_hi => within_exact(
+                keys,
+                goal,
+                shape,
+                previous,
+                [(lo, fast::Probe::Fails), (hi, at_hi)],
+            ),
+        },
+        at_lo => within_exact(keys, goal, shape, previous, [(lo, at_lo)]),
     }
 }
 
 /// This count's bounds `b` against the previous count's exact blocks: `None` if it needs more.
+/// A probe of this count at some block count, if made, answers there without evaluating again.
 fn against_exact(
     keys: u64,
     goal: Goal,
     shape: &fast::Shape,
     b: fast::Bounds,
     previous: &mut Candidate,
+    probed: Option<(u64, &fast::Probe)>,
 ) -> Option<fast::Bounds> {
     let p = previous.exact(keys, goal);
     if b.lo > p {
@@ -881,7 +886,11 @@ fn against_exact(
     if b.hi <= p {
         return Some(b);
     }
-    shape.meets(keys, p, goal).then(|| b.meeting_at(p))
+    let meets = match probed {
+        Some((t, probe)) if t == p => shape.meets_probed(keys, p, goal, probe),
+        _ => shape.meets(keys, p, goal),
+    };
+    meets.then(|| b.meeting_at(p))
 }
 
 /// [`up_bounds`] past the predicted count, where a higher count usually needs more blocks:
@@ -906,22 +915,30 @@ fn above(
             }
             match shape.probe(keys, goal, lo) {
                 fast::Probe::Meets(_) => Some(b.meeting_at(lo)),
-                _ => against_exact(keys, goal, shape, b, previous),
+                at_lo => against_exact(keys, goal, shape, b, previous, Some((lo, &at_lo))),
             }
         }
-        fast::Probe::Doubt => within_exact(keys, goal, shape, previous),
+        at_hi => within_exact(keys, goal, shape, previous, [(hi, at_hi)]),
     }
 }
 
 /// Where evaluations could not settle it: the previous count narrowed to its exact blocks,
-/// and this count's bounds if it meets the goal there (`None`: it needs more).
-fn within_exact(
+/// and this count's bounds if it meets the goal there (`None`: it needs more). A probe of
+/// this count already made at the exact count is not made again (the walk probes the ends of
+/// the previous count's bounds, and the exact count is usually one of them).
+fn within_exact<const N: usize>(
     keys: u64,
     goal: Goal,
     shape: &fast::Shape,
     previous: &mut Candidate,
+    probes: [(u64, fast::Probe); N],
 ) -> Option<fast::Bounds> {
     let p = previous.exact(keys, goal);
+    if let Some((_, probe)) = probes.into_iter().find(|&(t, _)| t == p) {
+        return shape
+            .meets_probed(keys, p, goal, &probe)
+            .then(|| shape.bound_probed(keys, goal, p, probe));
+    }
     shape
         .meets(keys, p, goal)
         .then(|| shape.bound_known(keys, goal, p))
@@ -1015,7 +1032,7 @@ fn far_above(
     match shape.probe(keys, goal, t) {
         fast::Probe::Fails => Some(fast::Bounds::failing_at(t)),
         fast::Probe::Meets(e) => Some(shape.bound_from(keys, goal, t, e, t)),
-        fast::Probe::Doubt => None,
+        fast::Probe::Doubt(_) => None,
     }
 }
 

@@ -913,12 +913,13 @@ impl Shape {
     }
 
     /// [`Shape::meets`] starting at `first` (`Fine` where a coarse evaluation cannot tell
-    /// neighbouring block counts apart).
+    /// neighbouring block counts apart, `Pinned` where a fine one is expected in doubt).
     fn meets_from(&self, keys: u64, blocks: u64, goal: Goal, first: Level) -> bool {
         if blocks >= 2 {
             let levels: &[Level] = match first {
                 Level::Coarse => &[Level::Coarse, Level::Fine, Level::Pinned],
-                Level::Fine | Level::Pinned => &[Level::Fine, Level::Pinned],
+                Level::Fine => &[Level::Fine, Level::Pinned],
+                Level::Pinned => &[Level::Pinned],
             };
             for &level in levels {
                 if level == Level::Pinned && !Level::pinned_serves(keys) {
@@ -1112,7 +1113,7 @@ impl Shape {
     /// One coarse evaluation at `blocks`, and what it says of the exact model there.
     pub(super) fn probe(&self, keys: u64, goal: Goal, blocks: u64) -> Probe {
         if blocks < 2 {
-            return Probe::Doubt;
+            return Probe::Doubt(None);
         }
         let e = self.eval(keys, blocks as f64, goal.margin_sd, Level::Coarse);
         let err = Level::Coarse.error();
@@ -1121,7 +1122,27 @@ impl Shape {
         } else if e.value <= goal.fpr * (1.0 - err) {
             Probe::Meets(e)
         } else {
-            Probe::Doubt
+            Probe::Doubt(Some(e))
+        }
+    }
+
+    /// [`Shape::meets`] at `blocks`, where `probe` was made: its coarse evaluation is not
+    /// made again (a walk often asks the count it probed).
+    pub(super) fn meets_probed(&self, keys: u64, blocks: u64, goal: Goal, probe: &Probe) -> bool {
+        match probe {
+            Probe::Meets(_) => true,
+            Probe::Fails => false,
+            Probe::Doubt(Some(_)) => self.meets_from(keys, blocks, goal, Level::Fine),
+            Probe::Doubt(None) => self.meets(keys, blocks, goal),
+        }
+    }
+
+    /// [`Shape::bound_known`] at `known`, where `probe` was made: the search starts from its
+    /// evaluation.
+    pub(super) fn bound_probed(&self, keys: u64, goal: Goal, known: u64, probe: Probe) -> Bounds {
+        match probe {
+            Probe::Meets(e) | Probe::Doubt(Some(e)) => self.bound_from(keys, goal, known, e, known),
+            Probe::Fails | Probe::Doubt(None) => self.bound_known(keys, goal, known),
         }
     }
 
@@ -1230,10 +1251,22 @@ impl Shape {
                 } else {
                     Level::Fine
                 };
+                // Where this fine root puts a count's rate within half the fine level's bound
+                // of the target, a fine decision there would be in doubt too (one in five or
+                // more below rates of 1e-4 at a billion blocks): it starts at the pinned level.
+                let first_at = |b: u64| {
+                    let off = (slope * ((b as f64).ln() - r)).abs();
+                    let doubtful = off < Level::Fine.bound(keys, b as f64, goal.fpr);
+                    if first == Level::Fine && doubtful && Level::pinned_serves(keys) {
+                        Level::Pinned
+                    } else {
+                        first
+                    }
+                };
                 if lo < hi && hi <= MAX_BLOCKS {
                     // The fewest blocks lie in `lo..=hi` (as where `lo == hi` above): bisect
                     // there, one decision for the usual two neighbours.
-                    return Bounds::exact(self.bisect(keys, goal, first, lo - 1, hi), r);
+                    return Bounds::exact(self.bisect(keys, goal, first_at, lo - 1, hi), r);
                 }
                 let start = block(r_blocks).min(MAX_BLOCKS);
                 Bounds::exact(self.walk(keys, goal, start, first), r)
@@ -1277,15 +1310,23 @@ impl Shape {
                 step *= 2;
             }
         };
-        self.bisect(keys, goal, first, lo, hi)
+        self.bisect(keys, goal, |_| first, lo, hi)
     }
 
     /// The fewest blocks that meet the goal, given that `hi` meets and `lo` fails (0: nothing
-    /// below `hi` is known to fail), by bisection with single decisions.
-    fn bisect(&self, keys: u64, goal: Goal, first: Level, mut lo: u64, mut hi: u64) -> u64 {
+    /// below `hi` is known to fail), by bisection with single decisions, each starting at the
+    /// level `first` gives for its count.
+    fn bisect(
+        &self,
+        keys: u64,
+        goal: Goal,
+        first: impl Fn(u64) -> Level,
+        mut lo: u64,
+        mut hi: u64,
+    ) -> u64 {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if self.meets_from(keys, mid, goal, first) {
+            if self.meets_from(keys, mid, goal, first(mid)) {
                 hi = mid;
             } else {
                 lo = mid;
@@ -1319,8 +1360,8 @@ impl Root {
 pub(super) enum Probe {
     Meets(Eval),
     Fails,
-    /// Within the coarse level's error of the target.
-    Doubt,
+    /// Within the coarse level's error of the target (no evaluation below two blocks).
+    Doubt(Option<Eval>),
 }
 
 /// A block count standing for "more than [`MAX_BLOCKS`]".
