@@ -844,7 +844,7 @@ fn up_bounds(
         if b.hi <= lo {
             return Some(b);
         }
-        return against_exact(keys, goal, shape, b, previous, None);
+        return against_exact(keys, goal, shape, b, previous, &[]);
     }
     // Else one evaluation at the previous count's lower end usually tells whether this count
     // needs more blocks (a probe a little above the guess first, kept before the search from
@@ -862,22 +862,22 @@ fn up_bounds(
                 goal,
                 shape,
                 previous,
-                [(lo, fast::Probe::Fails), (hi, at_hi)],
+                &[(lo, fast::Probe::Fails), (hi, at_hi)],
             ),
         },
-        at_lo => within_exact(keys, goal, shape, previous, [(lo, at_lo)]),
+        at_lo => within_exact(keys, goal, shape, previous, &[(lo, at_lo)]),
     }
 }
 
 /// This count's bounds `b` against the previous count's exact blocks: `None` if it needs more.
-/// A probe of this count at some block count, if made, answers there without evaluating again.
+/// `probes` (block count, probe) of this count already made are not made again.
 fn against_exact(
     keys: u64,
     goal: Goal,
     shape: &fast::Shape,
     b: fast::Bounds,
     previous: &mut Candidate,
-    probed: Option<(u64, &fast::Probe)>,
+    probes: &[(u64, fast::Probe)],
 ) -> Option<fast::Bounds> {
     let p = previous.exact(keys, goal);
     if b.lo > p {
@@ -886,11 +886,14 @@ fn against_exact(
     if b.hi <= p {
         return Some(b);
     }
-    let meets = match probed {
-        Some((t, probe)) if t == p => shape.meets_probed(keys, p, goal, probe),
-        _ => shape.meets(keys, p, goal),
-    };
-    meets.then(|| b.meeting_at(p))
+    shape
+        .meets_probed(keys, p, goal, probe_at(probes, p))
+        .then(|| b.meeting_at(p))
+}
+
+/// The probe among `probes` made at `blocks`, if any.
+fn probe_at(probes: &[(u64, fast::Probe)], blocks: u64) -> Option<fast::Probe> {
+    probes.iter().find(|(t, _)| *t == blocks).map(|&(_, p)| p)
 }
 
 /// [`up_bounds`] past the predicted count, where a higher count usually needs more blocks:
@@ -915,10 +918,10 @@ fn above(
             }
             match shape.probe(keys, goal, lo) {
                 fast::Probe::Meets(_) => Some(b.meeting_at(lo)),
-                at_lo => against_exact(keys, goal, shape, b, previous, Some((lo, &at_lo))),
+                at_lo => against_exact(keys, goal, shape, b, previous, &[(lo, at_lo)]),
             }
         }
-        at_hi => within_exact(keys, goal, shape, previous, [(hi, at_hi)]),
+        at_hi => within_exact(keys, goal, shape, previous, &[(hi, at_hi)]),
     }
 }
 
@@ -926,22 +929,18 @@ fn above(
 /// and this count's bounds if it meets the goal there (`None`: it needs more). A probe of
 /// this count already made at the exact count is not made again (the walk probes the ends of
 /// the previous count's bounds, and the exact count is usually one of them).
-fn within_exact<const N: usize>(
+fn within_exact(
     keys: u64,
     goal: Goal,
     shape: &fast::Shape,
     previous: &mut Candidate,
-    probes: [(u64, fast::Probe); N],
+    probes: &[(u64, fast::Probe)],
 ) -> Option<fast::Bounds> {
     let p = previous.exact(keys, goal);
-    if let Some((_, probe)) = probes.into_iter().find(|&(t, _)| t == p) {
-        return shape
-            .meets_probed(keys, p, goal, &probe)
-            .then(|| shape.bound_probed(keys, goal, p, probe));
-    }
+    let probe = probe_at(probes, p);
     shape
-        .meets(keys, p, goal)
-        .then(|| shape.bound_known(keys, goal, p))
+        .meets_probed(keys, p, goal, probe)
+        .then(|| shape.bound_probed(keys, goal, p, probe))
 }
 
 /// A closed-form guess scaled by the last root found over its own guess (the closed form's
@@ -1845,14 +1844,10 @@ mod tests {
                     let got = shape.eval(c.keys, c.blocks as f64, c.margin, level).value;
                     let rel = (got / c.want - 1.0).abs();
                     let bound = level.bound(c.keys, c.blocks as f64, got);
-                    let (shape, size) = (
-                        format!("{}/{}/{}", c.layout, c.probes, c.unit),
-                        format!("{} keys, {} blocks", c.keys, c.blocks),
-                    );
                     assert!(
                         rel < bound / 20.0,
-                        "{level:?} {how}: {size}, {shape}: {got} vs {}",
-                        c.want
+                        "{level:?} {how}: {}: got {got}",
+                        c.describe()
                     );
                     worst[i] = worst[i].max(rel);
                 }

@@ -1130,23 +1130,37 @@ impl Shape {
         }
     }
 
-    /// [`Shape::meets`] at `blocks`, where `probe` was made: its coarse evaluation is not
-    /// made again (a walk often asks the count it probed).
-    pub(super) fn meets_probed(&self, keys: u64, blocks: u64, goal: Goal, probe: &Probe) -> bool {
+    /// [`Shape::meets`] at `blocks`, going on from `probe` if one was made there: its coarse
+    /// evaluation is not made again (a walk often asks the count it probed).
+    pub(super) fn meets_probed(
+        &self,
+        keys: u64,
+        blocks: u64,
+        goal: Goal,
+        probe: Option<Probe>,
+    ) -> bool {
         match probe {
-            Probe::Meets(_) => true,
-            Probe::Fails => false,
-            Probe::Doubt(Some(_)) => self.meets_from(keys, blocks, goal, Level::Fine),
-            Probe::Doubt(None) => self.meets(keys, blocks, goal),
+            Some(Probe::Meets(_)) => true,
+            Some(Probe::Fails) => false,
+            Some(Probe::Doubt(Some(_))) => self.meets_from(keys, blocks, goal, Level::Fine),
+            Some(Probe::Doubt(None)) | None => self.meets(keys, blocks, goal),
         }
     }
 
-    /// [`Shape::bound_known`] at `known`, where `probe` was made: the search starts from its
-    /// evaluation.
-    pub(super) fn bound_probed(&self, keys: u64, goal: Goal, known: u64, probe: Probe) -> Bounds {
+    /// [`Shape::bound_known`] at `known`, the search starting from `probe`'s evaluation if
+    /// one was made there.
+    pub(super) fn bound_probed(
+        &self,
+        keys: u64,
+        goal: Goal,
+        known: u64,
+        probe: Option<Probe>,
+    ) -> Bounds {
         match probe {
-            Probe::Meets(e) | Probe::Doubt(Some(e)) => self.bound_from(keys, goal, known, e, known),
-            Probe::Fails | Probe::Doubt(None) => self.bound_known(keys, goal, known),
+            Some(Probe::Meets(e) | Probe::Doubt(Some(e))) => {
+                self.bound_from(keys, goal, known, e, known)
+            }
+            _ => self.bound_known(keys, goal, known),
         }
     }
 
@@ -1362,6 +1376,7 @@ impl Root {
 }
 
 /// What one coarse evaluation says of the exact model at some block count.
+#[derive(Clone, Copy)]
 pub(super) enum Probe {
     Meets(Eval),
     Fails,
