@@ -3,11 +3,8 @@
 //! `xxh3_64_with_seed` of the key's 16 little-endian bytes.
 //!
 //! The keys are loaded straight into lanes (the low and the high words of eight keys), so
-//! nothing is staged. Byte strings of other lengths are not hashed here: staging their first
-//! and last words for the lanes (a slice's pointer and length per key, two loads, three
-//! stores) cost more than the lanes saved, measured 0.8x the one-at-a-time hash for keys of 4
-//! to 16 bytes on AVX2 and AVX-512 (AMD EPYC), while these keys measured 1.2x (AVX2) and 1.45x
-//! (AVX-512) faster in lanes.
+//! nothing is staged: 1.2x (AVX2) and 1.45x (AVX-512) faster than one key at a time (AMD
+//! EPYC). Byte strings of 4 to 16 bytes use the same path from [`bytes`](super::bytes).
 
 use super::{Keys, Lanes};
 use crate::hashing::{PRIME_AVALANCHE, len9to16_keys, seed_from_flip, u128_with_seed};
@@ -42,14 +39,14 @@ pub(crate) fn hash_keys<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u6
 
 /// The seed's constants, in lanes: what the 9-to-16-byte path xors into the first and the
 /// last eight bytes.
-struct Constants<V> {
+pub(super) struct Constants<V> {
     first: V,
     last: V,
 }
 
 impl<V> Constants<V> {
     #[inline(always)]
-    fn new<L: Lanes<V = V>>(l: L, seed: u64) -> Constants<V> {
+    pub(super) fn new<L: Lanes<V = V>>(l: L, seed: u64) -> Constants<V> {
         let (first, last) = len9to16_keys(seed);
         Constants {
             first: l.splat(first),
@@ -76,7 +73,13 @@ fn hash_u128<L: Lanes>(l: L, seed: u64, keys: &[u128], out: &mut [u64]) {
 
 /// XXH3's 9-to-16-byte path: `first`/`last` are the key's first and last eight bytes.
 #[inline(always)]
-fn long<L: Lanes>(l: L, first: L::V, last: L::V, len: L::V, k: &Constants<L::V>) -> L::V {
+pub(super) fn long<L: Lanes>(
+    l: L,
+    first: L::V,
+    last: L::V,
+    len: L::V,
+    k: &Constants<L::V>,
+) -> L::V {
     let lo = l.xor(first, k.first);
     let hi = l.xor(last, k.last);
     let fold = l.mul_fold64(lo, hi);
@@ -99,86 +102,8 @@ mod tests {
     use super::super::{Kernel, Keys};
     use crate::hashing::seed_flip;
     use crate::isa::Isa;
-    use crate::kernel::keys::ByteKeys;
+    use crate::kernel::bytes::tests::mix;
     use xxhash_rust::xxh3::xxh3_64_with_seed;
-
-    /// SplitMix64.
-    fn mix(x: &mut u64) -> u64 {
-        *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Keys of `lengths` (cycled) over random bytes, `n` of them.
-    fn keys(n: usize, lengths: &[usize], state: &mut u64) -> Vec<Vec<u8>> {
-        (0..n)
-            .map(|i| {
-                let len = lengths[i % lengths.len()];
-                (0..len).map(|_| mix(state) as u8).collect()
-            })
-            .collect()
-    }
-
-    fn check(keys: &[Vec<u8>], seed: u64, what: &str) {
-        let slices: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let want: Vec<u64> = slices.iter().map(|k| xxh3_64_with_seed(k, seed)).collect();
-        let mut offsets = alloc::vec![0i64];
-        let mut values = Vec::new();
-        for k in keys {
-            values.extend_from_slice(k);
-            offsets.push(values.len() as i64);
-        }
-        for isa in Isa::supported() {
-            let kernel = Kernel::get(isa).unwrap();
-            // From every start, so that stages begin at every offset of a key list.
-            for start in [0, 1, 7, 8, 63, 65] {
-                if start > keys.len() {
-                    continue;
-                }
-                let mut out = alloc::vec![0u64; keys.len() - start];
-                kernel.hash_keys(
-                    seed_flip(seed),
-                    Keys::Bytes(ByteKeys::Slices(&slices)),
-                    start,
-                    &mut out,
-                );
-                assert_eq!(out, want[start..], "{isa}, slices, {what}, from {start}");
-                out.fill(0);
-                let col = ByteKeys::Offsets64 {
-                    offsets: &offsets,
-                    values: &values,
-                };
-                kernel.hash_keys(seed_flip(seed), Keys::Bytes(col), start, &mut out);
-                assert_eq!(out, want[start..], "{isa}, offsets, {what}, from {start}");
-            }
-        }
-    }
-
-    #[test]
-    fn every_length_hashes_as_xxh3_on_every_tier() {
-        let mut state = 1;
-        for seed in [0, 7, u64::MAX - 3] {
-            for len in 0..=200 {
-                check(
-                    &keys(150, &[len], &mut state),
-                    seed,
-                    &alloc::format!("{len} bytes"),
-                );
-            }
-            // Mixed lengths in one stage: short and long lanes side by side, and keys hashed
-            // while staging between them.
-            check(
-                &keys(1000, &[4, 16, 9, 8, 3, 17, 5, 12], &mut state),
-                seed,
-                "4-17",
-            );
-            let all: Vec<usize> = (0..40).collect();
-            check(&keys(1000, &all, &mut state), seed, "0-39");
-            check(&keys(300, &[16, 100, 16, 16], &mut state), seed, "16/100");
-        }
-    }
 
     #[test]
     fn sixteen_byte_keys_hash_as_their_bytes_on_every_tier() {

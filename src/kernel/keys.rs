@@ -3,7 +3,6 @@
 //! two hash arms.
 
 use super::Lanes;
-use super::lanes::hash_one_by_one;
 use crate::error::Error;
 use crate::hashing::{
     bytes_with_seed, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
@@ -90,8 +89,9 @@ impl<'a> ByteKeys<'a> {
         }
     }
 
-    /// XXH3 of each key with `seed` into `out` (same length). One key at a time on every
-    /// tier: variable-length keys do not fill lanes evenly.
+    /// XXH3 of each key with `seed` into `out` (same length), one key at a time: the
+    /// reference, and every tier's hash of byte strings but AVX-512's short ones
+    /// ([`bytes`](super::bytes)).
     #[inline(always)]
     fn hash(&self, seed: u64, out: &mut [u64]) {
         match self {
@@ -209,8 +209,8 @@ impl<'a> Keys<'a> {
 
     /// Hashes keys `start..start + out.len()` into `out` in `l`'s lanes: the pipeline's
     /// per-chunk step, one match and no re-slicing of the other sources. 16-byte keys are
-    /// hashed out of line ([`Lanes::hash_keys16`]), byte strings one at a time, out of line
-    /// (see [`key16`](super::key16) for why not in lanes).
+    /// hashed out of line ([`Lanes::hash_keys16`]), and so are byte strings
+    /// ([`Lanes::hash_bytes`]).
     #[inline(always)]
     pub(crate) fn hash_lanes_at<L: Lanes>(&self, l: L, flip: u64, start: usize, out: &mut [u64]) {
         let end = start + out.len();
@@ -219,7 +219,7 @@ impl<'a> Keys<'a> {
             Keys::U32(k) => l.hash_u32(flip, &k[start..end], out),
             Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
             Keys::U128(_) | Keys::Fixed16(_) => l.hash_keys16(flip, self.slice(start, end), out),
-            Keys::Bytes(_) => hash_one_by_one(flip, self.slice(start, end), out),
+            Keys::Bytes(_) => l.hash_bytes(flip, self.slice(start, end), out),
         }
     }
 }

@@ -177,6 +177,14 @@ pub(crate) trait Lanes: Copy {
         hash_one_by_one(flip, keys, out)
     }
 
+    /// XXH3 of byte-string keys (`Keys::Bytes`), `out.len() == keys.len()`: one key at a
+    /// time, out of line, unless a tier overrides it with `bytes::hash_keys` in lanes
+    /// (AVX-512, where that measured faster).
+    #[inline(always)]
+    fn hash_bytes(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        hash_one_by_one(flip, keys, out)
+    }
+
     /// XXH3 of each `u64` key (given the seed's flip constant). `keys.len() == out.len()`.
     /// A tier may override it (AVX-512 hashes with instructions its probe loops avoid).
     #[inline(always)]
@@ -206,13 +214,19 @@ pub(crate) fn hash_one_by_one(flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     keys.hash_scalar(flip, out)
 }
 
-/// XXH3's `rrmxmx` finaliser on eight lanes.
+/// XXH3's `rrmxmx` finaliser on eight lanes of inputs of `len` bytes.
 #[inline(always)]
 pub(crate) fn rrmxmx<L: Lanes>(l: L, h: L::V, len: u64) -> L::V {
+    rrmxmx_var(l, h, l.splat(len))
+}
+
+/// [`rrmxmx`] with each lane's own input length.
+#[inline(always)]
+pub(crate) fn rrmxmx_var<L: Lanes>(l: L, h: L::V, len: L::V) -> L::V {
     let mx2 = l.splat(PRIME_MX2);
     let h = l.xor(h, l.xor(l.rotl::<49, 15>(h), l.rotl::<24, 40>(h)));
     let h = l.mul64(h, mx2);
-    let h = l.xor(h, l.add(l.shr::<35>(h), l.splat(len)));
+    let h = l.xor(h, l.add(l.shr::<35>(h), len));
     let h = l.mul64(h, mx2);
     l.xor(h, l.shr::<28>(h))
 }

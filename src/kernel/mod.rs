@@ -36,7 +36,10 @@ use crate::layout::{AtomicBlock, Block};
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
 pub(crate) mod classic;
-// 16-byte keys in lanes: the x86-64 tiers' (NEON and portable hash them one at a time).
+// Byte strings of 4 to 16 bytes and 16-byte keys in lanes: the x86-64 tiers' (NEON and
+// portable hash them one at a time).
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod bytes;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod key16;
 pub(crate) mod keys;
@@ -542,8 +545,9 @@ pub fn hash_u32_batch(keys: &[u32], seed: u64, out: &mut [u64]) {
     Kernel::fallback_to_best().hash_u32(crate::hashing::seed_flip(seed), keys, out);
 }
 
-/// Hashes a batch of byte-string keys, one at a time (staging byte strings for SIMD lanes
-/// measured slower than hashing each key). Equal to [`hash_bytes`](crate::hashing::hash_bytes) on each key, so the hashes can
+/// Hashes a batch of byte-string keys: keys of 4 to 16 bytes eight at a time in AVX-512
+/// lanes where the CPU has them and the keys come in runs of one length class, the rest one
+/// at a time. Equal to [`hash_bytes`](crate::hashing::hash_bytes) on each key, so the hashes can
 /// go to [`contains_hash_batch`](crate::BloomFilter::contains_hash_batch) and be kept.
 ///
 /// # Panics

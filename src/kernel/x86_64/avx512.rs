@@ -246,6 +246,11 @@ impl Lanes for Avx512 {
         unsafe { hash_keys16(self, flip, keys, out) }
     }
     #[inline(always)]
+    fn hash_bytes(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
+        unsafe { hash_bytes(self, flip, keys, out) }
+    }
+    #[inline(always)]
     fn xxh64_u64(self, values: &[u64], out: &mut [u64]) {
         // SAFETY: the token proves AVX-512 F and DQ.
         unsafe { xxh64_u64(values, out) }
@@ -311,6 +316,16 @@ fn rrmxmx(h: __m512i, len: u64) -> __m512i {
 #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
 unsafe fn hash_keys16(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     crate::kernel::key16::hash_keys(l, flip, keys, out)
+}
+
+/// [`Lanes::hash_bytes`]: the shared routine, out of line, where `vpmullq` is enabled.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and DQ, and AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
+unsafe fn hash_bytes(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::bytes::hash_keys(l, flip, keys, out)
 }
 
 /// XXH3 of each `u64` key, 8 lanes at a time.

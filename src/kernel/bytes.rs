@@ -1,0 +1,320 @@
+//! Byte-string keys of 4 to 16 bytes hashed eight at a time in lanes (the AVX-512 tier's):
+//! XXH3's closed forms for 4 to 8 bytes (`rrmxmx` of the first and last four bytes) and 9 to
+//! 16 (see [`key16`](super::key16)), equal bit for bit to `xxh3_64_with_seed` of the bytes.
+//!
+//! Scalar code reads each of eight keys' first and last words (four bytes each up to 8
+//! bytes, eight above) into arrays that the compiler assembles in registers; the lanes do
+//! the mixing, which is most of XXH3's work on a short key (two 64-bit multiplies and a dozen
+//! shifts and xors, or a 128-bit product). Eight keys of one path take only that path; eight
+//! of mixed lengths take both and pick per lane, and a key outside 4..=16 bytes is hashed on
+//! its own. A chunk whose first eight keys do not share a path is hashed one key at a time.
+//!
+//! Measured on an AMD EPYC Zen 4 (`examples/string_lanes.rs`, hashing alone): 1.4-1.75x
+//! faster than one key at a time for keys of 4 to 8 bytes, 1.2-1.45x for 16; eight mixed
+//! lengths in lanes 0.99x, hence the chunk test. On AVX2 (the same CPU) the whole batch did
+//! not gain (its 64-bit multiplies are three 32-bit ones), so AVX2 hashes one key at a time.
+//! Gathering the words from the slices' pointers (`_mm512_mask_i64gather_*`) instead of
+//! scalar loads measured 0.64-0.9x.
+
+use super::key16::{Constants, long};
+use super::keys::ByteKeys;
+use super::lanes::{hash_one_by_one, rrmxmx_var};
+use super::{Keys, Lanes};
+use crate::hashing::{bytes_with_seed, seed_from_flip};
+
+/// XXH3 of byte-string keys (`Keys::Bytes`) in lanes, `out.len() == keys.len()`: the routine
+/// a tier's [`Lanes::hash_bytes`] compiles once, out of line, with its features. Other key
+/// sources are hashed one at a time.
+#[inline(always)]
+pub(crate) fn hash_keys<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    assert_eq!(
+        out.len(),
+        keys.len(),
+        "output slice length must equal key count"
+    );
+    let Keys::Bytes(bytes) = keys else {
+        return keys.hash_scalar(flip, out);
+    };
+    match bytes {
+        ByteKeys::Slices(k) => staged(l, flip, keys, out, |i| k[i]),
+        ByteKeys::Strs(k) => staged(l, flip, keys, out, |i| k[i].as_bytes()),
+        // In bounds: the front-end validated the offsets against `values`.
+        ByteKeys::Offsets32 { offsets, values } => staged(l, flip, keys, out, |i| {
+            &values[offsets[i] as usize..offsets[i + 1] as usize]
+        }),
+        ByteKeys::Offsets64 { offsets, values } => staged(l, flip, keys, out, |i| {
+            &values[offsets[i] as usize..offsets[i + 1] as usize]
+        }),
+    }
+}
+
+/// Hashes keys `key(0..out.len())` into `out`, eight at a time in lanes.
+#[inline(always)]
+fn staged<'k, L: Lanes>(
+    l: L,
+    flip: u64,
+    keys: Keys<'_>,
+    out: &mut [u64],
+    key: impl Fn(usize) -> &'k [u8],
+) {
+    // The lanes pay where a column's keys take one path; a chunk whose first eight keys do
+    // not (longer keys, or lengths all over 4..=16) is hashed as before, out of line. In this
+    // loop, 32-byte keys measured 1.5x slower (XXH3's calls with vector state kept across
+    // them), and mixed lengths 0.83x on AVX2 (both paths in lanes).
+    if out.len() < 8 || one_path(&core::array::from_fn(|j| key(j).len() as u64)).is_none() {
+        return hash_one_by_one(flip, keys, out);
+    }
+    let seed = seed_from_flip(flip);
+    let consts = Constants::new(l, seed);
+    let flip_v = l.splat(flip);
+    let n = out.len();
+    let mut oc = out.chunks_exact_mut(8);
+    for (g, o) in (&mut oc).enumerate() {
+        let at = g * 8;
+        let lens: [u64; 8] = core::array::from_fn(|j| key(at + j).len() as u64);
+        // One test for the eight, then no branch or bounds check per key, and words the
+        // compiler gathers in registers (staged through memory, they measured slower).
+        let path = one_path(&lens);
+        let other = if path == Some(Path::Short) {
+            let x: [u64; 8] = core::array::from_fn(|j| {
+                let k = key(at + j);
+                // SAFETY: every key here has 4 to 8 bytes (tested above), so both reads of
+                // four bytes lie inside it.
+                unsafe { short_word_unchecked(k) }
+            });
+            l.storeu(o, short_path(l, l.loadu(&x), l.loadu(&lens), flip_v));
+            0
+        } else if path == Some(Path::Long) {
+            let (mut first, mut last) = ([0u64; 8], [0u64; 8]);
+            for j in 0..8 {
+                let k = key(at + j);
+                // SAFETY: every key here has 9 to 16 bytes (tested above), so both reads of
+                // eight bytes lie inside it.
+                unsafe {
+                    first[j] = read_u64(k.as_ptr());
+                    last[j] = read_u64(k.as_ptr().add(k.len() - 8));
+                }
+            }
+            let h = long(l, l.loadu(&first), l.loadu(&last), l.loadu(&lens), &consts);
+            l.storeu(o, h);
+            0
+        } else {
+            let keys: [&[u8]; 8] = core::array::from_fn(|j| key(at + j));
+            mixed(l, &keys, &lens, flip_v, &consts, o)
+        };
+        let mut rest = other;
+        while rest != 0 {
+            let j = rest.trailing_zeros() as usize;
+            o[j] = bytes_with_seed(key(at + j), seed);
+            rest &= rest - 1;
+        }
+    }
+    let done = n - oc.into_remainder().len();
+    for (i, o) in out.iter_mut().enumerate().skip(done) {
+        *o = bytes_with_seed(key(i), seed);
+    }
+}
+
+/// Which of XXH3's closed forms in lanes hashes keys of these lengths.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// 4 to 8 bytes.
+    Short,
+    /// 9 to 16 bytes.
+    Long,
+}
+
+/// The one path that takes all eight lengths, if there is one.
+#[inline(always)]
+fn one_path(lens: &[u64; 8]) -> Option<Path> {
+    if lens.iter().all(|&n| (4..=8).contains(&n)) {
+        Some(Path::Short)
+    } else if lens.iter().all(|&n| (9..=16).contains(&n)) {
+        Some(Path::Long)
+    } else {
+        None
+    }
+}
+
+/// Eight keys of mixed lengths: both lanes paths, each lane's result picked from the one
+/// its length takes. Returns a bit per key that neither path takes (outside 4..=16 bytes),
+/// left for the caller to hash one at a time.
+#[inline(always)]
+fn mixed<L: Lanes>(
+    l: L,
+    keys: &[&[u8]; 8],
+    lens: &[u64; 8],
+    flip: L::V,
+    consts: &Constants<L::V>,
+    out: &mut [u64],
+) -> u8 {
+    let (mut a, mut b, mut pick) = ([0u64; 8], [0u64; 8], [0u64; 8]);
+    let mut other = 0u8;
+    for (j, k) in keys.iter().enumerate() {
+        match k.len() {
+            4..=8 => (a[j], pick[j]) = (short_word(k), u64::MAX),
+            n @ 9..=16 => (a[j], b[j]) = (le64(k, 0), le64(k, n - 8)),
+            _ => other |= 1 << j,
+        }
+    }
+    if other != u8::MAX {
+        let (x, y, len) = (l.loadu(&a), l.loadu(&b), l.loadu(lens));
+        let s = short_path(l, x, len, flip);
+        let g = long(l, x, y, len, consts);
+        let pick = l.loadu(&pick);
+        l.storeu(
+            out,
+            l.or(l.and(s, pick), l.and(g, l.xor(pick, l.splat(u64::MAX)))),
+        );
+    }
+    other
+}
+
+/// XXH3's 4-to-8-byte input word: the last four bytes of a key of 4 to 8 bytes, plus its
+/// first four shifted up.
+#[inline(always)]
+fn short_word(b: &[u8]) -> u64 {
+    le32(b, b.len() - 4) + (le32(b, 0) << 32)
+}
+
+/// XXH3's 4-to-8-byte path, given each key's [`short_word`].
+#[inline(always)]
+fn short_path<L: Lanes>(l: L, x: L::V, len: L::V, flip: L::V) -> L::V {
+    rrmxmx_var(l, l.xor(x, flip), len)
+}
+
+/// [`short_word`] without bounds checks.
+///
+/// # Safety
+/// `b` has 4 to 8 bytes.
+#[inline(always)]
+unsafe fn short_word_unchecked(b: &[u8]) -> u64 {
+    let p = b.as_ptr();
+    // SAFETY: `b.len() >= 4` (the caller), so `p..p + 4` and `p + len - 4..p + len` are in it.
+    unsafe {
+        let first = u32::from_le(p.cast::<u32>().read_unaligned()) as u64;
+        let last = u32::from_le(p.add(b.len() - 4).cast::<u32>().read_unaligned()) as u64;
+        last + (first << 32)
+    }
+}
+
+/// The eight bytes at `p`, little-endian.
+///
+/// # Safety
+/// `p..p + 8` is readable.
+#[inline(always)]
+unsafe fn read_u64(p: *const u8) -> u64 {
+    // SAFETY: the caller's promise.
+    u64::from_le(unsafe { p.cast::<u64>().read_unaligned() })
+}
+
+/// The four bytes of `b` at `at`, little-endian.
+#[inline(always)]
+fn le32(b: &[u8], at: usize) -> u64 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as u64
+}
+
+/// The eight bytes of `b` at `at`, little-endian.
+#[inline(always)]
+fn le64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use alloc::vec::Vec;
+
+    use super::super::{Kernel, Keys};
+    use crate::hashing::seed_flip;
+    use crate::isa::Isa;
+    use crate::kernel::keys::ByteKeys;
+    use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+    /// SplitMix64.
+    pub(in crate::kernel) fn mix(x: &mut u64) -> u64 {
+        *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Keys of `lengths` (cycled) over random bytes, `n` of them.
+    fn keys(n: usize, lengths: &[usize], state: &mut u64) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|i| {
+                let len = lengths[i % lengths.len()];
+                (0..len).map(|_| mix(state) as u8).collect()
+            })
+            .collect()
+    }
+
+    fn check(keys: &[Vec<u8>], seed: u64, what: &str) {
+        let slices: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let want: Vec<u64> = slices.iter().map(|k| xxh3_64_with_seed(k, seed)).collect();
+        let mut offsets = alloc::vec![0i64];
+        let mut values = Vec::new();
+        for k in keys {
+            values.extend_from_slice(k);
+            offsets.push(values.len() as i64);
+        }
+        for isa in Isa::supported() {
+            let kernel = Kernel::get(isa).unwrap();
+            // From every start, so that stages begin at every offset of a key list.
+            for start in [0, 1, 7, 8, 63, 65] {
+                if start > keys.len() {
+                    continue;
+                }
+                let mut out = alloc::vec![0u64; keys.len() - start];
+                kernel.hash_keys(
+                    seed_flip(seed),
+                    Keys::Bytes(ByteKeys::Slices(&slices)),
+                    start,
+                    &mut out,
+                );
+                assert_eq!(out, want[start..], "{isa}, slices, {what}, from {start}");
+                out.fill(0);
+                let col = ByteKeys::Offsets64 {
+                    offsets: &offsets,
+                    values: &values,
+                };
+                kernel.hash_keys(seed_flip(seed), Keys::Bytes(col), start, &mut out);
+                assert_eq!(out, want[start..], "{isa}, offsets, {what}, from {start}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_length_hashes_as_xxh3_on_every_tier() {
+        let mut state = 1;
+        for seed in [0, 7, u64::MAX - 3] {
+            for len in 0..=200 {
+                check(
+                    &keys(150, &[len], &mut state),
+                    seed,
+                    &alloc::format!("{len} bytes"),
+                );
+            }
+            // Mixed lengths in one stage: short and long lanes side by side, and keys hashed
+            // while staging between them.
+            check(
+                &keys(1000, &[4, 16, 9, 8, 3, 17, 5, 12], &mut state),
+                seed,
+                "4-17",
+            );
+            let all: Vec<usize> = (0..40).collect();
+            check(&keys(1000, &all, &mut state), seed, "0-39");
+            // A first eight of one path, so that the lanes take the keys, then every kind of
+            // group: mixed paths, lengths no path takes, and each path alone.
+            for first in [5, 13] {
+                let mut k = keys(8, &[first], &mut state);
+                k.extend(keys(400, &[4, 16, 9, 8, 3, 17, 5, 12, 0, 100], &mut state));
+                k.extend(keys(16, &[7], &mut state));
+                k.extend(keys(16, &[11], &mut state));
+                k.extend(keys(16, &[40], &mut state));
+                check(&k, seed, &alloc::format!("{first} bytes, then mixed"));
+            }
+            check(&keys(300, &[16, 100, 16, 16], &mut state), seed, "16/100");
+        }
+    }
+}
