@@ -22,16 +22,12 @@ use super::lanes::{hash_one_by_one, rrmxmx_var};
 use super::{Keys, Lanes};
 use crate::hashing::{bytes_with_seed, seed_from_flip};
 
-/// XXH3 of byte-string keys (`Keys::Bytes`) in lanes, `out.len() == keys.len()`: the routine
-/// a tier's [`Lanes::hash_bytes`] compiles once, out of line, with its features. Other key
+/// XXH3 of byte-string keys (`Keys::Bytes`) in lanes into `out`, one hash per key (its
+/// callers slice both to one length; a longer `out` panics on the key index): the routine a
+/// tier's [`Lanes::hash_bytes`] compiles once, out of line, with its features. Other key
 /// sources are hashed one at a time.
 #[inline(always)]
 pub(crate) fn hash_keys<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    assert_eq!(
-        out.len(),
-        keys.len(),
-        "output slice length must equal key count"
-    );
     let Keys::Bytes(bytes) = keys else {
         return keys.hash_scalar(flip, out);
     };
