@@ -254,6 +254,12 @@ pub(super) mod tests {
             values.extend_from_slice(k);
             offsets.push(values.len() as i64);
         }
+        let offsets32: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
+        // `&str` keys where the bytes are UTF-8 (the ASCII keys of the test below).
+        let strs: Option<Vec<&str>> = slices
+            .iter()
+            .map(|k| core::str::from_utf8(k).ok())
+            .collect();
         for isa in Isa::supported() {
             let kernel = Kernel::get(isa).unwrap();
             // From every start, so that stages begin at every offset of a key list.
@@ -276,8 +282,43 @@ pub(super) mod tests {
                 };
                 kernel.hash_keys(seed_flip(seed), Keys::Bytes(col), start, &mut out);
                 assert_eq!(out, want[start..], "{isa}, offsets, {what}, from {start}");
+                out.fill(0);
+                let col = ByteKeys::Offsets32 {
+                    offsets: &offsets32,
+                    values: &values,
+                };
+                kernel.hash_keys(seed_flip(seed), Keys::Bytes(col), start, &mut out);
+                assert_eq!(out, want[start..], "{isa}, offsets32, {what}, from {start}");
+                if let Some(strs) = &strs {
+                    out.fill(0);
+                    let k = Keys::Bytes(ByteKeys::Strs(strs));
+                    kernel.hash_keys(seed_flip(seed), k, start, &mut out);
+                    assert_eq!(out, want[start..], "{isa}, strs, {what}, from {start}");
+                }
             }
         }
+    }
+
+    /// Every key source (slices, `&str`, 32- and 64-bit offsets) through the lanes and around
+    /// them: ASCII keys, so that they are also `&str`.
+    #[test]
+    fn every_source_hashes_as_xxh3_on_every_tier() {
+        let mut state = 3;
+        let ascii = |k: Vec<Vec<u8>>| -> Vec<Vec<u8>> {
+            k.into_iter()
+                .map(|k| k.into_iter().map(|b| b'a' + b % 26).collect())
+                .collect()
+        };
+        for len in [3, 4, 8, 9, 16, 17, 32] {
+            check(&ascii(keys(100, &[len], &mut state)), 5, "ascii");
+        }
+        let mut k = ascii(keys(8, &[6], &mut state));
+        k.extend(ascii(keys(
+            200,
+            &[4, 16, 9, 8, 3, 17, 5, 12, 0, 100],
+            &mut state,
+        )));
+        check(&k, 5, "ascii, 6 bytes then mixed");
     }
 
     #[test]
