@@ -260,6 +260,26 @@ pub(super) mod tests {
             .iter()
             .map(|k| core::str::from_utf8(k).ok())
             .collect();
+        let mut sources = alloc::vec![
+            ("slices", ByteKeys::Slices(&slices)),
+            (
+                "offsets64",
+                ByteKeys::Offsets64 {
+                    offsets: &offsets,
+                    values: &values,
+                },
+            ),
+            (
+                "offsets32",
+                ByteKeys::Offsets32 {
+                    offsets: &offsets32,
+                    values: &values,
+                },
+            ),
+        ];
+        if let Some(strs) = &strs {
+            sources.push(("strs", ByteKeys::Strs(strs)));
+        }
         for isa in Isa::supported() {
             let kernel = Kernel::get(isa).unwrap();
             // From every start, so that stages begin at every offset of a key list.
@@ -267,33 +287,10 @@ pub(super) mod tests {
                 if start > keys.len() {
                     continue;
                 }
-                let mut out = alloc::vec![0u64; keys.len() - start];
-                kernel.hash_keys(
-                    seed_flip(seed),
-                    Keys::Bytes(ByteKeys::Slices(&slices)),
-                    start,
-                    &mut out,
-                );
-                assert_eq!(out, want[start..], "{isa}, slices, {what}, from {start}");
-                out.fill(0);
-                let col = ByteKeys::Offsets64 {
-                    offsets: &offsets,
-                    values: &values,
-                };
-                kernel.hash_keys(seed_flip(seed), Keys::Bytes(col), start, &mut out);
-                assert_eq!(out, want[start..], "{isa}, offsets, {what}, from {start}");
-                out.fill(0);
-                let col = ByteKeys::Offsets32 {
-                    offsets: &offsets32,
-                    values: &values,
-                };
-                kernel.hash_keys(seed_flip(seed), Keys::Bytes(col), start, &mut out);
-                assert_eq!(out, want[start..], "{isa}, offsets32, {what}, from {start}");
-                if let Some(strs) = &strs {
-                    out.fill(0);
-                    let k = Keys::Bytes(ByteKeys::Strs(strs));
-                    kernel.hash_keys(seed_flip(seed), k, start, &mut out);
-                    assert_eq!(out, want[start..], "{isa}, strs, {what}, from {start}");
+                for &(name, source) in &sources {
+                    let mut out = alloc::vec![0u64; keys.len() - start];
+                    kernel.hash_keys(seed_flip(seed), Keys::Bytes(source), start, &mut out);
+                    assert_eq!(out, want[start..], "{isa}, {name}, {what}, from {start}");
                 }
             }
         }
