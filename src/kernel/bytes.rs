@@ -73,23 +73,18 @@ fn staged<'k, L: Lanes>(
         let path = one_path(&lens);
         let other = if path == Some(Path::Short) {
             let x: [u64; 8] = core::array::from_fn(|j| {
-                let k = key(at + j);
                 // SAFETY: `key` is a pure lookup, so this is the key whose length `one_path`
-                // found in 4..=8: both reads of four bytes lie inside it.
-                unsafe { short_word_unchecked(k) }
+                // found in 4..=8.
+                unsafe { short_word(key(at + j)) }
             });
             l.storeu(o, short_path(l, l.loadu(&x), l.loadu(&lens), flip_v));
             0
         } else if path == Some(Path::Long) {
             let (mut first, mut last) = ([0u64; 8], [0u64; 8]);
             for j in 0..8 {
-                let k = key(at + j);
                 // SAFETY: `key` is a pure lookup, so this is the key whose length `one_path`
-                // found in 9..=16: both reads of eight bytes lie inside it.
-                unsafe {
-                    first[j] = read_u64(k.as_ptr());
-                    last[j] = read_u64(k.as_ptr().add(k.len() - 8));
-                }
+                // found in 9..=16.
+                (first[j], last[j]) = unsafe { long_words(key(at + j)) };
             }
             let h = long(l, l.loadu(&first), l.loadu(&last), l.loadu(&lens), &consts);
             l.storeu(o, h);
@@ -148,8 +143,10 @@ fn mixed<L: Lanes>(
     let mut other = 0u8;
     for (j, k) in keys.iter().enumerate() {
         match k.len() {
-            4..=8 => (a[j], pick[j]) = (short_word(k), u64::MAX),
-            n @ 9..=16 => (a[j], b[j]) = (le64(k, 0), le64(k, n - 8)),
+            // SAFETY: the arm's pattern is the length `short_word` needs.
+            4..=8 => (a[j], pick[j]) = (unsafe { short_word(k) }, u64::MAX),
+            // SAFETY: the arm's pattern is the length `long_words` needs.
+            9..=16 => (a[j], b[j]) = unsafe { long_words(k) },
             _ => other |= 1 << j,
         }
     }
@@ -166,25 +163,19 @@ fn mixed<L: Lanes>(
     other
 }
 
-/// XXH3's 4-to-8-byte input word: the last four bytes of a key of 4 to 8 bytes, plus its
-/// first four shifted up.
-#[inline(always)]
-fn short_word(b: &[u8]) -> u64 {
-    le32(b, b.len() - 4) + (le32(b, 0) << 32)
-}
-
 /// XXH3's 4-to-8-byte path, given each key's [`short_word`].
 #[inline(always)]
 fn short_path<L: Lanes>(l: L, x: L::V, len: L::V, flip: L::V) -> L::V {
     rrmxmx_var(l, l.xor(x, flip), len)
 }
 
-/// [`short_word`] without bounds checks.
+/// XXH3's 4-to-8-byte input word: the last four bytes of the key plus its first four
+/// shifted up (`hashing::bytes_with_seed`'s arm for these lengths, without its bounds checks).
 ///
 /// # Safety
 /// `b` has 4 to 8 bytes.
 #[inline(always)]
-unsafe fn short_word_unchecked(b: &[u8]) -> u64 {
+unsafe fn short_word(b: &[u8]) -> u64 {
     let p = b.as_ptr();
     // SAFETY: `b.len() >= 4` (the caller), so `p..p + 4` and `p + len - 4..p + len` are in it.
     unsafe {
@@ -194,26 +185,21 @@ unsafe fn short_word_unchecked(b: &[u8]) -> u64 {
     }
 }
 
-/// The eight bytes at `p`, little-endian.
+/// The first and the last eight bytes of the key, little-endian: the 9-to-16-byte path's
+/// inputs.
 ///
 /// # Safety
-/// `p..p + 8` is readable.
+/// `b` has 9 to 16 bytes.
 #[inline(always)]
-unsafe fn read_u64(p: *const u8) -> u64 {
-    // SAFETY: the caller's promise.
-    u64::from_le(unsafe { p.cast::<u64>().read_unaligned() })
-}
-
-/// The four bytes of `b` at `at`, little-endian.
-#[inline(always)]
-fn le32(b: &[u8], at: usize) -> u64 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as u64
-}
-
-/// The eight bytes of `b` at `at`, little-endian.
-#[inline(always)]
-fn le64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+unsafe fn long_words(b: &[u8]) -> (u64, u64) {
+    let p = b.as_ptr();
+    // SAFETY: `b.len() >= 8` (the caller), so `p..p + 8` and `p + len - 8..p + len` are in it.
+    unsafe {
+        (
+            u64::from_le(p.cast::<u64>().read_unaligned()),
+            u64::from_le(p.add(b.len() - 8).cast::<u64>().read_unaligned()),
+        )
+    }
 }
 
 #[cfg(test)]
