@@ -4,7 +4,7 @@
 
 use alloc::boxed::Box;
 
-use core::hash::{Hash, Hasher};
+use core::hash::Hasher;
 
 use xxhash_rust::xxh3::{Xxh3, xxh3_64_with_seed};
 
@@ -168,25 +168,6 @@ pub const fn hash_u32(key: u32, seed: u64) -> u64 {
 #[inline]
 pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
     bytes_with_seed(bytes, seed)
-}
-
-/// The filter hash of any `T: Hash`: XXH3-64 of the canonical byte stream its `Hash` impl
-/// writes. For `u64`/`u32` keys this equals [`hash_u64`]/[`hash_u32`].
-///
-/// Note that `str` and `[u8]` hash through `Hash`, which appends a terminator (`str`) or
-/// prepends the length (`[u8]`); use [`hash_bytes`] (and the filter's `*_bytes` methods) to
-/// hash raw bytes exactly.
-///
-/// ```
-/// use blockbloom::hash::{hash_key, hash_u64};
-/// assert_eq!(hash_key(&5u64, 1), hash_u64(5, 1));
-/// assert_ne!(hash_key("ab", 1), blockbloom::hash::hash_bytes(b"ab", 1)); // str adds 0xff
-/// ```
-#[inline]
-pub fn hash_key<K: Hash + ?Sized>(key: &K, seed: u64) -> u64 {
-    let mut h = StableHasher::new(seed);
-    key.hash(&mut h);
-    h.finish()
 }
 
 /// XXH64's primes (the split block filter's hash, XXH64 with seed 0).

@@ -78,6 +78,7 @@ mod hashing;
 mod io;
 mod isa;
 mod kernel;
+mod key;
 pub mod layout;
 mod limits;
 #[cfg(any(not(feature = "std"), test))]
@@ -107,6 +108,7 @@ pub use filter::{
 };
 pub use filter::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
 pub use isa::Isa;
+pub use key::{ByHash, HashInto, Key, KeyForm};
 pub use kernel::MAX_PREFETCH_DEPTH;
 pub use layout::Block;
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};
@@ -115,10 +117,11 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 ///
 /// Every key becomes one 64-bit hash, and the filter derives everything else from it, so this
 /// function *is* the persisted format's hash: it gives the same bits on every platform, kernel
-/// and compile flag. For `u64` and `u32` keys it is XXH3-64 of the key's 8 or 4 little-endian
-/// bytes, which the batch kernels compute in SIMD lanes; for any other `T: Hash` it is XXH3-64
-/// of the canonical byte stream that `T`'s `Hash` impl writes (integers little-endian, `usize`
-/// widened to 64 bits), so it equals `xxhash_rust::xxh3::xxh3_64_with_seed` of those bytes.
+/// and compile flag. It is XXH3-64 of a key's canonical bytes ([`KeyForm`]): an integer's
+/// little-endian bytes (which the batch kernels hash in SIMD lanes), a string's or byte
+/// string's bytes exactly; [`ByHash`] keys hash the canonical byte stream their `Hash` impl
+/// writes ([`StableHasher`](hash::StableHasher)). Each equals
+/// `xxhash_rust::xxh3::xxh3_64_with_seed` of those bytes.
 ///
 /// ```
 /// use blockbloom::hash;
@@ -129,13 +132,15 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 ///     xxhash_rust::xxh3::xxh3_64_with_seed(&42u64.to_le_bytes(), seed)
 /// );
 /// assert_eq!(hash::hash_key(&42u64, seed), hash::hash_u64(42, seed));
+/// assert_eq!(hash::hash_key("abc", seed), hash::hash_bytes(b"abc", seed));
 /// assert_eq!(hash::hash_bytes(b"abc", seed), xxhash_rust::xxh3::xxh3_64_with_seed(b"abc", seed));
 /// ```
 ///
 /// (The scalar hashes live in the bottom layer; the batch forms run on the kernel tiers, a
 /// layer up, and meet here.)
 pub mod hash {
-    pub use crate::hashing::{StableHasher, hash_bytes, hash_key, hash_u32, hash_u64};
+    pub use crate::hashing::{StableHasher, hash_bytes, hash_u32, hash_u64};
+    pub use crate::key::hash_key;
     pub use crate::kernel::{hash_bytes_batch, hash_u32_batch, hash_u64_batch};
 }
 

@@ -12,12 +12,12 @@
 //! crate's seeded hash); the increments come from a second mix of the same hash.
 
 use alloc::vec::Vec;
-use core::hash::Hash;
 
 use super::classic::{check_probes, check_target};
 use crate::error::Error;
 use crate::filter::CounterBits;
-use crate::hashing::{hash_bytes, hash_key, seed_flip};
+use crate::hashing::{hash_bytes, seed_flip};
+use crate::key::{Key, hash_key};
 use crate::kernel::classic::ClassicShape;
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
@@ -181,7 +181,7 @@ impl VariableIncrementBloomFilter {
     }
 
     /// Adds `key`.
-    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
         self.insert_hash(hash_key(key, self.seed))
     }
 
@@ -203,7 +203,7 @@ impl VariableIncrementBloomFilter {
     }
 
     /// Whether `key` may have been inserted (and not removed).
-    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(hash_key(key, self.seed))
     }
 
@@ -229,7 +229,7 @@ impl VariableIncrementBloomFilter {
     /// was removed); nothing is changed. Removing a key that was never inserted but answers
     /// `contains` (a false positive) corrupts the counters of other keys, as in any
     /// counting filter.
-    pub fn remove<K: Hash + ?Sized>(&mut self, key: &K) -> Result<(), Error> {
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> Result<(), Error> {
         self.remove_hash(hash_key(key, self.seed))
     }
 

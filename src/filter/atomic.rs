@@ -1,11 +1,11 @@
 //! [`AtomicBloomFilter`]: the same filter over atomic words, for many concurrent writers.
 
-use core::hash::Hash;
 
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource};
 use crate::error::Error;
 use crate::filter::BloomFilter;
-use crate::hashing::{hash_bytes, hash_key};
+use crate::hashing::hash_bytes;
+use crate::key::{Key, hash_key};
 use crate::kernel::{AtomicInsertNew, Keys, Sink};
 use crate::layout::{AtomicBlock, Block, block_index, pattern_scalar};
 use crate::memory::PageBuf;
@@ -143,16 +143,14 @@ impl AtomicBloomFilter {
         crate::memory::huge_page_bytes(&self.store[..])
     }
 
-    /// Inserts any hashable key; `u64`/`u32` (and `u128`) keys land where the batch methods
-    /// put them. Byte keys hash through `Hash` with a length prefix or terminator: use
-    /// [`insert_bytes`](Self::insert_bytes) for them (see
-    /// [`BloomFilter::insert`](crate::BloomFilter::insert)).
+    /// Inserts a key: any [`Key`] type, hashed from its canonical form exactly as the batch,
+    /// byte and column methods hash it (see [`BloomFilter::insert`](crate::BloomFilter::insert)).
     #[inline]
-    pub fn insert<K: Hash + ?Sized>(&self, key: &K) {
+    pub fn insert<K: Key + ?Sized>(&self, key: &K) {
         self.insert_hash(hash_key(key, self.meta.seed))
     }
 
-    /// Inserts a raw byte string, hashed exactly.
+    /// Inserts a raw byte string, hashed exactly: the same key as `insert(bytes)`.
     #[inline]
     pub fn insert_bytes(&self, bytes: &[u8]) {
         self.insert_hash(hash_bytes(bytes, self.meta.seed))
@@ -198,7 +196,7 @@ impl AtomicBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn insert_new<K: Hash + ?Sized>(&self, key: &K) -> bool {
+    pub fn insert_new<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.insert_hash_new(hash_key(key, self.meta.seed))
     }
 

@@ -4,21 +4,19 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
+use crate::key::Key;
 use crate::kernel::Keys;
 use crate::kernel::keys::{ByteKeys, check_offsets};
 
-/// Key types the batch methods take. Each hashes exactly as the single-key method named
-/// below, so a batch gives the same filter and the same answers:
+/// Key types the batch methods take. Each is a [`Key`] and hashes exactly as the single-key
+/// methods hash it (its [`KeyForm`](crate::KeyForm)), so a batch gives the same filter and the
+/// same answers as a loop of `insert(&key)`:
 ///
-/// | type | hashed as | single-key twin |
-/// | :--- | :--- | :--- |
-/// | `u64`, `i64`, `u32`, `i32` | little-endian bytes, in SIMD lanes | [`insert`](crate::BloomFilter::insert) |
-/// | `u128`, `[u8; 16]` | the 16 little-endian bytes (IPv6, UUID, flow keys) | `insert(&u128)`, [`insert_bytes`](crate::BloomFilter::insert_bytes) |
-/// | `&[u8]`, `&str` | the bytes | [`insert_bytes`](crate::BloomFilter::insert_bytes) |
-///
-/// `insert(&key)` goes through [`Hash`](core::hash::Hash), which for `str` appends a `0xff`
-/// byte and for arrays a length prefix: use `insert_bytes` as the single-key form of string
-/// and `[u8; 16]` keys.
+/// | type | hashed as |
+/// | :--- | :--- |
+/// | `u64`, `i64`, `u32`, `i32` | little-endian bytes, in SIMD lanes |
+/// | `u128`, `[u8; 16]` | the 16 little-endian bytes (IPv6, UUID, flow keys) |
+/// | `&[u8]`, `&str` | the bytes |
 ///
 /// ```
 /// let mut a = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
@@ -29,17 +27,17 @@ use crate::kernel::keys::{ByteKeys, check_offsets};
 /// assert_eq!(a, b);
 ///
 /// a.insert_batch(&["apple", "pear"]);
-/// b.insert_bytes(b"apple");
-/// b.insert_bytes(b"pear");
+/// b.insert("apple");
+/// b.insert(&String::from("pear"));
 /// assert_eq!(a, b);
 ///
 /// let ip: u128 = 0x2001_0db8_0000_0000_0000_0000_0000_0001;
 /// a.insert_batch(&[ip]);
-/// b.insert_bytes(&ip.to_le_bytes());
+/// b.insert(&ip.to_le_bytes());
 /// assert_eq!(a, b);
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
-pub trait BatchKey: Copy + private::Sealed {
+pub trait BatchKey: Key + Copy + private::Sealed {
     #[doc(hidden)]
     fn as_keys(keys: &[Self]) -> private::KeySlice<'_>;
 }

@@ -31,10 +31,10 @@ pub use parallel::ParallelBuild;
 pub use storage::{Bits, Storage};
 pub use view::FilterRef;
 
-use core::hash::Hash;
 
 use crate::error::Error;
-use crate::hashing::{hash_bytes, hash_key, seed_flip};
+use crate::hashing::{hash_bytes, seed_flip};
+use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, Shape, Sink};
 use crate::layout::{BLOCK_BITS, Block, Layout};
@@ -126,7 +126,7 @@ impl<S: Storage> Filter<S> {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(hash_key(key, self.meta.seed))
     }
 
@@ -152,7 +152,7 @@ impl<S: Storage> Filter<S> {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+    pub fn hash<K: Key + ?Sized>(&self, key: &K) -> u64 {
         hash_key(key, self.meta.seed)
     }
 

@@ -1,10 +1,10 @@
 //! The owned filter, [`BloomFilter`]: construction, inserts, and what only owned bits can do.
 
-use core::hash::Hash;
 
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource, Meta};
 use crate::error::Error;
-use crate::hashing::{hash_bytes, hash_key};
+use crate::hashing::hash_bytes;
+use crate::key::{Key, hash_key};
 use crate::kernel::{InsertNew, Keys, Sink};
 use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
 use crate::memory::PageBuf;
@@ -86,40 +86,32 @@ impl BloomFilter {
         Builder::new()
     }
 
-    /// Inserts any hashable key. `u64`/`u32` (and `u128`) keys land exactly where
-    /// [`insert_batch`] puts them.
-    ///
-    /// Byte keys do not: `Hash` adds a length prefix to slices and arrays and a terminator to
-    /// `str`, so `insert(&[u8; 16])` or `insert("text")` hashes other bytes than the batch
-    /// forms and [`insert_bytes`](Self::insert_bytes). Byte strings, `&str` and 16-byte keys
-    /// that must meet a batch (or a file built by the CLI) go through `insert_bytes` and
-    /// `contains_bytes`:
+    /// Inserts a key: any [`Key`] type, hashed from its canonical form, so it lands exactly
+    /// where every other method looks for it: `insert("text")`, `insert_batch(&["text"])`,
+    /// [`insert_bytes`](Self::insert_bytes)`(b"text")` and a CLI-built file's line `text` are
+    /// one key, as are `insert(&7u64)` and `insert_batch(&[7u64])`. Types the crate does not
+    /// know go through [`ByHash`](crate::ByHash).
     ///
     /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
-    /// let flow = [7u8; 16];
-    /// f.insert_batch(&[flow]);
-    /// assert!(f.contains_bytes(&flow)); // the batch hashed the 16 bytes, as `insert_bytes` does
-    /// # Ok::<(), blockbloom::Error>(())
-    /// ```
+    /// use blockbloom::{BloomFilter, ByHash};
     ///
-    /// [`insert_batch`]: BloomFilter::insert_batch
-    ///
-    /// ```
-    /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
     /// f.insert(&7u64);
     /// f.insert("text");
-    /// f.insert(&(1u8, 'x'));
-    /// assert!(f.contains(&7u64) && f.contains("text") && f.contains(&(1u8, 'x')));
+    /// f.insert(&[7u8; 16]);
+    /// f.insert(&ByHash((1u8, 'x')));
+    /// assert!(f.contains(&7u64) && f.contains(&String::from("text")));
+    /// assert!(f.count_batch(&["text"]) == 1 && f.count_batch(&[[7u8; 16]]) == 1);
+    /// assert!(f.contains_bytes(b"text") && f.contains(&ByHash((1u8, 'x'))));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
         self.insert_hash(hash_key(key, self.meta.seed))
     }
 
-    /// Inserts a raw byte string, hashed exactly (no length prefix): the form for keys read
-    /// from files or the network.
+    /// Inserts a raw byte string, hashed exactly: the same key as `insert(bytes)`, kept for
+    /// callers that hold bytes and want to say so.
     ///
     /// ```
     /// let mut f = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
@@ -193,7 +185,7 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn insert_new<K: Hash + ?Sized>(&mut self, key: &K) -> bool {
+    pub fn insert_new<K: Key + ?Sized>(&mut self, key: &K) -> bool {
         self.insert_hash_new(hash_key(key, self.meta.seed))
     }
 
@@ -306,7 +298,7 @@ impl core::fmt::Debug for BloomFilter {
     }
 }
 
-impl<K: Hash> Extend<K> for BloomFilter {
+impl<K: Key> Extend<K> for BloomFilter {
     /// Inserts every key, hashing in chunks and inserting each chunk as one batch.
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
         let mut hashes = [0u64; 256];

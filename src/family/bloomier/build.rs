@@ -3,7 +3,6 @@
 
 use alloc::vec::Vec;
 
-use core::hash::Hash;
 
 use super::{
     BloomierFilter, Geometry, MAX_ATTEMPTS, MAX_ENTRIES, SEED_STEP, low_mask, read_field, try_vec,
@@ -11,7 +10,8 @@ use super::{
 };
 use crate::error::Error;
 use crate::filter::BatchKey;
-use crate::hashing::{hash_bytes, hash_key, seed_flip};
+use crate::hashing::{hash_bytes, seed_flip};
+use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, l2_bytes};
 
@@ -35,7 +35,7 @@ impl BloomierFilter {
     /// assert!(matches!(err, Error::ConflictingValues { first: 0, second: 1, .. }));
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn build<K: Hash + Eq>(
+    pub fn build<K: Key + Eq>(
         pairs: &[(K, u64)],
         value_bits: u32,
         fingerprint_bits: u32,
@@ -114,7 +114,7 @@ impl BloomierBuilder {
         self.seed(crate::hashing::random_seed())
     }
 
-    /// Builds from `(key, value)` pairs of any hashable key (hashed like
+    /// Builds from `(key, value)` pairs of any [`Key`] type (hashed like
     /// [`BloomFilter::insert`](crate::BloomFilter::insert)).
     ///
     /// # Errors
@@ -129,7 +129,7 @@ impl BloomierBuilder {
     /// assert_eq!((f.get("a"), f.get("b"), f.len()), (Some(1), Some(2), 2));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn build<K: Hash + Eq>(self, pairs: &[(K, u64)]) -> Result<BloomierFilter, Error> {
+    pub fn build<K: Key + Eq>(self, pairs: &[(K, u64)]) -> Result<BloomierFilter, Error> {
         self.construct(
             pairs.len(),
             &mut |seed, out| {

@@ -35,11 +35,11 @@ use alloc::vec::Vec;
 mod build;
 mod codec;
 
-use core::hash::Hash;
 
 use crate::family::try_vec;
 use crate::filter::BatchKey;
-use crate::hashing::{hash_bytes, hash_key};
+use crate::hashing::hash_bytes;
+use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, prefetch};
 
@@ -202,7 +202,7 @@ impl BloomierFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn get<K: Hash + ?Sized>(&self, key: &K) -> Option<u64> {
+    pub fn get<K: Key + ?Sized>(&self, key: &K) -> Option<u64> {
         self.lookup(hash_key(key, self.seed))
     }
 
@@ -227,7 +227,7 @@ impl BloomierFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+    pub fn hash<K: Key + ?Sized>(&self, key: &K) -> u64 {
         hash_key(key, self.seed)
     }
 

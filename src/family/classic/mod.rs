@@ -13,11 +13,11 @@
 
 mod codec;
 
-use core::hash::Hash;
 
 use crate::error::Error;
 use crate::filter::BatchKey;
-use crate::hashing::{hash_bytes, hash_key, seed_flip};
+use crate::hashing::{hash_bytes, seed_flip};
+use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 use crate::kernel::classic::{
     ClassicInsert, ClassicOp as _, ClassicQuery, ClassicShape, MAX_PROBES,
@@ -196,8 +196,8 @@ impl ClassicBloomFilter {
         &self.words
     }
 
-    /// Adds `key` (hashed through [`Hash`] with the seed, as [`BloomFilter::insert`](crate::BloomFilter::insert)).
-    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+    /// Adds `key` (any [`Key`], hashed as [`BloomFilter::insert`](crate::BloomFilter::insert) hashes it).
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
         self.insert_hash(hash_key(key, self.seed))
     }
 
@@ -214,7 +214,7 @@ impl ClassicBloomFilter {
 
     /// Whether `key` may have been inserted (false positives at the designed rate, never a
     /// false negative).
-    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(hash_key(key, self.seed))
     }
 

@@ -33,12 +33,12 @@ use alloc::vec::Vec;
 mod codec;
 mod model;
 
-use core::hash::Hash;
 
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::filter::BloomFilter;
-use crate::hashing::{hash_bytes, hash_key};
+use crate::hashing::hash_bytes;
+use crate::key::{Key, hash_key};
 use crate::kernel::{BlockOp, Keys, Probes, Sink, Takes};
 use crate::layout::{BLOCK_BITS, Block, block_index, pattern_scalar};
 
@@ -178,7 +178,7 @@ impl DeletableBloomFilter {
         Ok(f)
     }
 
-    /// Inserts any hashable key (hashed as [`BloomFilter::insert`] hashes it).
+    /// Inserts any [`Key`] (hashed as [`BloomFilter::insert`] hashes it).
     ///
     /// ```
     /// let mut f = blockbloom::DeletableBloomFilter::with_capacity(100, 0.01)?;
@@ -186,7 +186,7 @@ impl DeletableBloomFilter {
     /// assert!(f.contains(&7u64));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
         self.insert_hash(hash_key(key, self.filter.seed()))
     }
 
@@ -258,7 +258,7 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.filter.contains(key)
     }
 
@@ -340,7 +340,7 @@ impl DeletableBloomFilter {
     /// [`Error::NotPresent`] if the filter does not contain the key;
     /// [`Error::NotDeletable`] if every bit of the key is in a collided region. Either way
     /// nothing changes.
-    pub fn remove<K: Hash + ?Sized>(&mut self, key: &K) -> Result<(), Error> {
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> Result<(), Error> {
         self.remove_hash(hash_key(key, self.filter.seed()))
     }
 
@@ -429,7 +429,7 @@ impl DeletableBloomFilter {
     /// assert!(f.is_deletable(&1u64));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn is_deletable<K: Hash + ?Sized>(&self, key: &K) -> bool {
+    pub fn is_deletable<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.is_deletable_hash(hash_key(key, self.filter.seed()))
     }
 

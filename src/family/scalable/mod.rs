@@ -44,12 +44,12 @@ use alloc::vec::Vec;
 
 mod codec;
 
-use core::hash::Hash;
 
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::filter::BloomFilter;
-use crate::hashing::{hash_bytes, hash_key};
+use crate::hashing::hash_bytes;
+use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 
 /// Default growth factor of stage capacities (Almeida et al.: 2 for slow growth, 4 for fast).
@@ -334,7 +334,7 @@ impl ScalableBloomFilter {
         self.stages.last_mut().expect("never empty")
     }
 
-    /// Inserts any hashable key unless the filter already contains it (then no capacity is
+    /// Inserts any [`Key`] unless the filter already contains it (then no capacity is
     /// used); returns whether it was new. Opens a stage when the newest is full.
     ///
     /// ```
@@ -351,7 +351,7 @@ impl ScalableBloomFilter {
     /// not inserted and nothing changes): [`Error::InvalidFpr`] once a stage's target falls
     /// below [`MIN_FPR`](crate::sizing::MIN_FPR), [`Error::TooManyBlocks`],
     /// [`Error::AllocationFailed`].
-    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) -> Result<bool, Error> {
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool, Error> {
         self.insert_hash(hash_key(key, self.seed))
     }
 
@@ -450,7 +450,7 @@ impl ScalableBloomFilter {
     /// assert!(f.contains(&"x"));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(hash_key(key, self.seed))
     }
 
@@ -485,7 +485,7 @@ impl ScalableBloomFilter {
     /// assert_eq!(f.hash(&1u64), f.stages()[0].hash(&1u64));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
-    pub fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+    pub fn hash<K: Key + ?Sized>(&self, key: &K) -> u64 {
         hash_key(key, self.seed)
     }
 

@@ -10,7 +10,6 @@ mod counters;
 
 pub use builder::CountingBuilder;
 
-use core::hash::Hash;
 
 use counters::{
     Decrement, Has, Increment, block_decrement, block_has, block_increment, block_min,
@@ -20,6 +19,7 @@ use counters::{
 use super::storage::{Sealed, Storage};
 use super::{BatchKey, Filter, Meta};
 use crate::error::Error;
+use crate::key::Key;
 use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
 use crate::kernel::{Keys, Sink};
@@ -255,7 +255,7 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn insert<K: Hash + ?Sized>(&mut self, key: &K) {
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
         self.insert_hash(self.hash(key))
     }
 
@@ -307,7 +307,7 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn remove<K: Hash + ?Sized>(&mut self, key: &K) -> Result<(), Error> {
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> Result<(), Error> {
         self.remove_hash(self.hash(key))
     }
 
@@ -372,7 +372,7 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn estimate_count<K: Hash + ?Sized>(&self, key: &K) -> u32 {
+    pub fn estimate_count<K: Key + ?Sized>(&self, key: &K) -> u32 {
         self.estimate_count_hash(self.hash(key))
     }
 
@@ -409,7 +409,7 @@ impl CountingBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
-    pub fn insert_min_increase<K: Hash + ?Sized>(&mut self, key: &K) {
+    pub fn insert_min_increase<K: Key + ?Sized>(&mut self, key: &K) {
         self.insert_min_increase_hash(self.hash(key))
     }
 
