@@ -12,6 +12,12 @@
 //!   synced and renamed over it only once complete: a failure never leaves a half file, and
 //!   an interrupted write (a signal, a file-size limit, a full disk) leaves no temporary file
 //!   either (`cleanup`).
+//! * `build` and `merge` refuse an output that is one of their inputs (a key file, the file
+//!   stdin is redirected from, a filter to merge) before reading anything: the rename would
+//!   put the filter where that input was. The same file is found however it is reached:
+//!   another spelling of the path, a symlink either way round, a hard link (device and inode;
+//!   off unix, the canonical path, which sees neither hard links nor stdin's file). Only an
+//!   output that exists can be an input.
 //! * `build` refuses `--capacity 0` with keys to insert, and a filter that would answer
 //!   "maybe" for 99% or more of absent keys: neither could filter anything.
 //! * Without `--capacity`, `build` counts the keys first: files are read twice, and stdin is
@@ -126,6 +132,74 @@ fn sources(keys: &[PathBuf]) -> Result<Vec<Source<'_>>> {
     Ok(out)
 }
 
+/// A file however it is reached: its device and inode, so another spelling of the path, a
+/// symlink and a hard link are all the same file.
+#[cfg(unix)]
+#[derive(PartialEq)]
+struct FileId(u64, u64);
+
+#[cfg(unix)]
+impl FileId {
+    fn of(path: &Path) -> Option<FileId> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileId(m.dev(), m.ino()))
+    }
+
+    /// The file stdin is redirected from (`< keys.txt`), through a duplicate of the
+    /// descriptor, so stdin itself is untouched.
+    fn stdin() -> Option<FileId> {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+        let m = File::from(fd).metadata().ok()?;
+        Some(FileId(m.dev(), m.ino()))
+    }
+}
+
+/// A file however its path is spelled: its canonical path (symlinks resolved; hard links
+/// are not seen).
+#[cfg(not(unix))]
+#[derive(PartialEq)]
+struct FileId(PathBuf);
+
+#[cfg(not(unix))]
+impl FileId {
+    fn of(path: &Path) -> Option<FileId> {
+        std::fs::canonicalize(path).ok().map(FileId)
+    }
+
+    /// Where stdin comes from has no portable name.
+    fn stdin() -> Option<FileId> {
+        None
+    }
+}
+
+/// Refuses an `output` that is one of the `inputs`: the rename would put the filter where the
+/// input was. Only an output that exists can be an input; an input that does not exist fails
+/// later, when it is read.
+fn refuse_input_as_output(output: &Path, inputs: &[Source]) -> Result<()> {
+    let Some(out) = FileId::of(output) else {
+        return Ok(());
+    };
+    for s in inputs {
+        let (id, name) = match s {
+            Source::File(p) => (FileId::of(p), *p),
+            Source::Stdin => (FileId::stdin(), Path::new(STDIN)),
+        };
+        if id.as_ref() == Some(&out) {
+            return Err(format!(
+                "{}: the output is the same file as the input {}: writing the filter there \
+                 would replace it; choose another output",
+                output.display(),
+                name.display()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// Reads line after line from `r`; `f` gets each line without its terminator. Returns the
 /// number of lines.
 fn for_each_line(mut r: impl BufRead, mut f: impl FnMut(&[u8])) -> io::Result<u64> {
@@ -208,6 +282,7 @@ const STDIN: &str = "<stdin>";
 
 pub fn build(args: BuildArgs) -> Result<()> {
     let sources = sources(&args.keys)?;
+    refuse_input_as_output(&args.output, &sources)?;
     let quiet = args.quiet;
     let has_stdin = sources.iter().any(|s| matches!(s, Source::Stdin));
     // Bytes of the key files, for the ETA (unknown if one is a pipe).
@@ -554,6 +629,8 @@ pub fn info(args: InfoArgs) -> Result<()> {
 }
 
 pub fn merge(args: MergeArgs) -> Result<()> {
+    let inputs: Vec<Source> = args.inputs.iter().map(|p| Source::File(p)).collect();
+    refuse_input_as_output(&args.output, &inputs)?;
     let (first, rest) = args.inputs.split_first().expect("clap requires two inputs");
     let mut f = load(first)?;
     for p in rest {

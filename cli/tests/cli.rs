@@ -1283,3 +1283,181 @@ fn mistyped_commands_and_options_get_a_suggestion() {
         "{stderr}"
     );
 }
+
+// ---- An output is never one of the inputs ----
+
+/// Runs the binary in `dir` (relative paths resolve there) with `stdin` as its input.
+fn blockbloom_in(dir: &std::path::Path, args: &[&str], stdin: Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blockbloom"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BLOCKBLOOM_ISA")
+        .stdin(stdin)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Every entry of `dir` (not descending): its name, whether it is a symlink, and the bytes
+/// of a file (through a symlink).
+fn snapshot(dir: &std::path::Path) -> Vec<(String, bool, Option<Vec<u8>>)> {
+    let mut all: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let link = e.file_type().unwrap().is_symlink();
+            let bytes = std::fs::metadata(e.path())
+                .unwrap()
+                .is_file()
+                .then(|| std::fs::read(e.path()).unwrap());
+            (e.file_name().to_string_lossy().into_owned(), link, bytes)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// `args`, run in `dir`, is refused: a failure naming `output` (as given) as one of the
+/// inputs, and nothing in `dir` changed: no entry added, removed or rewritten.
+fn refused_as_an_input(dir: &std::path::Path, args: &[&str], output: &str, stdin: Stdio) {
+    let before = snapshot(dir);
+    let out = blockbloom_in(dir, args, stdin);
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "{args:?} succeeded:\n{stdout}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {output}: the output is the same file as the input"
+        )),
+        "{args:?}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert_eq!(snapshot(dir), before, "{args:?} changed {}", dir.display());
+}
+
+#[test]
+fn build_and_merge_refuse_to_write_over_an_input() {
+    let dir = scratch("output-is-input");
+    keys_file(&dir, "keys.txt", members(0..1000));
+    keys_file(&dir, "more.txt", members(1000..2000));
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    for (a, b) in [("a.bb", "keys.txt"), ("b.bb", "more.txt")] {
+        let args = ["build", "--fpr", "0.01", "--capacity", "2000", b, "-o", a];
+        ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    }
+    let absolute = path(&dir, "keys.txt");
+    // The same file, however the path is spelled.
+    for output in [
+        "keys.txt",
+        "./keys.txt",
+        "sub/../keys.txt",
+        ".//sub/./../keys.txt",
+        &absolute,
+    ] {
+        for args in [
+            vec!["build", "--fpr", "0.01", "keys.txt", "-o", output],
+            vec![
+                "build", "--fpr", "0.01", "more.txt", "keys.txt", "-o", output,
+            ],
+            vec![
+                "build",
+                "--fpr",
+                "0.01",
+                "--capacity",
+                "10",
+                "keys.txt",
+                "-o",
+                output,
+            ],
+        ] {
+            refused_as_an_input(&dir, &args, output, Stdio::null());
+        }
+    }
+    // The input spelled another way than the output.
+    let args = [
+        "build",
+        "--fpr",
+        "0.01",
+        "sub/../keys.txt",
+        "-o",
+        "keys.txt",
+    ];
+    refused_as_an_input(&dir, &args, "keys.txt", Stdio::null());
+    for output in ["a.bb", "./b.bb", "sub/../a.bb"] {
+        let args = ["merge", "a.bb", "b.bb", "-o", output];
+        refused_as_an_input(&dir, &args, output, Stdio::null());
+    }
+    // A different file of the same name elsewhere is no input: written as usual.
+    keys_file(&dir.join("sub"), "keys.txt", members(0..10));
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "sub/keys.txt"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    assert_eq!(
+        &std::fs::read(dir.join("sub/keys.txt")).unwrap()[..8],
+        b"BLKBLOOM"
+    );
+    let args = ["merge", "a.bb", "b.bb", "-o", "sub/a.bb"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+}
+
+/// Through a symlink (either way round), a hard link, or stdin redirected from the output.
+#[cfg(unix)]
+#[test]
+fn links_and_redirected_stdin_to_an_input_are_refused() {
+    use std::os::unix::fs::symlink;
+
+    let dir = scratch("output-is-input-linked");
+    keys_file(&dir, "keys.txt", members(0..1000));
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "a.bb"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "b.bb"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    symlink("keys.txt", dir.join("keys-link")).unwrap();
+    std::fs::hard_link(dir.join("keys.txt"), dir.join("keys-hard")).unwrap();
+    symlink("a.bb", dir.join("a-link")).unwrap();
+    std::fs::hard_link(dir.join("b.bb"), dir.join("b-hard")).unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["build", "--fpr", "0.01", "keys.txt", "-o", "keys-link"],
+            "keys-link",
+        ),
+        (
+            &["build", "--fpr", "0.01", "keys-link", "-o", "keys.txt"],
+            "keys.txt",
+        ),
+        (
+            &["build", "--fpr", "0.01", "keys.txt", "-o", "keys-hard"],
+            "keys-hard",
+        ),
+        (
+            &["build", "--fpr", "0.01", "keys-hard", "-o", "keys-link"],
+            "keys-link",
+        ),
+        (&["merge", "a.bb", "b.bb", "-o", "a-link"], "a-link"),
+        (&["merge", "a-link", "b.bb", "-o", "a.bb"], "a.bb"),
+        (&["merge", "a.bb", "b.bb", "-o", "b-hard"], "b-hard"),
+        (&["merge", "a-link", "b-hard", "-o", "b.bb"], "b.bb"),
+    ];
+    for (args, output) in cases {
+        refused_as_an_input(&dir, args, output, Stdio::null());
+    }
+    // `build -o keys.txt < keys.txt` (stdin read implicitly or as `-`), with or without the
+    // count that spills stdin first.
+    for args in [
+        &["build", "--fpr", "0.01", "-o", "keys.txt"][..],
+        &["build", "--fpr", "0.01", "-", "-o", "keys-hard"],
+        &[
+            "build",
+            "--fpr",
+            "0.01",
+            "--capacity",
+            "1000",
+            "-o",
+            "keys-link",
+        ],
+    ] {
+        let stdin = std::fs::File::open(dir.join("keys.txt")).unwrap();
+        refused_as_an_input(&dir, args, args[args.len() - 1], stdin.into());
+    }
+    // Stdin from the output file is no input when key files are given instead.
+    let stdin = std::fs::File::open(dir.join("a.bb")).unwrap();
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "a.bb"];
+    ok(&blockbloom_in(&dir, &args, stdin.into()));
+}
