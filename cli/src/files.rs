@@ -11,7 +11,8 @@
 //! * Filters are written with `write_to` into a `tempfile` next to the destination, which is
 //!   synced and renamed over it only once complete: a failure never leaves a half file, and
 //!   an interrupted write (a signal, a file-size limit, a full disk) leaves no temporary file
-//!   either (`cleanup`).
+//!   either (`cleanup`). Every error of the write names the output as the user gave it,
+//!   never the temporary file.
 //! * `build` and `merge` refuse an output that is one of their inputs (a key file, the file
 //!   stdin is redirected from, a filter to merge) before reading anything: the rename would
 //!   put the filter where that input was. The same file is found however it is reached:
@@ -432,7 +433,8 @@ fn summary(path: &Path, f: &BloomFilter, keys: u64, what: &str) {
 const USELESS_FPR: f64 = 0.99;
 
 /// Writes `f` to a temporary file in `path`'s directory, syncs it and renames it to `path`;
-/// on any failure the temporary file is removed and `path` is untouched.
+/// on any failure the temporary file is removed, `path` is untouched, and the error names
+/// `path`.
 fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -460,12 +462,12 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
             // Plain `create_new`, so the file gets the same mode as any file the user creates.
             File::options().write(true).create_new(true).open(candidate)
         })
-        .map_err(|e| at(&dir.join(&prefix), e))?;
-    let tmp_path = tmp.path().to_path_buf();
+        .map_err(|e| at(path, e))?;
+    // Errors name `path`, as the user gave it: the temporary file is ours, not theirs.
     let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
-    f.write_to(&mut w).map_err(|e| at(&tmp_path, e))?;
-    w.into_inner().map_err(|e| at(&tmp_path, e.into_error()))?;
-    tmp.as_file().sync_all().map_err(|e| at(&tmp_path, e))?;
+    f.write_to(&mut w).map_err(|e| at(path, e))?;
+    w.into_inner().map_err(|e| at(path, e.into_error()))?;
+    tmp.as_file().sync_all().map_err(|e| at(path, e))?;
     tmp.persist(path).map_err(|e| at(path, e.error))?;
     drop(registered);
     Ok(())

@@ -614,6 +614,11 @@ fn a_file_size_limit_fails_cleanly() {
         let (_, stderr) = text(&out);
         assert!(!out.status.success(), "{args:?}");
         assert!(stderr.contains("File too large"), "{args:?}: {stderr}");
+        // The error names the output as given, not the temporary file that failed.
+        assert!(
+            stderr.starts_with(&format!("error: {target_s}: ")) && !stderr.contains(".tmp"),
+            "{args:?}: {stderr}"
+        );
         assert_eq!(
             leftovers(&dir, &["keys.txt", "f.bb", "small.bb"]),
             Vec::<String>::new(),
@@ -1460,4 +1465,51 @@ fn links_and_redirected_stdin_to_an_input_are_refused() {
     let stdin = std::fs::File::open(dir.join("a.bb")).unwrap();
     let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "a.bb"];
     ok(&blockbloom_in(&dir, &args, stdin.into()));
+}
+
+// ---- Write errors name the output ----
+
+/// A failure to write the output names the path as the user gave it, never the temporary
+/// file beside it.
+#[test]
+fn write_errors_name_the_output_not_the_temporary_file() {
+    let dir = scratch("write-errors");
+    keys_file(&dir, "keys.txt", members(0..1000));
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "a.bb"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    std::fs::create_dir(dir.join("adir")).unwrap();
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["build", "--fpr", "0.01", "keys.txt", "-o", "nodir/x.bloom"],
+            "nodir/x.bloom",
+            "NotFound",
+        ),
+        (
+            &["merge", "a.bb", "a.bb", "-o", "nodir/x.bloom"],
+            "nodir/x.bloom",
+            "NotFound",
+        ),
+        (
+            &["build", "--fpr", "0.01", "keys.txt", "-o", "adir"],
+            "adir",
+            "I/O error",
+        ),
+        (
+            &["merge", "a.bb", "a.bb", "-o", "adir"],
+            "adir",
+            "I/O error",
+        ),
+    ];
+    for (args, output, says) in cases {
+        let before = snapshot(&dir);
+        let out = blockbloom_in(&dir, args, Stdio::null());
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr.starts_with(&format!("error: {output}: ")) && stderr.contains(says),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains(".tmp"), "{args:?}: {stderr}");
+        assert_eq!(snapshot(&dir), before, "{args:?}");
+    }
 }
