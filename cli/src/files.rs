@@ -21,6 +21,13 @@
 //!   output that exists can be an input.
 //! * `build` refuses `--capacity 0` with keys to insert, and a filter that would answer
 //!   "maybe" for 99% or more of absent keys: neither could filter anything.
+//! * `merge` warns when the union's expected false-positive rate, from its bits
+//!   (`expected_fpr`), is over twice the target: shards each sized for their own line count
+//!   merge into a filter holding several times the keys it was sized for. The target is the
+//!   first input's, the one the output records (the union keeps the first input's header)
+//!   and `info` shows; without one (a filter the library sized by bits per key or bytes)
+//!   there is nothing to compare with, and no warning. The help of `build --capacity` and of
+//!   `merge` says to build every shard with `--capacity` set to the total key count.
 //! * Without `--capacity`, `build` counts the keys first: files are read twice, and stdin is
 //!   copied to an anonymous temporary file while it is counted (so memory stays flat however
 //!   much is piped in; the disk holds one copy of the input until the build ends).
@@ -53,7 +60,9 @@ pub struct BuildArgs {
     /// Keys to size the filter for. Default: the number of input lines, counted first: files
     /// are read twice, and stdin is copied to an anonymous temporary file (in $TMPDIR) while
     /// it is counted, so memory stays flat however much is piped in. Give --capacity to read
-    /// stdin once, with no copy.
+    /// stdin once, with no copy. Shards to be merged: build every shard with --capacity set
+    /// to the total key count of all shards (and the same --fpr and --seed); sized by its own
+    /// lines, each is as small as its share, and their union misses the --fpr target.
     #[arg(long, allow_hyphen_values = true)]
     capacity: Option<u64>,
     /// Hash seed (filters merge only with filters of the same seed).
@@ -93,6 +102,9 @@ pub struct InfoArgs {
 #[derive(Args)]
 pub struct MergeArgs {
     /// Filters to merge (at least two): same layout, probe count, seed and block count.
+    /// The union holds every input's keys at one input's size: build every shard with
+    /// --capacity set to the total key count of all shards (and the same --fpr and --seed),
+    /// or its false-positive rate exceeds the target (a warning says by how much).
     #[arg(required = true, num_args = 2..)]
     inputs: Vec<PathBuf>,
     /// The filter file to write (replaced atomically).
@@ -638,6 +650,20 @@ pub fn merge(args: MergeArgs) -> Result<()> {
     for p in rest {
         let g = load(p)?;
         f.union(&g).map_err(|e| at(p, e))?;
+    }
+    // The union keeps the first input's header: its target is the one the output records.
+    if let Some(target) = f.target_fpr() {
+        let expected = f.expected_fpr();
+        if expected > 2.0 * target {
+            eprintln!(
+                "warning: the merged filter's expected false-positive rate is {expected:.3e}, \
+                 over twice the target {target} its inputs were built for (it holds about {:.0} \
+                 keys and was sized for {}): build every shard with --capacity set to the \
+                 total key count of all shards (and the same --fpr and --seed), then merge",
+                f.estimated_len(),
+                f.capacity()
+            );
+        }
     }
     write_atomically(&f, &args.output)?;
     summary(

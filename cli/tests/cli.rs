@@ -1513,3 +1513,75 @@ fn write_errors_name_the_output_not_the_temporary_file() {
         assert_eq!(snapshot(&dir), before, "{args:?}");
     }
 }
+
+// ---- merge: shards sized for the total ----
+
+/// Four shards of 2,500 keys each: built for their own line counts they merge into a filter
+/// holding four times its capacity (a warning); built with --capacity for the total, into
+/// one at the target (no warning). Either way the union holds every key.
+#[test]
+fn merge_warns_when_the_union_misses_the_target() {
+    let dir = scratch("merge-warning");
+    let shards: Vec<String> = (0..4)
+        .map(|i| {
+            keys_file(
+                &dir,
+                &format!("s{i}.txt"),
+                members(i * 2500..(i + 1) * 2500),
+            )
+        })
+        .collect();
+    for (sizing, warns) in [(&[][..], true), (&["--capacity", "10000"][..], false)] {
+        let mut inputs = Vec::new();
+        for (i, keys) in shards.iter().enumerate() {
+            let out = path(&dir, &format!("s{i}.bb"));
+            let mut args = vec!["build", "--fpr", "0.01", keys.as_str(), "-o", &out];
+            args.extend(sizing);
+            ok(&blockbloom(&args, None));
+            inputs.push(out);
+        }
+        let merged = path(&dir, "merged.bb");
+        let mut args = vec!["merge"];
+        args.extend(inputs.iter().map(String::as_str));
+        args.extend(["-o", &merged]);
+        let out = blockbloom(&args, None);
+        let (_, stderr) = text(&out);
+        ok(&out);
+        if warns {
+            assert!(stderr.starts_with("warning: "), "{stderr}");
+            for says in [
+                "expected false-positive rate",
+                "target 0.01",
+                "build every shard with --capacity set to the total key count",
+            ] {
+                assert!(stderr.contains(says), "{says:?}: {stderr}");
+            }
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        } else {
+            assert_eq!(stderr, "", "{sizing:?}");
+        }
+        let info = ok(&blockbloom(&["info", &merged], None));
+        let fpr: f64 = field(&info, "expected FPR").parse().unwrap();
+        assert_eq!(fpr > 0.02, warns, "{info}");
+        let mut args = vec!["query", "--absent", merged.as_str()];
+        let keys: Vec<String> = members(0..10_000).step_by(97).collect();
+        args.extend(keys.iter().map(String::as_str));
+        assert_eq!(ok(&blockbloom(&args, None)), "", "a member is missing");
+    }
+}
+
+#[test]
+fn help_says_to_size_shards_for_the_total() {
+    for command in ["build", "merge"] {
+        for flag in ["--help", "-h"] {
+            let out = blockbloom(&[command, flag], None);
+            // Wrapped to any width: compare the words.
+            let words = ok(&out).split_whitespace().collect::<Vec<_>>().join(" ");
+            let words = words.to_lowercase();
+            assert!(
+                words.contains("build every shard with --capacity set to the total key count"),
+                "{command} {flag}: {words}"
+            );
+        }
+    }
+}
