@@ -28,6 +28,9 @@
 //!   and `info` shows; without one (a filter the library sized by bits per key or bytes)
 //!   there is nothing to compare with, and no warning. The help of `build --capacity` and of
 //!   `merge` says to build every shard with `--capacity` set to the total key count.
+//! * `build --keyed` seeds the hash from the operating system's randomness
+//!   (`Builder::keyed`) instead of `--seed` (clap refuses both together): a keyed filter
+//!   against keys crafted to collide. The seed is stored in the file like any seed.
 //! * Without `--capacity`, `build` counts the keys first: files are read twice, and stdin is
 //!   copied to an anonymous temporary file while it is counted (so memory stays flat however
 //!   much is piped in; the disk holds one copy of the input until the build ends).
@@ -68,6 +71,14 @@ pub struct BuildArgs {
     /// Hash seed (filters merge only with filters of the same seed).
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     seed: u64,
+    /// Hash with a secret seed drawn from the operating system's randomness instead of
+    /// --seed, so that nobody without the filter file can predict where a key lands (for
+    /// filters fed untrusted keys). The file stores the seed (`info` shows it): keep it as
+    /// secret as the seed. Shards to be merged share one seed: build one with --keyed and the
+    /// others with --seed set to its seed.
+    // A default --seed is no conflict: clap counts only a --seed given.
+    #[arg(long, conflicts_with = "seed")]
+    keyed: bool,
     /// Files of newline-delimited keys; none or `-` reads stdin.
     keys: Vec<PathBuf>,
     /// The filter file to write (replaced atomically).
@@ -344,11 +355,13 @@ pub fn build(args: BuildArgs) -> Result<()> {
             total
         }
     };
-    let mut filter = BloomFilter::builder()
-        .capacity(capacity)
-        .fpr(args.fpr)
-        .seed(args.seed)
-        .build()?;
+    let builder = BloomFilter::builder().capacity(capacity).fpr(args.fpr);
+    let builder = if args.keyed {
+        builder.keyed()
+    } else {
+        builder.seed(args.seed)
+    };
+    let mut filter = builder.build()?;
     let spilled = spill
         .as_ref()
         .map(|f| f.metadata().map(|m| m.len()))

@@ -1585,3 +1585,52 @@ fn help_says_to_size_shards_for_the_total() {
         }
     }
 }
+
+// ---- build --keyed ----
+
+#[test]
+fn keyed_builds_draw_a_secret_seed() {
+    let dir = scratch("keyed");
+    let keys = keys_file(&dir, "keys.txt", members(0..5000));
+    let mut seeds = Vec::new();
+    for name in ["a.bb", "b.bb"] {
+        let f = path(&dir, name);
+        ok(&blockbloom(
+            &["build", "--fpr", "0.01", "--keyed", &keys, "-o", &f],
+            None,
+        ));
+        seeds.push(field(&ok(&blockbloom(&["info", &f], None)), "seed"));
+        // Every member answers "maybe" under the drawn seed.
+        let mut args = vec!["query", "--absent", f.as_str()];
+        let some: Vec<String> = members(0..5000).step_by(7).collect();
+        args.extend(some.iter().map(String::as_str));
+        assert_eq!(ok(&blockbloom(&args, None)), "", "a member is missing");
+        let stdout = ok(&blockbloom_stdin(
+            &["query", &f],
+            &std::fs::read(&keys).unwrap(),
+        ));
+        assert_eq!(stdout.lines().count(), 5000);
+        // And non-members mostly "no": the seed the file stores is the one keys were hashed with.
+        let others: Vec<String> = members(1_000_000..1_001_000).collect();
+        let mut args = vec!["query", "--absent", f.as_str()];
+        args.extend(others.iter().map(String::as_str));
+        assert!(ok(&blockbloom(&args, None)).lines().count() >= 960);
+    }
+    assert_ne!(seeds[0], seeds[1]);
+    assert!(seeds.iter().all(|s| s != "0"), "{seeds:?}");
+    // A seed given and a seed drawn: refused by the parser, nothing written.
+    let f = path(&dir, "c.bb");
+    let out = blockbloom(
+        &[
+            "build", "--fpr", "0.01", "--keyed", "--seed", "1", &keys, "-o", &f,
+        ],
+        None,
+    );
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("'--keyed' cannot be used with '--seed <SEED>'"),
+        "{stderr}"
+    );
+    assert!(!std::path::Path::new(&f).exists());
+}
