@@ -35,7 +35,8 @@
 //!   copied to an anonymous temporary file while it is counted (so memory stays flat however
 //!   much is piped in; the disk holds one copy of the input until the build ends).
 //!
-//! Every failure is the library's typed error (prefixed with the file it concerns).
+//! Every failure names the file it concerns, as the user gave it: with the library's typed
+//! error, or with what was refused and why.
 
 use std::error::Error;
 use std::ffi::OsString;

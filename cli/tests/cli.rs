@@ -1,7 +1,10 @@
 //! The `blockbloom` user tool end to end: it offers exactly its own commands; a bad
 //! `BLOCKBLOOM_ISA` fails with the library's message instead of a panic; filter files
 //! round-trip through build, query, info and merge, and bad files fail with the library's
-//! typed decoding errors. The measurement commands are tested in `blockbloom-perf`.
+//! typed decoding errors; no output may be one of the inputs, and write errors name the
+//! output, not the temporary file; merge warns when shards were sized for less than their
+//! union; `build --keyed` draws its seed. The measurement commands are tested in
+//! `blockbloom-perf`.
 
 use std::io::Write;
 use std::path::PathBuf;
