@@ -11,14 +11,32 @@
 //! * Filters are written with `write_to` into a `tempfile` next to the destination, which is
 //!   synced and renamed over it only once complete: a failure never leaves a half file, and
 //!   an interrupted write (a signal, a file-size limit, a full disk) leaves no temporary file
-//!   either (`cleanup`).
+//!   either (`cleanup`). Every error of the write names the output as the user gave it,
+//!   never the temporary file.
+//! * `build` and `merge` refuse an output that is one of their inputs (a key file, the file
+//!   stdin is redirected from, a filter to merge) before reading anything: the rename would
+//!   put the filter where that input was. The same file is found however it is reached:
+//!   another spelling of the path, a symlink either way round, a hard link (device and inode;
+//!   off unix, the canonical path, which sees neither hard links nor stdin's file). Only an
+//!   output that exists can be an input.
 //! * `build` refuses `--capacity 0` with keys to insert, and a filter that would answer
 //!   "maybe" for 99% or more of absent keys: neither could filter anything.
+//! * `merge` warns when the union's expected false-positive rate, from its bits
+//!   (`expected_fpr`), is over twice the target: shards each sized for their own line count
+//!   merge into a filter holding several times the keys it was sized for. The target is the
+//!   first input's, the one the output records (the union keeps the first input's header)
+//!   and `info` shows; without one (a filter the library sized by bits per key or bytes)
+//!   there is nothing to compare with, and no warning. The help of `build --capacity` and of
+//!   `merge` says to build every shard with `--capacity` set to the total key count.
+//! * `build --keyed` seeds the hash from the operating system's randomness
+//!   (`Builder::keyed`) instead of `--seed` (clap refuses both together): a keyed filter
+//!   against keys crafted to collide. The seed is stored in the file like any seed.
 //! * Without `--capacity`, `build` counts the keys first: files are read twice, and stdin is
 //!   copied to an anonymous temporary file while it is counted (so memory stays flat however
 //!   much is piped in; the disk holds one copy of the input until the build ends).
 //!
-//! Every failure is the library's typed error (prefixed with the file it concerns).
+//! Every failure names the file it concerns, as the user gave it: with the library's typed
+//! error, or with what was refused and why.
 
 use std::error::Error;
 use std::ffi::OsString;
@@ -46,12 +64,22 @@ pub struct BuildArgs {
     /// Keys to size the filter for. Default: the number of input lines, counted first: files
     /// are read twice, and stdin is copied to an anonymous temporary file (in $TMPDIR) while
     /// it is counted, so memory stays flat however much is piped in. Give --capacity to read
-    /// stdin once, with no copy.
+    /// stdin once, with no copy. Shards to be merged: build every shard with --capacity set
+    /// to the total key count of all shards (and the same --fpr and --seed); sized by its own
+    /// lines, each is as small as its share, and their union misses the --fpr target.
     #[arg(long, allow_hyphen_values = true)]
     capacity: Option<u64>,
     /// Hash seed (filters merge only with filters of the same seed).
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     seed: u64,
+    /// Hash with a secret seed drawn from the operating system's randomness instead of
+    /// --seed, so that nobody without the filter file can predict where a key lands (for
+    /// filters fed untrusted keys). The file stores the seed (`info` shows it): keep it as
+    /// secret as the seed. Shards to be merged share one seed: build one with --keyed and the
+    /// others with --seed set to its seed.
+    // A default --seed is no conflict: clap counts only a --seed given.
+    #[arg(long, conflicts_with = "seed")]
+    keyed: bool,
     /// Files of newline-delimited keys; none or `-` reads stdin.
     keys: Vec<PathBuf>,
     /// The filter file to write (replaced atomically).
@@ -86,6 +114,9 @@ pub struct InfoArgs {
 #[derive(Args)]
 pub struct MergeArgs {
     /// Filters to merge (at least two): same layout, probe count, seed and block count.
+    /// The union holds every input's keys at one input's size: build every shard with
+    /// --capacity set to the total key count of all shards (and the same --fpr and --seed),
+    /// or its false-positive rate exceeds the target (a warning says by how much).
     #[arg(required = true, num_args = 2..)]
     inputs: Vec<PathBuf>,
     /// The filter file to write (replaced atomically).
@@ -124,6 +155,74 @@ fn sources(keys: &[PathBuf]) -> Result<Vec<Source<'_>>> {
         return Err("stdin (`-`) can be read only once".into());
     }
     Ok(out)
+}
+
+/// A file however it is reached: its device and inode, so another spelling of the path, a
+/// symlink and a hard link are all the same file.
+#[cfg(unix)]
+#[derive(PartialEq)]
+struct FileId(u64, u64);
+
+#[cfg(unix)]
+impl FileId {
+    fn of(path: &Path) -> Option<FileId> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileId(m.dev(), m.ino()))
+    }
+
+    /// The file stdin is redirected from (`< keys.txt`), through a duplicate of the
+    /// descriptor, so stdin itself is untouched.
+    fn stdin() -> Option<FileId> {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+        let m = File::from(fd).metadata().ok()?;
+        Some(FileId(m.dev(), m.ino()))
+    }
+}
+
+/// A file however its path is spelled: its canonical path (symlinks resolved; hard links
+/// are not seen).
+#[cfg(not(unix))]
+#[derive(PartialEq)]
+struct FileId(PathBuf);
+
+#[cfg(not(unix))]
+impl FileId {
+    fn of(path: &Path) -> Option<FileId> {
+        std::fs::canonicalize(path).ok().map(FileId)
+    }
+
+    /// Where stdin comes from has no portable name.
+    fn stdin() -> Option<FileId> {
+        None
+    }
+}
+
+/// Refuses an `output` that is one of the `inputs`: the rename would put the filter where the
+/// input was. Only an output that exists can be an input; an input that does not exist fails
+/// later, when it is read.
+fn refuse_input_as_output(output: &Path, inputs: &[Source]) -> Result<()> {
+    let Some(out) = FileId::of(output) else {
+        return Ok(());
+    };
+    for s in inputs {
+        let (id, name) = match s {
+            Source::File(p) => (FileId::of(p), *p),
+            Source::Stdin => (FileId::stdin(), Path::new(STDIN)),
+        };
+        if id.as_ref() == Some(&out) {
+            return Err(format!(
+                "{}: the output is the same file as the input {}: writing the filter there \
+                 would replace it; choose another output",
+                output.display(),
+                name.display()
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Reads line after line from `r`; `f` gets each line without its terminator. Returns the
@@ -208,6 +307,7 @@ const STDIN: &str = "<stdin>";
 
 pub fn build(args: BuildArgs) -> Result<()> {
     let sources = sources(&args.keys)?;
+    refuse_input_as_output(&args.output, &sources)?;
     let quiet = args.quiet;
     let has_stdin = sources.iter().any(|s| matches!(s, Source::Stdin));
     // Bytes of the key files, for the ETA (unknown if one is a pipe).
@@ -256,11 +356,13 @@ pub fn build(args: BuildArgs) -> Result<()> {
             total
         }
     };
-    let mut filter = BloomFilter::builder()
-        .capacity(capacity)
-        .fpr(args.fpr)
-        .seed(args.seed)
-        .build()?;
+    let builder = BloomFilter::builder().capacity(capacity).fpr(args.fpr);
+    let builder = if args.keyed {
+        builder.keyed()
+    } else {
+        builder.seed(args.seed)
+    };
+    let mut filter = builder.build()?;
     let spilled = spill
         .as_ref()
         .map(|f| f.metadata().map(|m| m.len()))
@@ -357,7 +459,8 @@ fn summary(path: &Path, f: &BloomFilter, keys: u64, what: &str) {
 const USELESS_FPR: f64 = 0.99;
 
 /// Writes `f` to a temporary file in `path`'s directory, syncs it and renames it to `path`;
-/// on any failure the temporary file is removed and `path` is untouched.
+/// on any failure the temporary file is removed, `path` is untouched, and the error names
+/// `path`.
 fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -385,12 +488,12 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
             // Plain `create_new`, so the file gets the same mode as any file the user creates.
             File::options().write(true).create_new(true).open(candidate)
         })
-        .map_err(|e| at(&dir.join(&prefix), e))?;
-    let tmp_path = tmp.path().to_path_buf();
+        .map_err(|e| at(path, e))?;
+    // Errors name `path`, as the user gave it: the temporary file is ours, not theirs.
     let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
-    f.write_to(&mut w).map_err(|e| at(&tmp_path, e))?;
-    w.into_inner().map_err(|e| at(&tmp_path, e.into_error()))?;
-    tmp.as_file().sync_all().map_err(|e| at(&tmp_path, e))?;
+    f.write_to(&mut w).map_err(|e| at(path, e))?;
+    w.into_inner().map_err(|e| at(path, e.into_error()))?;
+    tmp.as_file().sync_all().map_err(|e| at(path, e))?;
     tmp.persist(path).map_err(|e| at(path, e.error))?;
     drop(registered);
     Ok(())
@@ -554,11 +657,27 @@ pub fn info(args: InfoArgs) -> Result<()> {
 }
 
 pub fn merge(args: MergeArgs) -> Result<()> {
+    let inputs: Vec<Source> = args.inputs.iter().map(|p| Source::File(p)).collect();
+    refuse_input_as_output(&args.output, &inputs)?;
     let (first, rest) = args.inputs.split_first().expect("clap requires two inputs");
     let mut f = load(first)?;
     for p in rest {
         let g = load(p)?;
         f.union(&g).map_err(|e| at(p, e))?;
+    }
+    // The union keeps the first input's header: its target is the one the output records.
+    if let Some(target) = f.target_fpr() {
+        let expected = f.expected_fpr();
+        if expected > 2.0 * target {
+            eprintln!(
+                "warning: the merged filter's expected false-positive rate is {expected:.3e}, \
+                 over twice the target {target} its inputs were built for (it holds about {:.0} \
+                 keys and was sized for {}): build every shard with --capacity set to the \
+                 total key count of all shards (and the same --fpr and --seed), then merge",
+                f.estimated_len(),
+                f.capacity()
+            );
+        }
     }
     write_atomically(&f, &args.output)?;
     summary(

@@ -1,7 +1,10 @@
 //! The `blockbloom` user tool end to end: it offers exactly its own commands; a bad
 //! `BLOCKBLOOM_ISA` fails with the library's message instead of a panic; filter files
 //! round-trip through build, query, info and merge, and bad files fail with the library's
-//! typed decoding errors. The measurement commands are tested in `blockbloom-perf`.
+//! typed decoding errors; no output may be one of the inputs, and write errors name the
+//! output, not the temporary file; merge warns when shards were sized for less than their
+//! union; `build --keyed` draws its seed. The measurement commands are tested in
+//! `blockbloom-perf`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -614,6 +617,11 @@ fn a_file_size_limit_fails_cleanly() {
         let (_, stderr) = text(&out);
         assert!(!out.status.success(), "{args:?}");
         assert!(stderr.contains("File too large"), "{args:?}: {stderr}");
+        // The error names the output as given, not the temporary file that failed.
+        assert!(
+            stderr.starts_with(&format!("error: {target_s}: ")) && !stderr.contains(".tmp"),
+            "{args:?}: {stderr}"
+        );
         assert_eq!(
             leftovers(&dir, &["keys.txt", "f.bb", "small.bb"]),
             Vec::<String>::new(),
@@ -1282,4 +1290,350 @@ fn mistyped_commands_and_options_get_a_suggestion() {
         stderr.contains("similar argument exists: '--absent'"),
         "{stderr}"
     );
+}
+
+// ---- An output is never one of the inputs ----
+
+/// Runs the binary in `dir` (relative paths resolve there) with `stdin` as its input.
+fn blockbloom_in(dir: &std::path::Path, args: &[&str], stdin: Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blockbloom"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BLOCKBLOOM_ISA")
+        .stdin(stdin)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Every entry of `dir` (not descending): its name, whether it is a symlink, and the bytes
+/// of a file (through a symlink).
+fn snapshot(dir: &std::path::Path) -> Vec<(String, bool, Option<Vec<u8>>)> {
+    let mut all: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let link = e.file_type().unwrap().is_symlink();
+            let bytes = std::fs::metadata(e.path())
+                .unwrap()
+                .is_file()
+                .then(|| std::fs::read(e.path()).unwrap());
+            (e.file_name().to_string_lossy().into_owned(), link, bytes)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// `args`, run in `dir`, is refused: a failure naming `output` (as given) as one of the
+/// inputs, and nothing in `dir` changed: no entry added, removed or rewritten.
+fn refused_as_an_input(dir: &std::path::Path, args: &[&str], output: &str, stdin: Stdio) {
+    let before = snapshot(dir);
+    let out = blockbloom_in(dir, args, stdin);
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "{args:?} succeeded:\n{stdout}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {output}: the output is the same file as the input"
+        )),
+        "{args:?}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert_eq!(snapshot(dir), before, "{args:?} changed {}", dir.display());
+}
+
+#[test]
+fn build_and_merge_refuse_to_write_over_an_input() {
+    let dir = scratch("output-is-input");
+    keys_file(&dir, "keys.txt", members(0..1000));
+    keys_file(&dir, "more.txt", members(1000..2000));
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    for (a, b) in [("a.bb", "keys.txt"), ("b.bb", "more.txt")] {
+        let args = ["build", "--fpr", "0.01", "--capacity", "2000", b, "-o", a];
+        ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    }
+    let absolute = path(&dir, "keys.txt");
+    // The same file, however the path is spelled.
+    for output in [
+        "keys.txt",
+        "./keys.txt",
+        "sub/../keys.txt",
+        ".//sub/./../keys.txt",
+        &absolute,
+    ] {
+        for args in [
+            vec!["build", "--fpr", "0.01", "keys.txt", "-o", output],
+            vec![
+                "build", "--fpr", "0.01", "more.txt", "keys.txt", "-o", output,
+            ],
+            vec![
+                "build",
+                "--fpr",
+                "0.01",
+                "--capacity",
+                "10",
+                "keys.txt",
+                "-o",
+                output,
+            ],
+        ] {
+            refused_as_an_input(&dir, &args, output, Stdio::null());
+        }
+    }
+    // The input spelled another way than the output.
+    let args = [
+        "build",
+        "--fpr",
+        "0.01",
+        "sub/../keys.txt",
+        "-o",
+        "keys.txt",
+    ];
+    refused_as_an_input(&dir, &args, "keys.txt", Stdio::null());
+    for output in ["a.bb", "./b.bb", "sub/../a.bb"] {
+        let args = ["merge", "a.bb", "b.bb", "-o", output];
+        refused_as_an_input(&dir, &args, output, Stdio::null());
+    }
+    // A different file of the same name elsewhere is no input: written as usual.
+    keys_file(&dir.join("sub"), "keys.txt", members(0..10));
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "sub/keys.txt"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    assert_eq!(
+        &std::fs::read(dir.join("sub/keys.txt")).unwrap()[..8],
+        b"BLKBLOOM"
+    );
+    let args = ["merge", "a.bb", "b.bb", "-o", "sub/a.bb"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+}
+
+/// Through a symlink (either way round), a hard link, or stdin redirected from the output.
+#[cfg(unix)]
+#[test]
+fn links_and_redirected_stdin_to_an_input_are_refused() {
+    use std::os::unix::fs::symlink;
+
+    let dir = scratch("output-is-input-linked");
+    keys_file(&dir, "keys.txt", members(0..1000));
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "a.bb"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "b.bb"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    symlink("keys.txt", dir.join("keys-link")).unwrap();
+    std::fs::hard_link(dir.join("keys.txt"), dir.join("keys-hard")).unwrap();
+    symlink("a.bb", dir.join("a-link")).unwrap();
+    std::fs::hard_link(dir.join("b.bb"), dir.join("b-hard")).unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["build", "--fpr", "0.01", "keys.txt", "-o", "keys-link"],
+            "keys-link",
+        ),
+        (
+            &["build", "--fpr", "0.01", "keys-link", "-o", "keys.txt"],
+            "keys.txt",
+        ),
+        (
+            &["build", "--fpr", "0.01", "keys.txt", "-o", "keys-hard"],
+            "keys-hard",
+        ),
+        (
+            &["build", "--fpr", "0.01", "keys-hard", "-o", "keys-link"],
+            "keys-link",
+        ),
+        (&["merge", "a.bb", "b.bb", "-o", "a-link"], "a-link"),
+        (&["merge", "a-link", "b.bb", "-o", "a.bb"], "a.bb"),
+        (&["merge", "a.bb", "b.bb", "-o", "b-hard"], "b-hard"),
+        (&["merge", "a-link", "b-hard", "-o", "b.bb"], "b.bb"),
+    ];
+    for (args, output) in cases {
+        refused_as_an_input(&dir, args, output, Stdio::null());
+    }
+    // `build -o keys.txt < keys.txt` (stdin read implicitly or as `-`), with or without the
+    // count that spills stdin first.
+    for args in [
+        &["build", "--fpr", "0.01", "-o", "keys.txt"][..],
+        &["build", "--fpr", "0.01", "-", "-o", "keys-hard"],
+        &[
+            "build",
+            "--fpr",
+            "0.01",
+            "--capacity",
+            "1000",
+            "-o",
+            "keys-link",
+        ],
+    ] {
+        let stdin = std::fs::File::open(dir.join("keys.txt")).unwrap();
+        refused_as_an_input(&dir, args, args[args.len() - 1], stdin.into());
+    }
+    // Stdin from the output file is no input when key files are given instead.
+    let stdin = std::fs::File::open(dir.join("a.bb")).unwrap();
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "a.bb"];
+    ok(&blockbloom_in(&dir, &args, stdin.into()));
+}
+
+// ---- Write errors name the output ----
+
+/// A failure to write the output names the path as the user gave it, never the temporary
+/// file beside it.
+#[test]
+fn write_errors_name_the_output_not_the_temporary_file() {
+    let dir = scratch("write-errors");
+    keys_file(&dir, "keys.txt", members(0..1000));
+    let args = ["build", "--fpr", "0.01", "keys.txt", "-o", "a.bb"];
+    ok(&blockbloom_in(&dir, &args, Stdio::null()));
+    std::fs::create_dir(dir.join("adir")).unwrap();
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["build", "--fpr", "0.01", "keys.txt", "-o", "nodir/x.bloom"],
+            "nodir/x.bloom",
+            "NotFound",
+        ),
+        (
+            &["merge", "a.bb", "a.bb", "-o", "nodir/x.bloom"],
+            "nodir/x.bloom",
+            "NotFound",
+        ),
+        (
+            &["build", "--fpr", "0.01", "keys.txt", "-o", "adir"],
+            "adir",
+            "I/O error",
+        ),
+        (
+            &["merge", "a.bb", "a.bb", "-o", "adir"],
+            "adir",
+            "I/O error",
+        ),
+    ];
+    for (args, output, says) in cases {
+        let before = snapshot(&dir);
+        let out = blockbloom_in(&dir, args, Stdio::null());
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr.starts_with(&format!("error: {output}: ")) && stderr.contains(says),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains(".tmp"), "{args:?}: {stderr}");
+        assert_eq!(snapshot(&dir), before, "{args:?}");
+    }
+}
+
+// ---- merge: shards sized for the total ----
+
+/// Four shards of 2,500 keys each: built for their own line counts they merge into a filter
+/// holding four times its capacity (a warning); built with --capacity for the total, into
+/// one at the target (no warning). Either way the union holds every key.
+#[test]
+fn merge_warns_when_the_union_misses_the_target() {
+    let dir = scratch("merge-warning");
+    let shards: Vec<String> = (0..4)
+        .map(|i| {
+            keys_file(
+                &dir,
+                &format!("s{i}.txt"),
+                members(i * 2500..(i + 1) * 2500),
+            )
+        })
+        .collect();
+    for (sizing, warns) in [(&[][..], true), (&["--capacity", "10000"][..], false)] {
+        let mut inputs = Vec::new();
+        for (i, keys) in shards.iter().enumerate() {
+            let out = path(&dir, &format!("s{i}.bb"));
+            let mut args = vec!["build", "--fpr", "0.01", keys.as_str(), "-o", &out];
+            args.extend(sizing);
+            ok(&blockbloom(&args, None));
+            inputs.push(out);
+        }
+        let merged = path(&dir, "merged.bb");
+        let mut args = vec!["merge"];
+        args.extend(inputs.iter().map(String::as_str));
+        args.extend(["-o", &merged]);
+        let out = blockbloom(&args, None);
+        let (_, stderr) = text(&out);
+        ok(&out);
+        if warns {
+            assert!(stderr.starts_with("warning: "), "{stderr}");
+            for says in [
+                "expected false-positive rate",
+                "target 0.01",
+                "build every shard with --capacity set to the total key count",
+            ] {
+                assert!(stderr.contains(says), "{says:?}: {stderr}");
+            }
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        } else {
+            assert_eq!(stderr, "", "{sizing:?}");
+        }
+        let info = ok(&blockbloom(&["info", &merged], None));
+        let fpr: f64 = field(&info, "expected FPR").parse().unwrap();
+        assert_eq!(fpr > 0.02, warns, "{info}");
+        let mut args = vec!["query", "--absent", merged.as_str()];
+        let keys: Vec<String> = members(0..10_000).step_by(97).collect();
+        args.extend(keys.iter().map(String::as_str));
+        assert_eq!(ok(&blockbloom(&args, None)), "", "a member is missing");
+    }
+}
+
+#[test]
+fn help_says_to_size_shards_for_the_total() {
+    for command in ["build", "merge"] {
+        for flag in ["--help", "-h"] {
+            let out = blockbloom(&[command, flag], None);
+            // Wrapped to any width: compare the words.
+            let words = ok(&out).split_whitespace().collect::<Vec<_>>().join(" ");
+            let words = words.to_lowercase();
+            assert!(
+                words.contains("build every shard with --capacity set to the total key count"),
+                "{command} {flag}: {words}"
+            );
+        }
+    }
+}
+
+// ---- build --keyed ----
+
+#[test]
+fn keyed_builds_draw_a_secret_seed() {
+    let dir = scratch("keyed");
+    let keys = keys_file(&dir, "keys.txt", members(0..5000));
+    let mut seeds = Vec::new();
+    for name in ["a.bb", "b.bb"] {
+        let f = path(&dir, name);
+        ok(&blockbloom(
+            &["build", "--fpr", "0.01", "--keyed", &keys, "-o", &f],
+            None,
+        ));
+        seeds.push(field(&ok(&blockbloom(&["info", &f], None)), "seed"));
+        // Every member answers "maybe" under the drawn seed.
+        let mut args = vec!["query", "--absent", f.as_str()];
+        let some: Vec<String> = members(0..5000).step_by(7).collect();
+        args.extend(some.iter().map(String::as_str));
+        assert_eq!(ok(&blockbloom(&args, None)), "", "a member is missing");
+        let stdout = ok(&blockbloom_stdin(
+            &["query", &f],
+            &std::fs::read(&keys).unwrap(),
+        ));
+        assert_eq!(stdout.lines().count(), 5000);
+        // And non-members mostly "no": the seed the file stores is the one keys were hashed with.
+        let others: Vec<String> = members(1_000_000..1_001_000).collect();
+        let mut args = vec!["query", "--absent", f.as_str()];
+        args.extend(others.iter().map(String::as_str));
+        assert!(ok(&blockbloom(&args, None)).lines().count() >= 960);
+    }
+    assert_ne!(seeds[0], seeds[1]);
+    assert!(seeds.iter().all(|s| s != "0"), "{seeds:?}");
+    // A seed given and a seed drawn: refused by the parser, nothing written.
+    let f = path(&dir, "c.bb");
+    let out = blockbloom(
+        &[
+            "build", "--fpr", "0.01", "--keyed", "--seed", "1", &keys, "-o", &f,
+        ],
+        None,
+    );
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("'--keyed' cannot be used with '--seed <SEED>'"),
+        "{stderr}"
+    );
+    assert!(!std::path::Path::new(&f).exists());
 }
