@@ -22,7 +22,8 @@ use crate::isa::Isa;
 pub enum Error {
     /// The target false-positive rate is not a number in `[MIN_FPR, 1)`.
     InvalidFpr(f64),
-    /// The explicit bit budget is not a finite number greater than zero.
+    /// The explicit bit budget is not a finite number in `(0, MAX_BITS_PER_KEY]`
+    /// ([`sizing::MAX_BITS_PER_KEY`](crate::sizing::MAX_BITS_PER_KEY)).
     InvalidBitsPerKey(f64),
     /// The probe count fits no layout (or not the one asked for): it must be a multiple of 4
     /// in `4..=32`, and of 8 for `Layout::Sectors8x64`.
@@ -35,6 +36,21 @@ pub enum Error {
         requested: u128,
         /// The most blocks a filter can have (2^32).
         max: u64,
+        /// The builder option that set the size.
+        sized_by: SizedBy,
+    },
+    /// The options size a filter whose model false-positive rate at its capacity is
+    /// [`sizing::USELESS_FPR`](crate::sizing::USELESS_FPR) or more: it would answer "maybe" for
+    /// nearly every absent key.
+    FiltersNothing {
+        /// Keys the filter was sized for.
+        capacity: u64,
+        /// Bytes of the filter the options gave.
+        bytes: u64,
+        /// The model false-positive rate at `capacity` keys.
+        model_fpr: f64,
+        /// The builder option that set the size.
+        sized_by: SizedBy,
     },
     /// The allocator refused the filter's memory.
     AllocationFailed {
@@ -263,6 +279,19 @@ impl fmt::Display for Readable {
     }
 }
 
+/// Which builder option set a filter's size, so an error about the size can say what to
+/// change: [`Error::TooManyBlocks`], [`Error::FiltersNothing`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SizedBy {
+    /// A target false-positive rate (`fpr`, or `with_capacity`).
+    Fpr,
+    /// An explicit `bits_per_key` budget.
+    BitsPerKey,
+    /// An explicit `size_in_bytes` budget.
+    SizeInBytes,
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -275,7 +304,8 @@ impl fmt::Display for Error {
             Error::InvalidBitsPerKey(b) => {
                 write!(
                     f,
-                    "bits per key must be finite and greater than 0, got {}",
+                    "bits per key must be a number in (0, {}], got {}",
+                    crate::limits::MAX_BITS_PER_KEY,
                     Readable(*b)
                 )
             }
@@ -286,10 +316,37 @@ impl fmt::Display for Error {
                 crate::layout::MAX_PROBES
             ),
             Error::InvalidOptions(what) => write!(f, "invalid builder options: {what}"),
-            Error::TooManyBlocks { requested, max } => write!(
+            Error::TooManyBlocks {
+                requested,
+                max,
+                sized_by,
+            } => write!(
                 f,
                 "filter needs {requested} blocks but a block index addresses at most {max} \
-                 (256 GiB); lower the capacity or raise the false-positive rate"
+                 (256 GiB); {}",
+                match sized_by {
+                    SizedBy::Fpr => "lower the capacity or raise the false-positive rate",
+                    SizedBy::BitsPerKey => "lower the capacity or bits_per_key",
+                    SizedBy::SizeInBytes => "lower size_in_bytes",
+                }
+            ),
+            Error::FiltersNothing {
+                capacity,
+                bytes,
+                model_fpr,
+                sized_by,
+            } => write!(
+                f,
+                "a {bytes}-byte filter for {capacity} keys would answer \"maybe\" for {:.1}% of \
+                 absent keys (model): it filters nothing; {}",
+                model_fpr * 100.0,
+                match sized_by {
+                    SizedBy::Fpr => "lower the false-positive rate",
+                    SizedBy::BitsPerKey =>
+                        "raise bits_per_key (about 10 gives 1%), or use fpr(..) instead",
+                    SizedBy::SizeInBytes =>
+                        "raise size_in_bytes (about 1.25 bytes per key gives 1%) or lower the capacity",
+                }
             ),
             Error::AllocationFailed { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")

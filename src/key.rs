@@ -320,16 +320,27 @@ mod tests {
             assert_eq!(hash_key(&0xabu8, seed), xxh3(&[0xab], seed));
             assert_eq!(hash_key(&-2i16, seed), xxh3(&(-2i16).to_le_bytes(), seed));
             assert_eq!(hash_key(&true, seed), xxh3(&[1], seed));
-            assert_eq!(hash_key(&'é', seed), xxh3(&('é' as u32).to_le_bytes(), seed));
+            assert_eq!(
+                hash_key(&'é', seed),
+                xxh3(&('é' as u32).to_le_bytes(), seed)
+            );
             assert_eq!(hash_key(&-5i32, seed), xxh3(&(-5i32).to_le_bytes(), seed));
             assert_eq!(hash_key(&-5isize, seed), xxh3(&(-5i64).to_le_bytes(), seed));
             assert_eq!(hash_key(&7usize, seed), xxh3(&7u64.to_le_bytes(), seed));
             assert_eq!(hash_key(&-9i128, seed), xxh3(&(-9i128).to_le_bytes(), seed));
             let ip4 = core::net::Ipv4Addr::new(10, 1, 2, 3);
-            assert_eq!(hash_key(&ip4, seed), xxh3(&u32::from(ip4).to_le_bytes(), seed));
+            assert_eq!(
+                hash_key(&ip4, seed),
+                xxh3(&u32::from(ip4).to_le_bytes(), seed)
+            );
             let ip6 = core::net::Ipv6Addr::LOCALHOST;
             assert_eq!(hash_key(&ip6, seed), xxh3(&1u128.to_le_bytes(), seed));
-            for s in ["", "a", "user:17", "a somewhat longer key of more than sixteen bytes"] {
+            for s in [
+                "",
+                "a",
+                "user:17",
+                "a somewhat longer key of more than sixteen bytes",
+            ] {
                 let want = xxh3(s.as_bytes(), seed);
                 assert_eq!(hash_key(s, seed), want);
                 assert_eq!(hash_key(&s, seed), want);

@@ -95,9 +95,9 @@ pub use family::{bloomier, classic, deletable, scalable, variable};
 
 pub use bloomier::{BloomierBuilder, BloomierFilter};
 pub use deletable::DeletableBloomFilter;
-pub use error::Error;
 #[cfg(feature = "std")]
 pub use error::IoSource;
+pub use error::{Error, SizedBy};
 pub use family::classic::ClassicBloomFilter;
 pub use family::variable::VariableIncrementBloomFilter;
 pub use filter::AtomicBloomFilter;
@@ -108,8 +108,8 @@ pub use filter::{
 };
 pub use filter::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
 pub use isa::Isa;
-pub use key::{ByHash, HashInto, Key, KeyForm};
 pub use kernel::MAX_PREFETCH_DEPTH;
+pub use key::{ByHash, HashInto, Key, KeyForm};
 pub use layout::Block;
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 
@@ -140,8 +140,8 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 /// layer up, and meet here.)
 pub mod hash {
     pub use crate::hashing::{StableHasher, hash_bytes, hash_u32, hash_u64};
-    pub use crate::key::hash_key;
     pub use crate::kernel::{hash_bytes_batch, hash_u32_batch, hash_u64_batch};
+    pub use crate::key::hash_key;
 }
 
 /// The README's Rust example, compiled and run as a doctest.

@@ -54,6 +54,14 @@ use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS, MAX_PROBES};
 /// The smallest target false-positive rate the planner accepts.
 pub const MIN_FPR: f64 = crate::limits::MIN_FPR;
 
+/// The largest explicit budget `Builder::bits_per_key` accepts: one whole block (512 bits) per
+/// key. A larger budget is refused with [`Error::InvalidBitsPerKey`](crate::Error::InvalidBitsPerKey).
+pub const MAX_BITS_PER_KEY: f64 = crate::limits::MAX_BITS_PER_KEY;
+
+/// A filter whose model false-positive rate at its capacity is at or above this filters
+/// nothing: `Builder::build` refuses it with [`Error::FiltersNothing`](crate::Error::FiltersNothing).
+pub const USELESS_FPR: f64 = crate::limits::USELESS_FPR;
+
 /// Standard deviations of a filter's own false-positive rate that a plan keeps below the
 /// target (about 97.7% of filters then meet it; the rest miss by a hair).
 pub const MARGIN_SD: f64 = 2.0;
@@ -557,6 +565,7 @@ fn too_many(keys: u64, fpr: f64) -> Error {
     Error::TooManyBlocks {
         requested: (bits / BLOCK_BITS as f64).ceil() as u128,
         max: MAX_BLOCKS,
+        sized_by: crate::error::SizedBy::Fpr,
     }
 }
 

@@ -2,7 +2,7 @@
 
 mod common;
 
-use blockbloom::{BloomFilter, Error, Isa, layout::MAX_BLOCKS};
+use blockbloom::{BloomFilter, ByHash, Error, Isa, layout::MAX_BLOCKS};
 use quickcheck::quickcheck;
 
 #[test]
@@ -206,9 +206,9 @@ fn seeds_change_bits_not_answers() {
 fn bytes_and_hash_keys() {
     let mut f = BloomFilter::with_capacity(1000, 0.001).unwrap();
     f.insert_bytes(b"10.1.2.3");
-    f.insert(&(7u8, "tuple", [1u16, 2]));
+    f.insert(&ByHash((7u8, "tuple", [1u16, 2])));
     assert!(f.contains_bytes(b"10.1.2.3"));
-    assert!(f.contains(&(7u8, "tuple", [1u16, 2])));
+    assert!(f.contains(&ByHash((7u8, "tuple", [1u16, 2]))));
     assert_eq!(f.hash(&42u64), blockbloom::hash::hash_u64(42, f.seed()));
 }
 

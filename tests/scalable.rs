@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use blockbloom::{BloomFilter, DeletableBloomFilter, Error, ScalableBloomFilter};
+use blockbloom::{BloomFilter, ByHash, DeletableBloomFilter, Error, ScalableBloomFilter};
 use quickcheck::{TestResult, quickcheck};
 
 /// Keys `range` of stream `seed`, offset to keep the keys this file's measured rates were
@@ -242,7 +242,8 @@ fn golden() -> ScalableBloomFilter {
         .build()
         .unwrap();
     f.insert_batch(&(0..100u64).collect::<Vec<_>>()).unwrap();
-    f.insert("golden").unwrap();
+    // What blockbloom 0.1's `insert("golden")` hashed (the `Hash` route, now `ByHash`).
+    f.insert(&ByHash("golden")).unwrap();
     f
 }
 

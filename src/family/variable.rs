@@ -17,8 +17,8 @@ use super::classic::{check_probes, check_target};
 use crate::error::Error;
 use crate::filter::CounterBits;
 use crate::hashing::{hash_bytes, seed_flip};
-use crate::key::{Key, hash_key};
 use crate::kernel::classic::ClassicShape;
+use crate::key::{Key, hash_key};
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 

@@ -1,12 +1,11 @@
 //! [`AtomicBloomFilter`]: the same filter over atomic words, for many concurrent writers.
 
-
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource};
 use crate::error::Error;
 use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
-use crate::key::{Key, hash_key};
 use crate::kernel::{AtomicInsertNew, Keys, Sink};
+use crate::key::{Key, hash_key};
 use crate::layout::{AtomicBlock, Block, block_index, pattern_scalar};
 use crate::memory::PageBuf;
 

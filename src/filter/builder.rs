@@ -5,10 +5,11 @@
 use crate::math::F64Math as _;
 
 use super::{BloomFilter, Meta, allocate_pages};
-use crate::error::Error;
+use crate::error::{Error, SizedBy};
 use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
+use crate::limits::{MAX_BITS_PER_KEY, USELESS_FPR};
 use crate::sizing;
 
 /// Options for a [`BloomFilter`]: capacity and one way to size it (target false-positive rate,
@@ -75,11 +76,20 @@ impl Builder {
     }
 
     /// Explicit budget: this many bits of filter per key of `capacity`, rounded up to whole
-    /// blocks. Exclusive with `fpr` and `size_in_bytes`.
+    /// blocks. Exclusive with `fpr` and `size_in_bytes`. At most
+    /// [`MAX_BITS_PER_KEY`](crate::sizing::MAX_BITS_PER_KEY) (one block per key); a budget
+    /// so small that the filter would answer "maybe" for nearly every absent key is refused
+    /// by [`build`](Self::build) ([`Error::FiltersNothing`]).
     ///
     /// ```
-    /// let f = blockbloom::BloomFilter::builder().capacity(1000).bits_per_key(12.0).build()?;
+    /// use blockbloom::{BloomFilter, Error};
+    ///
+    /// let f = BloomFilter::builder().capacity(1000).bits_per_key(12.0).build()?;
     /// assert_eq!(f.num_blocks(), 24); // ceil(1000 * 12 / 512)
+    /// let tiny = BloomFilter::builder().capacity(1000).bits_per_key(1e-9).build();
+    /// assert!(matches!(tiny, Err(Error::FiltersNothing { .. })));
+    /// let huge = BloomFilter::builder().capacity(10).bits_per_key(1e9).build();
+    /// assert!(matches!(huge, Err(Error::InvalidBitsPerKey(_))));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn bits_per_key(mut self, bits: f64) -> Builder {
@@ -88,11 +98,21 @@ impl Builder {
     }
 
     /// Explicit budget: this many bytes, rounded up to whole 64-byte blocks. Exclusive with
-    /// `fpr` and `bits_per_key`.
+    /// `fpr` and `bits_per_key`. Needs `capacity` (the probe count is chosen for it); 0 bytes,
+    /// and a budget that would filter nothing for the capacity, are refused by
+    /// [`build`](Self::build).
     ///
     /// ```
-    /// let f = blockbloom::BloomFilter::builder().capacity(1000).size_in_bytes(4096).build()?;
+    /// use blockbloom::{BloomFilter, Error};
+    ///
+    /// let f = BloomFilter::builder().capacity(1000).size_in_bytes(4096).build()?;
     /// assert_eq!(f.size_in_bytes(), 4096);
+    /// let zero = BloomFilter::builder().capacity(1000).size_in_bytes(0).build();
+    /// assert!(matches!(zero, Err(Error::InvalidOptions(_))));
+    /// let alone = BloomFilter::builder().size_in_bytes(4096).build().unwrap_err();
+    /// assert!(alone.to_string().contains("capacity"));
+    /// let small = BloomFilter::builder().capacity(1_000_000).size_in_bytes(64).build();
+    /// assert!(matches!(small, Err(Error::FiltersNothing { .. })));
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn size_in_bytes(mut self, bytes: u64) -> Builder {
@@ -199,10 +219,12 @@ impl Builder {
     /// Sizes, allocates (zeroed) and returns the filter.
     ///
     /// # Errors
-    /// [`Error::InvalidOptions`] without a capacity or with more than one size option;
-    /// [`Error::InvalidFpr`], [`Error::InvalidBitsPerKey`], [`Error::InvalidProbes`],
-    /// [`Error::TooManyBlocks`], [`Error::AllocationFailed`], [`Error::UnsupportedIsa`],
-    /// [`Error::UnknownIsa`].
+    /// [`Error::InvalidOptions`] without a capacity, with more than one size option, or with
+    /// `size_in_bytes(0)`; [`Error::InvalidFpr`], [`Error::InvalidBitsPerKey`],
+    /// [`Error::InvalidProbes`], [`Error::TooManyBlocks`] (its message names the option to
+    /// change), [`Error::FiltersNothing`] (a model rate of
+    /// [`USELESS_FPR`](crate::sizing::USELESS_FPR) or more at the capacity),
+    /// [`Error::AllocationFailed`], [`Error::UnsupportedIsa`], [`Error::UnknownIsa`].
     ///
     /// ```
     /// let err = blockbloom::BloomFilter::builder().capacity(10).fpr(0.1).bits_per_key(4.0).build();
@@ -212,6 +234,14 @@ impl Builder {
     pub fn build(self) -> Result<BloomFilter, Error> {
         let o = &self.opts;
         let kernel = o.kernel()?;
+        if o.capacity.is_none() && (o.size_in_bytes.is_some() || o.bits_per_key.is_some()) {
+            // The best probe count depends on the keys per block: without a key count there
+            // is no honest choice, and a guess would quietly cost rate.
+            return Err(Error::InvalidOptions(
+                "a size budget needs capacity(n) too: the best probe count depends on how \
+                 many keys the filter holds",
+            ));
+        }
         let capacity = o.capacity()?;
         if let Some(k) = o.probes {
             sizing::check_probes(k, o.layout)?;
@@ -227,25 +257,47 @@ impl Builder {
             ));
         }
         let keys = capacity.max(1);
-        let (num_blocks, layout, probes, target_fpr) = if let Some(bits) = o.bits_per_key {
-            if !bits.is_finite() || bits <= 0.0 {
+        let (num_blocks, layout, probes, target_fpr, sized_by) = if let Some(bits) = o.bits_per_key
+        {
+            if !(bits > 0.0 && bits <= MAX_BITS_PER_KEY) {
                 return Err(Error::InvalidBitsPerKey(bits));
             }
             let blocks = (keys as f64 * bits / BLOCK_BITS as f64).ceil().max(1.0);
-            let blocks = checked_blocks(blocks as u128)?;
+            let blocks = checked_blocks(blocks as u128, SizedBy::BitsPerKey)?;
             let (layout, probes) =
                 sizing::best_shape_for_constructor(keys, blocks, o.layout, o.probes);
-            (blocks, layout, probes, None)
+            (blocks, layout, probes, None, SizedBy::BitsPerKey)
         } else if let Some(bytes) = o.size_in_bytes {
-            let blocks = checked_blocks((bytes as u128).div_ceil(64).max(1))?;
+            if bytes == 0 {
+                return Err(Error::InvalidOptions(
+                    "size_in_bytes(0): a filter needs at least one 64-byte block",
+                ));
+            }
+            let blocks = checked_blocks((bytes as u128).div_ceil(64), SizedBy::SizeInBytes)?;
             let (layout, probes) =
                 sizing::best_shape_for_constructor(keys, blocks, o.layout, o.probes);
-            (blocks, layout, probes, None)
+            (blocks, layout, probes, None, SizedBy::SizeInBytes)
         } else {
             let fpr = o.fpr.unwrap_or(0.01);
             let plan = sizing::plan_for_constructor(keys, fpr, o.layout, o.probes, 1)?;
-            (plan.num_blocks, plan.layout, plan.probes, Some(fpr))
+            (
+                plan.num_blocks,
+                plan.layout,
+                plan.probes,
+                Some(fpr),
+                SizedBy::Fpr,
+            )
         };
+        // A budget can be too small to filter anything; refuse it as the CLI does.
+        let model_fpr = sizing::false_positive_rate(keys, num_blocks, layout, probes);
+        if model_fpr >= USELESS_FPR {
+            return Err(Error::FiltersNothing {
+                capacity,
+                bytes: num_blocks * 64,
+                model_fpr,
+                sized_by,
+            });
+        }
         let meta = o.meta(num_blocks, layout, probes, capacity, target_fpr, kernel);
         Ok(BloomFilter::from_parts(
             allocate_pages(num_blocks, !o.no_huge_pages)?,
@@ -301,11 +353,12 @@ impl Options {
     }
 }
 
-fn checked_blocks(blocks: u128) -> Result<u64, Error> {
+fn checked_blocks(blocks: u128, sized_by: SizedBy) -> Result<u64, Error> {
     if blocks > MAX_BLOCKS as u128 {
         Err(Error::TooManyBlocks {
             requested: blocks,
             max: MAX_BLOCKS,
+            sized_by,
         })
     } else {
         Ok(blocks as u64)

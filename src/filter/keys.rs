@@ -4,9 +4,9 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::key::Key;
 use crate::kernel::Keys;
 use crate::kernel::keys::{ByteKeys, check_offsets};
+use crate::key::Key;
 
 /// Key types the batch methods take. Each is a [`Key`] and hashes exactly as the single-key
 /// methods hash it (its [`KeyForm`](crate::KeyForm)), so a batch gives the same filter and the

@@ -31,12 +31,11 @@ pub use parallel::ParallelBuild;
 pub use storage::{Bits, Storage};
 pub use view::FilterRef;
 
-
 use crate::error::Error;
 use crate::hashing::{hash_bytes, seed_flip};
-use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, Shape, Sink};
+use crate::key::{Key, hash_key};
 use crate::layout::{BLOCK_BITS, Block, Layout};
 use crate::memory::PageBuf;
 

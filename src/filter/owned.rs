@@ -1,11 +1,10 @@
 //! The owned filter, [`BloomFilter`]: construction, inserts, and what only owned bits can do.
 
-
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource, Meta};
 use crate::error::Error;
 use crate::hashing::hash_bytes;
-use crate::key::{Key, hash_key};
 use crate::kernel::{InsertNew, Keys, Sink};
+use crate::key::{Key, hash_key};
 use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
 use crate::memory::PageBuf;
 

@@ -3,7 +3,6 @@
 
 use alloc::vec::Vec;
 
-
 use super::{
     BloomierFilter, Geometry, MAX_ATTEMPTS, MAX_ENTRIES, SEED_STEP, low_mask, read_field, try_vec,
     words_for, xor_field,
@@ -11,9 +10,9 @@ use super::{
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, seed_flip};
-use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, l2_bytes};
+use crate::key::{Key, hash_key};
 
 impl BloomierFilter {
     /// Builds the map from `(key, value)` pairs with seed 0: values of `value_bits` bits

@@ -35,13 +35,12 @@ use alloc::vec::Vec;
 mod build;
 mod codec;
 
-
 use crate::family::try_vec;
 use crate::filter::BatchKey;
 use crate::hashing::hash_bytes;
-use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, prefetch};
+use crate::key::{Key, hash_key};
 
 pub use build::BloomierBuilder;
 

@@ -13,16 +13,15 @@
 
 mod codec;
 
-
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, seed_flip};
-use crate::key::{Key, hash_key};
 use crate::isa::Isa;
 use crate::kernel::classic::{
     ClassicInsert, ClassicOp as _, ClassicQuery, ClassicShape, MAX_PROBES,
 };
 use crate::kernel::{Kernel, Keys, Sink};
+use crate::key::{Key, hash_key};
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 use crate::memory::PageBuf;

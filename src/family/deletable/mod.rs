@@ -33,13 +33,12 @@ use alloc::vec::Vec;
 mod codec;
 mod model;
 
-
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
-use crate::key::{Key, hash_key};
 use crate::kernel::{BlockOp, Keys, Probes, Sink, Takes};
+use crate::key::{Key, hash_key};
 use crate::layout::{BLOCK_BITS, Block, block_index, pattern_scalar};
 
 pub use model::{blocked_deletability, unblocked_deletability};

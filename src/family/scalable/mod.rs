@@ -44,13 +44,12 @@ use alloc::vec::Vec;
 
 mod codec;
 
-
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
-use crate::key::{Key, hash_key};
 use crate::isa::Isa;
+use crate::key::{Key, hash_key};
 
 /// Default growth factor of stage capacities (Almeida et al.: 2 for slow growth, 4 for fast).
 pub const DEFAULT_GROWTH: f64 = 2.0;

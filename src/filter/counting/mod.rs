@@ -10,7 +10,6 @@ mod counters;
 
 pub use builder::CountingBuilder;
 
-
 use counters::{
     Decrement, Has, Increment, block_decrement, block_has, block_increment, block_min,
     block_min_increase, counter_mask, field_sum, full, project, run_op,
@@ -19,10 +18,10 @@ use counters::{
 use super::storage::{Sealed, Storage};
 use super::{BatchKey, Filter, Meta};
 use crate::error::Error;
-use crate::key::Key;
 use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
 use crate::kernel::{Keys, Sink};
+use crate::key::Key;
 use crate::layout::{Block, block_index, pattern_scalar};
 use crate::memory::PageBuf;
 use crate::sizing;
