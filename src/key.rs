@@ -153,8 +153,8 @@ pub trait Key {
 ///
 /// It hashes other bytes than the plain form of a type that is also a [`Key`]: `Hash` appends
 /// `0xff` to a `str` and writes a length before a slice, so `ByHash("a")` and `"a"` are two
-/// different keys. Filters written by blockbloom 0.1 hashed single-key `str`, `[u8]` and array
-/// keys this way: query those keys with `ByHash` (see the crate docs, "Keys").
+/// different keys. Filters written before the `Key` trait hashed single-key `str`, `[u8]` and
+/// array keys this way: query those keys with `ByHash` (see the crate docs, "Keys").
 ///
 /// ```
 /// use blockbloom::{BloomFilter, ByHash};

@@ -18,6 +18,38 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 //!
+//! # Keys
+//!
+//! One key, one hash: every method (single-key, batch, bytes, [`ByteColumn`], Arrow, and the
+//! Python and CLI front ends) reads a key through [`Key`], whose [`KeyForm`] is the key's
+//! canonical bytes: an integer's little-endian bytes at its width, a string's or byte
+//! string's bytes exactly. So `insert("user:17")`, `insert_batch(&["user:17"])`,
+//! `insert_bytes(b"user:17")` and a line `user:17` of a CLI-built file are one key, found by
+//! `contains(&String::from("user:17"))` or any other query on every filter kind and tier.
+//! Types the crate does not know go through [`ByHash`] (their [`Hash`](core::hash::Hash)
+//! stream), or implement [`Key`] with the form of the field that identifies them.
+//!
+//! ```
+//! use blockbloom::{BloomFilter, ByHash};
+//!
+//! let mut f = BloomFilter::with_capacity(1000, 0.01)?;
+//! f.insert("user:17");
+//! f.insert_batch(&["user:18"]);
+//! let mut out = [false; 2];
+//! f.contains_batch(&["user:17", "user:18"], &mut out);
+//! assert_eq!(out, [true, true]);
+//! assert!(f.contains_bytes(b"user:18") && f.contains(&String::from("user:17")));
+//! f.insert(&ByHash((17u32, "eu-west"))); // a tuple: its `Hash` stream, said at the call site
+//! assert!(f.contains(&ByHash((17u32, "eu-west"))));
+//! # Ok::<(), blockbloom::Error>(())
+//! ```
+//!
+//! **Files written before the `Key` trait** load and answer unchanged for keys inserted as
+//! integers or through a batch, bytes, a column, Arrow, Python or the CLI. A `str`, `String`,
+//! byte slice or array inserted one at a time by the old `insert` went through `Hash` (which
+//! appends `0xff` to a `str` and writes a length before a slice): query it with
+//! `contains(&ByHash(key))`. The format itself did not change.
+//!
 //! Force a kernel with `BLOCKBLOOM_ISA=scalar|portable|avx2|avx512` (an unsupported choice is
 //! an error, never a silent fallback) or per filter with [`Builder::isa`].
 //!

@@ -313,7 +313,7 @@ fn estimated_len_and_clear() {
 fn golden() -> ClassicBloomFilter {
     let mut f = ClassicBloomFilter::with_seed(1_000, 5, 0x0123_4567_89ab_cdef).unwrap();
     f.insert_batch(&(0..50u64).collect::<Vec<_>>());
-    // What blockbloom 0.1's `insert(&"golden")` hashed (the `Hash` route, now `ByHash`).
+    // What `insert(&"golden")` hashed before the `Key` trait (the `Hash` route, now `ByHash`).
     f.insert(&ByHash("golden"));
     f.insert_bytes(b"bytes");
     f

@@ -200,7 +200,7 @@ fn golden_filter() -> BloomFilter {
         .build()
         .unwrap();
     f.insert_batch(&(0..300u64).collect::<Vec<_>>());
-    // What blockbloom 0.1's `insert("golden")` hashed (the `Hash` route, now `ByHash`).
+    // What `insert("golden")` hashed before the `Key` trait (the `Hash` route, now `ByHash`).
     f.insert(&ByHash("golden"));
     f
 }
@@ -525,7 +525,7 @@ fn classic_compressed_fields_are_checked() {
 fn golden_file_pins_the_compressed_classic_form() {
     let mut f = ClassicBloomFilter::with_seed(14 * 300, 2, 0x00c0_ffee).unwrap();
     f.insert_batch(&(0..300u64).collect::<Vec<_>>());
-    f.insert(&ByHash("golden")); // blockbloom 0.1's `insert("golden")`
+    f.insert(&ByHash("golden")); // `insert("golden")` before the `Key` trait
     let stored = std::fs::read(common::data("compressed-classic-v1.bin"));
     if let Ok(stored) = stored {
         let g = ClassicBloomFilter::from_compressed_bytes(&stored).unwrap();

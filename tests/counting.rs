@@ -425,7 +425,7 @@ fn golden() -> CountingBloomFilter {
         .build()
         .unwrap();
     f.insert_batch(&(0..20u64).collect::<Vec<_>>());
-    // What blockbloom 0.1's `insert(&"golden")` hashed (the `Hash` route, now `ByHash`).
+    // What `insert(&"golden")` hashed before the `Key` trait (the `Hash` route, now `ByHash`).
     f.insert(&ByHash("golden"));
     f.remove(&3u64).unwrap();
     f.insert_min_increase(&5u64);

@@ -216,7 +216,7 @@ fn region_size_is_validated() {
 fn golden() -> DeletableBloomFilter {
     let mut f = filter(100, 0.01, 16, 0x0123_4567_89ab_cdef);
     f.insert_batch(&(0..100u64).collect::<Vec<_>>());
-    // What blockbloom 0.1's `insert("golden")` hashed (the `Hash` route, now `ByHash`).
+    // What `insert("golden")` hashed before the `Key` trait (the `Hash` route, now `ByHash`).
     f.insert(&ByHash("golden"));
     f.remove_batch(&(0..20u64).collect::<Vec<_>>());
     f

@@ -30,7 +30,7 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
         .build()
         .unwrap();
     a.insert_batch(&(0..100u64).collect::<Vec<_>>());
-    // What blockbloom 0.1's `insert("golden")` hashed (the `Hash` route, now `ByHash`).
+    // What `insert("golden")` hashed before the `Key` trait (the `Hash` route, now `ByHash`).
     a.insert(&ByHash("golden"));
     let mut b = BloomFilter::builder()
         .capacity(50)

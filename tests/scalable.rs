@@ -242,7 +242,7 @@ fn golden() -> ScalableBloomFilter {
         .build()
         .unwrap();
     f.insert_batch(&(0..100u64).collect::<Vec<_>>()).unwrap();
-    // What blockbloom 0.1's `insert("golden")` hashed (the `Hash` route, now `ByHash`).
+    // What `insert("golden")` hashed before the `Key` trait (the `Hash` route, now `ByHash`).
     f.insert(&ByHash("golden")).unwrap();
     f
 }
