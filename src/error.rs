@@ -338,7 +338,7 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "a {bytes}-byte filter for {capacity} keys would answer \"maybe\" for {:.1}% of \
-                 absent keys (model): it filters nothing; {}",
+                 absent keys (model): it would filter nothing; {}",
                 model_fpr * 100.0,
                 match sized_by {
                     SizedBy::Fpr => "lower the false-positive rate",

@@ -456,7 +456,7 @@ fn summary(path: &Path, f: &BloomFilter, keys: u64, what: &str) {
 
 /// A filter whose expected false-positive rate is at least this answers "maybe" for nearly
 /// every key: `build` refuses to write it.
-const USELESS_FPR: f64 = 0.99;
+const USELESS_FPR: f64 = blockbloom::sizing::USELESS_FPR;
 
 /// Writes `f` to a temporary file in `path`'s directory, syncs it and renames it to `path`;
 /// on any failure the temporary file is removed, `path` is untouched, and the error names
