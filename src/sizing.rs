@@ -55,11 +55,11 @@ use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS, MAX_PROBES};
 pub const MIN_FPR: f64 = crate::limits::MIN_FPR;
 
 /// The largest explicit budget `Builder::bits_per_key` accepts: one whole block (512 bits) per
-/// key. A larger budget is refused with [`Error::InvalidBitsPerKey`](crate::Error::InvalidBitsPerKey).
+/// key. A larger budget is refused with [`Error::InvalidBitsPerKey`].
 pub const MAX_BITS_PER_KEY: f64 = crate::limits::MAX_BITS_PER_KEY;
 
 /// A filter whose model false-positive rate at its capacity is at or above this filters
-/// nothing: `Builder::build` refuses it with [`Error::FiltersNothing`](crate::Error::FiltersNothing).
+/// nothing: `Builder::build` refuses it with [`Error::FiltersNothing`].
 pub const USELESS_FPR: f64 = crate::limits::USELESS_FPR;
 
 /// Standard deviations of a filter's own false-positive rate that a plan keeps below the
