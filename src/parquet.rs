@@ -12,6 +12,9 @@
 //! * A value's hash is **XXH64 with seed 0 of its plain encoding**: 4 little-endian bytes for
 //!   `INT32` (and `FLOAT`'s bits), 8 for `INT64` (and `DOUBLE`), the bytes themselves for
 //!   `BYTE_ARRAY` and `FIXED_LEN_BYTE_ARRAY`, one byte for `BOOLEAN` ([`ParquetValue`]).
+//!   Keys here follow Parquet's rules on every path of [`SplitBlockFilter`] (single value,
+//!   batch, Arrow), not the crate's [`Key`](crate::Key): a value is its plain encoding, so a
+//!   `str` is its bytes and an `i32` is 4 bytes, as every Parquet engine hashes them.
 //! * The **block** is picked by the high 32 bits of the hash, by multiply-shift:
 //!   `((hash >> 32) * num_blocks) >> 32`.
 //! * The **mask** sets one bit in each of the block's eight words, from the low 32 bits `lo`:

@@ -2,7 +2,7 @@
 
 mod common;
 
-use blockbloom::{BloomFilter, ByHash, Error, Isa, layout::MAX_BLOCKS};
+use blockbloom::{BloomFilter, ByHash, Error, Isa, SizedBy, layout::MAX_BLOCKS};
 use quickcheck::quickcheck;
 
 #[test]
@@ -40,6 +40,145 @@ fn too_many_blocks_is_a_typed_error() {
         .build()
         .unwrap_err();
     assert!(matches!(err, Error::TooManyBlocks { .. }), "{err:?}");
+}
+
+/// The advice of a "needs N blocks" error names the option the call used.
+#[test]
+fn too_many_blocks_advises_the_option_that_set_the_size() {
+    let by_rate = BloomFilter::with_capacity(u64::MAX, 0.01).unwrap_err();
+    assert!(matches!(
+        by_rate,
+        Error::TooManyBlocks {
+            sized_by: SizedBy::Fpr,
+            ..
+        }
+    ));
+    assert!(
+        by_rate
+            .to_string()
+            .contains("raise the false-positive rate"),
+        "{by_rate}"
+    );
+    let by_bits = BloomFilter::builder()
+        .capacity(1 << 40)
+        .bits_per_key(10.0)
+        .build()
+        .unwrap_err();
+    assert!(matches!(
+        by_bits,
+        Error::TooManyBlocks {
+            sized_by: SizedBy::BitsPerKey,
+            ..
+        }
+    ));
+    let text = by_bits.to_string();
+    assert!(
+        text.contains("bits_per_key") && !text.contains("false-positive"),
+        "{text}"
+    );
+    let by_bytes = BloomFilter::builder()
+        .capacity(1)
+        .size_in_bytes(64 * (MAX_BLOCKS + 1))
+        .build()
+        .unwrap_err();
+    assert!(matches!(
+        by_bytes,
+        Error::TooManyBlocks {
+            sized_by: SizedBy::SizeInBytes,
+            ..
+        }
+    ));
+    let text = by_bytes.to_string();
+    assert!(
+        text.contains("lower size_in_bytes") && !text.contains("false-positive"),
+        "{text}"
+    );
+}
+
+/// Budgets that filter nothing, waste memory, or leave the probe count to a guess are refused
+/// with errors that say so; the limits themselves build.
+#[test]
+fn the_builder_refuses_nonsense_budgets() {
+    let b = || BloomFilter::builder().capacity(1000);
+    // 1e-9 bits per key: one block for 1000 keys, model rate 0.998.
+    let err = b().bits_per_key(1e-9).build().unwrap_err();
+    let Error::FiltersNothing {
+        model_fpr,
+        sized_by,
+        capacity,
+        bytes,
+    } = err
+    else {
+        panic!("{err:?}")
+    };
+    assert!(model_fpr > 0.99 && capacity == 1000 && bytes == 64);
+    assert_eq!(sized_by, SizedBy::BitsPerKey);
+    assert!(err.to_string().contains("raise bits_per_key"), "{err}");
+    // 1e9 bits per key would be 1.25 GB for 10 keys.
+    let huge = BloomFilter::builder()
+        .capacity(10)
+        .bits_per_key(1e9)
+        .build();
+    assert_eq!(huge.unwrap_err(), Error::InvalidBitsPerKey(1e9));
+    assert!(
+        Error::InvalidBitsPerKey(1e9)
+            .to_string()
+            .contains("(0, 512]"),
+        "{}",
+        Error::InvalidBitsPerKey(1e9)
+    );
+    let max = b()
+        .bits_per_key(blockbloom::sizing::MAX_BITS_PER_KEY)
+        .build()
+        .unwrap();
+    assert_eq!(max.size_in_bytes(), 1000 * 64);
+    assert!(b().bits_per_key(512.5).build().is_err());
+    // Zero bytes, and a byte budget far too small for the capacity.
+    assert!(matches!(
+        b().size_in_bytes(0).build(),
+        Err(Error::InvalidOptions(_))
+    ));
+    let small = BloomFilter::builder()
+        .capacity(1_000_000)
+        .size_in_bytes(64)
+        .build();
+    assert!(matches!(
+        small,
+        Err(Error::FiltersNothing {
+            sized_by: SizedBy::SizeInBytes,
+            ..
+        })
+    ));
+    // A target rate so close to 1 that the smallest filter meeting it filters nothing.
+    let rate = BloomFilter::builder()
+        .capacity(100_000)
+        .fpr(0.999_999)
+        .build();
+    assert!(
+        matches!(
+            rate,
+            Err(Error::FiltersNothing {
+                sized_by: SizedBy::Fpr,
+                ..
+            })
+        ),
+        "{rate:?}"
+    );
+    // A byte budget without a capacity says why it needs one.
+    let alone = BloomFilter::builder()
+        .size_in_bytes(4096)
+        .build()
+        .unwrap_err();
+    assert!(alone.to_string().contains("probe count"), "{alone}");
+    // One block for one key filters well: small budgets that do filter still build.
+    assert!(
+        BloomFilter::builder()
+            .capacity(1)
+            .size_in_bytes(64)
+            .build()
+            .is_ok()
+    );
+    assert!(b().bits_per_key(2.0).build().unwrap().model_fpr(1000) < 0.99);
 }
 
 #[test]

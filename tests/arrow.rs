@@ -732,3 +732,48 @@ mod file {
         }
     }
 }
+
+/// One key, one hash across Arrow and the single-key methods: a string, integer or 16-byte key
+/// inserted from an Arrow array is found by `contains` of the Rust value, and the other way
+/// round, on every tier.
+#[test]
+fn arrow_keys_are_the_single_key_methods_keys() {
+    let strs: Vec<String> = (0..500).map(|i| format!("user:{i}")).collect();
+    let ints: Vec<i32> = (0..500).map(|i| (splitmix64(i) as i32) | 1).collect();
+    let wide: Vec<u128> = (0..500)
+        .map(|i| (splitmix64(i) as u128) << 64 | 7)
+        .collect();
+    let str_array = StringArray::from_iter_values(&strs);
+    let int_array = Int32Array::from(ints.clone());
+    let fixed: Vec<[u8; 16]> = wide.iter().map(|w| w.to_le_bytes()).collect();
+    let fixed_array = FixedSizeBinaryArray::try_from_iter(fixed.iter()).unwrap();
+    for isa in tiers() {
+        let fresh = || {
+            BloomFilter::builder()
+                .capacity(1500)
+                .fpr(0.01)
+                .isa(isa)
+                .build()
+                .unwrap()
+        };
+        let mut by_array = fresh();
+        by_array.insert_array(&str_array).unwrap();
+        by_array.insert_array(&int_array).unwrap();
+        by_array.insert_array(&fixed_array).unwrap();
+        assert!(
+            strs.iter()
+                .all(|s| by_array.contains(s.as_str()) && by_array.contains(s))
+        );
+        assert!(ints.iter().all(|i| by_array.contains(i)));
+        assert!(wide.iter().all(|w| by_array.contains(w)));
+        let mut by_key = fresh();
+        strs.iter().for_each(|s| by_key.insert(s.as_str()));
+        ints.iter().for_each(|i| by_key.insert(i));
+        wide.iter().for_each(|w| by_key.insert(w));
+        assert_eq!(by_key, by_array, "{isa}");
+        for array in [&str_array as &dyn Array, &int_array, &fixed_array] {
+            let answers = by_key.contains_array(array).unwrap();
+            assert_eq!(answers.true_count(), array.len(), "{isa}");
+        }
+    }
+}
