@@ -112,38 +112,68 @@ macro_rules! filter_queries {
     };
 }
 
-impl Kind for BloomFilter {
-    const NAME: &'static str = "BloomFilter";
-    fn make(isa: Isa, n: usize) -> Self {
-        plain(isa, n)
-    }
-    fn insert<K: Key + ?Sized>(&mut self, k: &K) {
-        BloomFilter::insert(self, k)
-    }
-    fn insert_bytes(&mut self, b: &[u8]) {
-        BloomFilter::insert_bytes(self, b)
-    }
-    fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) -> bool {
-        BloomFilter::insert_batch(self, keys);
-        true
-    }
-    fn insert_column(&mut self, c: &ByteColumn<'_>) -> bool {
-        BloomFilter::insert_column(self, c);
-        true
-    }
-    fn insert_new<K: Key + ?Sized>(&mut self, k: &K) -> bool {
-        BloomFilter::insert_new(self, k);
-        true
-    }
-    fn insert_batch_new<Q: KeySource + ?Sized>(&mut self, q: &Q, n: usize) -> bool {
-        BloomFilter::insert_batch_new(self, q, &mut vec![false; n]);
-        true
-    }
+/// The plain and the atomic filter take every insert path (the atomic one through `&self`).
+macro_rules! every_insert {
+    ($t:ty, $name:literal, $make:expr) => {
+        impl Kind for $t {
+            const NAME: &'static str = $name;
+            fn make(isa: Isa, n: usize) -> Self {
+                $make(plain(isa, n))
+            }
+            fn insert<K: Key + ?Sized>(&mut self, k: &K) {
+                <$t>::insert(self, k)
+            }
+            fn insert_bytes(&mut self, b: &[u8]) {
+                <$t>::insert_bytes(self, b)
+            }
+            fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) -> bool {
+                <$t>::insert_batch(self, keys);
+                true
+            }
+            fn insert_column(&mut self, c: &ByteColumn<'_>) -> bool {
+                <$t>::insert_column(self, c);
+                true
+            }
+            fn insert_new<K: Key + ?Sized>(&mut self, k: &K) -> bool {
+                <$t>::insert_new(self, k);
+                true
+            }
+            fn insert_batch_new<Q: KeySource + ?Sized>(&mut self, q: &Q, n: usize) -> bool {
+                <$t>::insert_batch_new(self, q, &mut vec![false; n]);
+                true
+            }
+            fn extend_keys<K: Key>(&mut self, keys: impl IntoIterator<Item = K>) -> bool {
+                extend_keys(self, keys)
+            }
+            filter_queries!(same);
+        }
+    };
+}
+
+every_insert!(BloomFilter, "BloomFilter", |f| f);
+every_insert!(
+    AtomicBloomFilter,
+    "AtomicBloomFilter",
+    BloomFilter::into_atomic
+);
+
+/// `Extend` exists on the plain filter only.
+trait ExtendKeys {
+    fn extend_keys<K: Key>(&mut self, keys: impl IntoIterator<Item = K>) -> bool;
+}
+impl ExtendKeys for BloomFilter {
     fn extend_keys<K: Key>(&mut self, keys: impl IntoIterator<Item = K>) -> bool {
         self.extend(keys);
         true
     }
-    filter_queries!(same);
+}
+impl ExtendKeys for AtomicBloomFilter {
+    fn extend_keys<K: Key>(&mut self, _keys: impl IntoIterator<Item = K>) -> bool {
+        false
+    }
+}
+fn extend_keys<F: ExtendKeys, K: Key>(f: &mut F, keys: impl IntoIterator<Item = K>) -> bool {
+    f.extend_keys(keys)
 }
 
 /// A plain filter queried through a zero-copy view of its encoding.
@@ -192,36 +222,6 @@ impl Kind for View {
         }
     }
     filter_queries!(View::view);
-}
-
-impl Kind for AtomicBloomFilter {
-    const NAME: &'static str = "AtomicBloomFilter";
-    fn make(isa: Isa, n: usize) -> Self {
-        plain(isa, n).into_atomic()
-    }
-    fn insert<K: Key + ?Sized>(&mut self, k: &K) {
-        AtomicBloomFilter::insert(self, k)
-    }
-    fn insert_bytes(&mut self, b: &[u8]) {
-        AtomicBloomFilter::insert_bytes(self, b)
-    }
-    fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) -> bool {
-        AtomicBloomFilter::insert_batch(self, keys);
-        true
-    }
-    fn insert_column(&mut self, c: &ByteColumn<'_>) -> bool {
-        AtomicBloomFilter::insert_column(self, c);
-        true
-    }
-    fn insert_new<K: Key + ?Sized>(&mut self, k: &K) -> bool {
-        AtomicBloomFilter::insert_new(self, k);
-        true
-    }
-    fn insert_batch_new<Q: KeySource + ?Sized>(&mut self, q: &Q, n: usize) -> bool {
-        AtomicBloomFilter::insert_batch_new(self, q, &mut vec![false; n]);
-        true
-    }
-    filter_queries!(same);
 }
 
 impl Kind for CountingBloomFilter {
