@@ -18,7 +18,9 @@ use core::hash::{Hash, Hasher};
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::hashing::{StableHasher, bytes_with_seed, hash_u32, hash_u64, u128_with_seed};
+use crate::hashing::{
+    StableHasher, bytes_with_seed, hash_u32, hash_u64, u32_with_flip, u64_with_flip, u128_with_seed,
+};
 
 /// The canonical form of a key: what the filter hashes (XXH3-64 with the filter's seed of the
 /// form's little-endian bytes). Two keys with the same form are the same key to every filter
@@ -89,6 +91,19 @@ impl KeyForm<'_> {
                 v.hash_into(&mut h);
                 h.finish()
             }
+        }
+    }
+}
+
+impl KeyForm<'_> {
+    /// [`hash`](Self::hash), given the seed's XXH3 constant as well (a filter keeps it), so an
+    /// integer key skips deriving it.
+    #[inline(always)]
+    pub(crate) fn hash_with_flip(self, seed: u64, flip: u64) -> u64 {
+        match self {
+            KeyForm::U32(v) => u32_with_flip(v, flip),
+            KeyForm::U64(v) => u64_with_flip(v, flip),
+            other => other.hash(seed),
         }
     }
 }

@@ -182,7 +182,53 @@ fn check_all_tiers(keys: &[u64], probes_of: &[u64], p: Params) {
         for (key, w) in probes_of.iter().zip(&want) {
             assert_eq!(f.contains(key), *w);
         }
+        check_single_key(isa, keys, probes_of, p, &reference, &want);
     }
+}
+
+/// The single-key path of `isa` (its own probe, chosen when the filter is made): inserts,
+/// check-and-inserts and queries on the plain and the atomic filter give the scalar
+/// reference's bits and answers.
+fn check_single_key(
+    isa: Isa,
+    keys: &[u64],
+    probes_of: &[u64],
+    p: Params,
+    reference: &BloomFilter,
+    want: &[bool],
+) {
+    let mut one = filter(isa, p);
+    keys.iter().for_each(|k| one.insert(k));
+    assert_eq!(
+        one.blocks(),
+        reference.blocks(),
+        "{isa}: single-key insert bits"
+    );
+    let atomic = filter(isa, p).into_atomic();
+    keys.iter().for_each(|k| atomic.insert(k));
+    assert_eq!(
+        atomic.snapshot(),
+        *reference,
+        "{isa}: atomic single-key insert bits"
+    );
+    for (key, w) in probes_of.iter().zip(want) {
+        assert_eq!(atomic.contains(key), *w, "{isa}: atomic single-key answer");
+    }
+    // Check-and-insert: every answer and the bits after, against the scalar tier.
+    let mut scalar_new = filter(Isa::Scalar, p);
+    let mut tier_new = filter(isa, p);
+    let atomic_new = filter(isa, p).into_atomic();
+    for k in keys.iter().chain(probes_of) {
+        let w = scalar_new.insert_new(k);
+        assert_eq!(tier_new.insert_new(k), w, "{isa}: insert_new({k})");
+        assert_eq!(atomic_new.insert_new(k), w, "{isa}: atomic insert_new({k})");
+    }
+    assert_eq!(tier_new, scalar_new, "{isa}: insert_new bits");
+    assert_eq!(
+        atomic_new.snapshot(),
+        scalar_new,
+        "{isa}: atomic insert_new bits"
+    );
 }
 
 #[test]

@@ -5,8 +5,8 @@ use crate::error::Error;
 use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
 use crate::kernel::{AtomicInsertNew, Keys, Sink};
-use crate::key::{Key, hash_key};
-use crate::layout::{AtomicBlock, Block, block_index, pattern_scalar};
+use crate::key::Key;
+use crate::layout::{AtomicBlock, Block, block_index};
 use crate::memory::PageBuf;
 
 /// A [`BloomFilter`] that many threads can insert into at once, through `&self`, with no lock.
@@ -146,7 +146,7 @@ impl AtomicBloomFilter {
     /// byte and column methods hash it (see [`BloomFilter::insert`](crate::BloomFilter::insert)).
     #[inline]
     pub fn insert<K: Key + ?Sized>(&self, key: &K) {
-        self.insert_hash(hash_key(key, self.meta.seed))
+        self.insert_hash(self.meta.key_hash(key))
     }
 
     /// Inserts a raw byte string, hashed exactly: the same key as `insert(bytes)`.
@@ -158,9 +158,8 @@ impl AtomicBloomFilter {
     /// Inserts a pre-computed hash.
     #[inline]
     pub fn insert_hash(&self, hash: u64) {
-        let shape = &self.meta.shape;
-        let p = pattern_scalar(shape.layout, hash as u32, shape.probes());
-        self.store[block_index(hash, shape.num_blocks)].or(&p)
+        let p = self.meta.one.pattern(hash as u32);
+        self.store[block_index(hash, self.meta.shape.num_blocks)].or(&p)
     }
 
     /// Inserts a batch of integer keys: hashed in SIMD lanes, blocks prefetched, one relaxed
@@ -196,15 +195,14 @@ impl AtomicBloomFilter {
     /// ```
     #[inline]
     pub fn insert_new<K: Key + ?Sized>(&self, key: &K) -> bool {
-        self.insert_hash_new(hash_key(key, self.meta.seed))
+        self.insert_hash_new(self.meta.key_hash(key))
     }
 
     /// [`insert_new`](Self::insert_new) for a pre-computed hash.
     #[inline]
     pub fn insert_hash_new(&self, hash: u64) -> bool {
-        let shape = &self.meta.shape;
-        let p = pattern_scalar(shape.layout, hash as u32, shape.probes());
-        self.store[block_index(hash, shape.num_blocks)].or_new(&p)
+        let p = self.meta.one.pattern(hash as u32);
+        self.store[block_index(hash, self.meta.shape.num_blocks)].or_new(&p)
     }
 
     /// Inserts a batch, answering for each key whether it was new

@@ -34,8 +34,8 @@ pub use view::FilterRef;
 use crate::error::Error;
 use crate::hashing::{hash_bytes, seed_flip};
 use crate::isa::Isa;
-use crate::kernel::{Kernel, Keys, Shape, Sink};
-use crate::key::{Key, hash_key};
+use crate::kernel::{Kernel, Keys, OneKey, Shape, Sink};
+use crate::key::Key;
 use crate::layout::{BLOCK_BITS, Block, Layout};
 use crate::memory::PageBuf;
 
@@ -71,6 +71,8 @@ pub struct Meta {
     pub(crate) capacity: u64,
     pub(crate) target_fpr: Option<f64>,
     pub(crate) kernel: &'static Kernel,
+    /// The single-key probe of this layout and rounds on `kernel`'s tier, chosen once.
+    pub(crate) one: OneKey,
 }
 
 impl Meta {
@@ -101,11 +103,18 @@ impl Meta {
             capacity,
             target_fpr,
             kernel,
+            one: kernel.one_key(layout, (probes / layout.sectors()) as usize),
         }
     }
 
     pub(crate) fn probes(&self) -> u32 {
         self.shape.probes() as u32
+    }
+
+    /// The filter hash of `key` (its seed's constant precomputed).
+    #[inline(always)]
+    pub(crate) fn key_hash<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        key.key_form().hash_with_flip(self.seed, self.shape.flip)
     }
 }
 
@@ -126,7 +135,7 @@ impl<S: Storage> Filter<S> {
     /// ```
     #[inline]
     pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
-        self.contains_hash(hash_key(key, self.meta.seed))
+        self.contains_hash(self.meta.key_hash(key))
     }
 
     /// Whether a raw byte string may have been inserted with [`insert_bytes`](Self::insert_bytes).
@@ -152,7 +161,7 @@ impl<S: Storage> Filter<S> {
     /// ```
     #[inline]
     pub fn hash<K: Key + ?Sized>(&self, key: &K) -> u64 {
-        hash_key(key, self.meta.seed)
+        self.meta.key_hash(key)
     }
 
     /// Whether a pre-computed hash may have been inserted.

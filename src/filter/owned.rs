@@ -4,8 +4,8 @@ use super::{BatchKey, Builder, ByteColumn, Filter, KeySource, Meta};
 use crate::error::Error;
 use crate::hashing::hash_bytes;
 use crate::kernel::{InsertNew, Keys, Sink};
-use crate::key::{Key, hash_key};
-use crate::layout::{Block, block_index, contains_scalar, insert_scalar};
+use crate::key::Key;
+use crate::layout::{Block, block_index};
 use crate::memory::PageBuf;
 
 /// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
@@ -106,7 +106,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
-        self.insert_hash(hash_key(key, self.meta.seed))
+        self.insert_hash(self.meta.key_hash(key))
     }
 
     /// Inserts a raw byte string, hashed exactly: the same key as `insert(bytes)`, kept for
@@ -134,11 +134,8 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
-        let (i, k) = (
-            block_index(hash, self.meta.shape.num_blocks),
-            self.meta.shape.probes(),
-        );
-        insert_scalar(&mut self.store[i], self.meta.shape.layout, hash as u32, k)
+        let i = block_index(hash, self.meta.shape.num_blocks);
+        self.meta.one.insert(&mut self.store[i], hash as u32)
     }
 
     /// Inserts a batch of integer keys, hashed in SIMD lanes.
@@ -185,18 +182,14 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert_new<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        self.insert_hash_new(hash_key(key, self.meta.seed))
+        self.insert_hash_new(self.meta.key_hash(key))
     }
 
     /// [`insert_new`](Self::insert_new) for a pre-computed hash.
     #[inline]
     pub fn insert_hash_new(&mut self, hash: u64) -> bool {
-        let s = &self.meta.shape;
-        let (i, k) = (block_index(hash, s.num_blocks), s.probes());
-        let block = &mut self.store[i];
-        let new = !contains_scalar(block, s.layout, hash as u32, k);
-        insert_scalar(block, s.layout, hash as u32, k);
-        new
+        let i = block_index(hash, self.meta.shape.num_blocks);
+        self.meta.one.insert_new(&mut self.store[i], hash as u32)
     }
 
     /// Inserts a batch and answers for each key whether it was new ([`insert_new`]), into
@@ -303,7 +296,7 @@ impl<K: Key> Extend<K> for BloomFilter {
         let mut hashes = [0u64; 256];
         let mut n = 0;
         for key in iter {
-            hashes[n] = hash_key(&key, self.meta.seed);
+            hashes[n] = self.meta.key_hash(&key);
             n += 1;
             if n == hashes.len() {
                 self.insert_hash_batch(&hashes);

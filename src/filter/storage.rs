@@ -4,7 +4,7 @@
 
 use super::Meta;
 use crate::kernel::{Keys, Sink};
-use crate::layout::{AtomicBlock, Block, block_index, contains_scalar, pattern_scalar};
+use crate::layout::{AtomicBlock, Block, block_index};
 use crate::memory::PageBuf;
 
 mod sealed {
@@ -55,15 +55,12 @@ fn query_blocks(blocks: &[Block], meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
     meta.kernel.query(&meta.shape, blocks, keys, sink)
 }
 
-/// The scalar reference, inlined into the single-key queries as the owned filter always was.
+/// The filter's single-key probe (its tier's, chosen when the filter was made).
 #[inline(always)]
 fn contains_in(blocks: &[Block], meta: &Meta, hash: u64) -> bool {
-    let s = &meta.shape;
-    contains_scalar(
-        &blocks[block_index(hash, s.num_blocks)],
-        s.layout,
+    meta.one.contains(
+        &blocks[block_index(hash, meta.shape.num_blocks)],
         hash as u32,
-        s.probes(),
     )
 }
 
@@ -113,11 +110,6 @@ impl Storage for PageBuf<AtomicBlock> {
 
     #[inline]
     fn contains_hash(&self, meta: &Meta, hash: u64) -> bool {
-        let s = &meta.shape;
-        self[block_index(hash, s.num_blocks)].has(&pattern_scalar(
-            s.layout,
-            hash as u32,
-            s.probes(),
-        ))
+        self[block_index(hash, meta.shape.num_blocks)].has(&meta.one.pattern(hash as u32))
     }
 }

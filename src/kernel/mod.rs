@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 
 use crate::error::Error;
 use crate::isa::Isa;
-use crate::layout::{AtomicBlock, Block};
+use crate::layout::{AtomicBlock, Block, Layout};
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
@@ -44,6 +44,7 @@ pub(crate) mod bytes;
 pub(crate) mod key16;
 pub(crate) mod keys;
 pub(crate) mod lanes;
+pub(crate) mod one_key;
 pub(crate) mod ops;
 pub(crate) mod pipeline;
 mod portable;
@@ -54,6 +55,7 @@ mod x86_64;
 
 pub(crate) use keys::Keys;
 pub(crate) use lanes::Lanes;
+pub(crate) use one_key::OneKey;
 #[cfg(feature = "parallel")]
 pub(crate) use ops::InsertWindow;
 pub(crate) use ops::{
@@ -397,6 +399,28 @@ impl Kernel {
             #[cfg(not(target_arch = "aarch64"))]
             Isa::Neon => unreachable!("Kernel::get rejects the NEON tier elsewhere"),
         }
+    }
+
+    /// The single-key probe of a filter of `layout` and `rounds` probe rounds on this tier:
+    /// chosen once, when the filter is made ([`one_key`]).
+    pub fn one_key(&self, layout: Layout, rounds: usize) -> OneKey {
+        let table: &'static [one_key::OneKeyFns; 2] = match self.isa {
+            Isa::Scalar => &one_key::SCALAR,
+            Isa::Portable => &portable::ONE_KEY,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => &x86_64::avx2::ONE_KEY,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => &x86_64::avx512::ONE_KEY,
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 | Isa::Avx512 => unreachable!("Kernel::get rejects x86 tiers elsewhere"),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => &aarch64::neon::ONE_KEY,
+            #[cfg(not(target_arch = "aarch64"))]
+            Isa::Neon => unreachable!("Kernel::get rejects the NEON tier elsewhere"),
+        };
+        // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the
+        // tier; the rows are `layout`'s, the layout of the entries picked.
+        unsafe { OneKey::new(&table[one_key::slot(layout)], &layout.rows()[..rounds]) }
     }
 
     /// Applies `op` to the block of every key (answers into `sink`).

@@ -14,6 +14,8 @@ pub(super) fn run<B: Batch>(batch: B) {
     batch.lanes(Portable)
 }
 
+crate::kernel::one_key::one_key_entries!(Portable, Portable);
+
 #[inline(always)]
 fn each(a: [u64x4; 2], b: [u64x4; 2], f: impl Fn(u64x4, u64x4) -> u64x4) -> [u64x4; 2] {
     [f(a[0], b[0]), f(a[1], b[1])]

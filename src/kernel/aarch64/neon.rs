@@ -31,6 +31,8 @@ pub(crate) unsafe fn run<B: Batch>(batch: B) {
     batch.lanes(unsafe { Neon::new_unchecked() })
 }
 
+crate::kernel::one_key::one_key_entries!(Neon, Neon::new_unchecked(), "neon");
+
 type V = [uint64x2_t; 4];
 type H = [uint32x4_t; 2];
 

@@ -27,6 +27,8 @@ pub(crate) unsafe fn run<B: Batch>(batch: B) {
     batch.lanes(unsafe { Avx2::new_unchecked() })
 }
 
+crate::kernel::one_key::one_key_entries!(Avx2, Avx2::new_unchecked(), "avx2");
+
 type V = [__m256i; 2];
 
 // Every `unsafe` block below relies on the same fact: an `Avx2` value exists, so the CPU

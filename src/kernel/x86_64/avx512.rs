@@ -43,6 +43,9 @@ pub(crate) unsafe fn run<B: Batch>(batch: B) {
     batch.lanes(unsafe { Avx512::new_unchecked() })
 }
 
+// The single-key entries take the probe loops' features (AVX-512F, not DQ; see above).
+crate::kernel::one_key::one_key_entries!(Avx512, Avx512::new_unchecked(), "avx2,avx512f");
+
 // Every `unsafe` block below relies on the same fact: an `Avx512` value exists, so the CPU
 // supports AVX-512 F and DQ (see `new_unchecked`); loads and stores go through references of
 // at least the width read or written, aligned where the aligned forms are used.
