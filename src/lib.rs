@@ -7,6 +7,11 @@
 //! process. Sizing uses the exact model of the layout, so the measured false-positive rate
 //! is at or below the target.
 //!
+//! Single-key calls (`contains`, `insert`, `insert_new`) are built for a caller that asks one
+//! key per packet or per row: each filter holds its tier's probe for its layout, chosen when
+//! it is made, so a call is the key's hash, one block index and a branch-free block test in
+//! the tier's lanes, with nothing decided per key.
+//!
 //! ```
 //! use blockbloom::BloomFilter;
 //!

@@ -404,7 +404,7 @@ impl Kernel {
     /// The single-key probe of a filter of `layout` and `rounds` probe rounds on this tier:
     /// chosen once, when the filter is made ([`one_key`]).
     pub fn one_key(&self, layout: Layout, rounds: usize) -> OneKey {
-        let table: &'static [one_key::OneKeyFns; 2] = match self.isa {
+        let table: &'static one_key::OneKeyTable = match self.isa {
             Isa::Scalar => &one_key::SCALAR,
             Isa::Portable => &portable::ONE_KEY,
             #[cfg(target_arch = "x86_64")]
@@ -418,9 +418,13 @@ impl Kernel {
             #[cfg(not(target_arch = "aarch64"))]
             Isa::Neon => unreachable!("Kernel::get rejects the NEON tier elsewhere"),
         };
+        assert!(
+            (1..=layout.rows().len()).contains(&rounds),
+            "{rounds} rounds in {layout:?}"
+        );
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the
-        // tier; the rows are `layout`'s, the layout of the entries picked.
-        unsafe { OneKey::new(&table[one_key::slot(layout)], &layout.rows()[..rounds]) }
+        // tier.
+        unsafe { OneKey::new(&table[one_key::slot(layout)][rounds - 1]) }
     }
 
     /// Applies `op` to the block of every key (answers into `sink`).

@@ -10,7 +10,9 @@
 //! The entries are written once here ([`one_key_entries!`]) and instantiated in each tier's
 //! file, inside a `#[target_feature]` function, as the batch entry points are.
 
-use crate::layout::{Block, Layout, Row, contains_scalar, insert_scalar, pattern_scalar};
+use crate::layout::{
+    Block, Layout, MAX_PROBES, Row, contains_scalar, insert_scalar, pattern_scalar,
+};
 
 /// A tier's single-key entries for one layout.
 ///
@@ -18,61 +20,95 @@ use crate::layout::{Block, Layout, Row, contains_scalar, insert_scalar, pattern_
 /// which [`OneKey`] guarantees (it is made only by `Kernel::one_key`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OneKeyFns {
-    pub contains: unsafe fn(&Block, u32, &[Row]) -> bool,
-    pub insert: unsafe fn(&mut Block, u32, &[Row]),
-    pub insert_new: unsafe fn(&mut Block, u32, &[Row]) -> bool,
-    pub pattern: unsafe fn(u32, &[Row]) -> Block,
+    pub contains: unsafe fn(&Block, u32) -> bool,
+    pub insert: unsafe fn(&mut Block, u32),
+    pub insert_new: unsafe fn(&mut Block, u32) -> bool,
+    pub pattern: unsafe fn(u32) -> Block,
 }
 
-/// The single-key probe of one filter: its tier's entries for its layout, and its rounds.
+/// A tier's entries: per layout ([`slot`]), per round count (index `rounds - 1`; 8x64 has
+/// four, 4x128 eight, and the rest of its row repeats its last entry, never used).
+pub(crate) type OneKeyTable = [[OneKeyFns; MAX_ROUNDS]; 2];
+
+/// The most rounds of any layout (4x128 at 32 probes).
+pub(crate) const MAX_ROUNDS: usize = (MAX_PROBES / 4) as usize;
+
+/// The single-key probe of one filter: its tier's entries for its layout and rounds.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OneKey {
     fns: &'static OneKeyFns,
-    rows: &'static [Row],
 }
 
 impl OneKey {
     /// # Safety
-    /// The CPU must support the tier `fns` was compiled for; `rows` must be the round table
-    /// of the layout `fns` was compiled for.
-    pub(super) unsafe fn new(fns: &'static OneKeyFns, rows: &'static [Row]) -> OneKey {
-        OneKey { fns, rows }
+    /// The CPU must support the tier `fns` was compiled for.
+    pub(super) unsafe fn new(fns: &'static OneKeyFns) -> OneKey {
+        OneKey { fns }
     }
 
     /// Whether every probe of `lo` is set in `block`.
     #[inline(always)]
     pub fn contains(&self, block: &Block, lo: u32) -> bool {
-        // SAFETY: `new`'s contract: the CPU supports the entry's tier, and the rows are its
-        // layout's.
-        unsafe { (self.fns.contains)(block, lo, self.rows) }
+        // SAFETY: `new`'s contract: the CPU supports the entry's tier.
+        unsafe { (self.fns.contains)(block, lo) }
     }
 
     /// Sets the probes of `lo` in `block`.
     #[inline(always)]
     pub fn insert(&self, block: &mut Block, lo: u32) {
         // SAFETY: as in `contains`.
-        unsafe { (self.fns.insert)(block, lo, self.rows) }
+        unsafe { (self.fns.insert)(block, lo) }
     }
 
     /// Sets the probes of `lo` in `block`; whether some were not set before.
     #[inline(always)]
     pub fn insert_new(&self, block: &mut Block, lo: u32) -> bool {
         // SAFETY: as in `contains`.
-        unsafe { (self.fns.insert_new)(block, lo, self.rows) }
+        unsafe { (self.fns.insert_new)(block, lo) }
     }
 
     /// The probes of `lo`, as a block.
     #[inline(always)]
     pub fn pattern(&self, lo: u32) -> Block {
         // SAFETY: as in `contains`.
-        unsafe { (self.fns.pattern)(lo, self.rows) }
+        unsafe { (self.fns.pattern)(lo) }
     }
 }
 
-/// The scalar reference's entries: one probe at a time, as the scalar tier's batches do.
-pub(super) static SCALAR: [OneKeyFns; 2] = [scalar_fns::<true>(), scalar_fns::<false>()];
+/// A [`OneKeyTable`] of `$fns::<WORDS, R>()` for every layout and round count.
+macro_rules! table {
+    ($fns:ident) => {
+        [
+            [
+                $fns::<true, 1>(),
+                $fns::<true, 2>(),
+                $fns::<true, 3>(),
+                $fns::<true, 4>(),
+                $fns::<true, 4>(),
+                $fns::<true, 4>(),
+                $fns::<true, 4>(),
+                $fns::<true, 4>(),
+            ],
+            [
+                $fns::<false, 1>(),
+                $fns::<false, 2>(),
+                $fns::<false, 3>(),
+                $fns::<false, 4>(),
+                $fns::<false, 5>(),
+                $fns::<false, 6>(),
+                $fns::<false, 7>(),
+                $fns::<false, 8>(),
+            ],
+        ]
+    };
+}
+pub(crate) use table;
 
-const fn layout_of<const WORDS: bool>() -> Layout {
+/// The scalar reference's entries: one probe at a time, as the scalar tier's batches do.
+pub(super) static SCALAR: OneKeyTable = table!(scalar_fns);
+
+/// The layout whose rows are `Sectors8x64` rows when `WORDS` (see `lanes::pattern`).
+pub(crate) const fn layout_of<const WORDS: bool>() -> Layout {
     if WORDS {
         Layout::Sectors8x64
     } else {
@@ -80,29 +116,35 @@ const fn layout_of<const WORDS: bool>() -> Layout {
     }
 }
 
-const fn scalar_fns<const WORDS: bool>() -> OneKeyFns {
-    fn k<const WORDS: bool>(rows: &[Row]) -> usize {
-        rows.len() * layout_of::<WORDS>().sectors() as usize
+/// The first `R` rounds of the layout's row table.
+#[inline(always)]
+pub(crate) fn rows_of<const WORDS: bool, const R: usize>() -> &'static [Row] {
+    &layout_of::<WORDS>().rows()[..R]
+}
+
+const fn scalar_fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
+    const fn k<const WORDS: bool, const R: usize>() -> usize {
+        R * layout_of::<WORDS>().sectors() as usize
     }
-    fn contains<const WORDS: bool>(block: &Block, lo: u32, rows: &[Row]) -> bool {
-        contains_scalar(block, layout_of::<WORDS>(), lo, k::<WORDS>(rows))
+    fn contains<const WORDS: bool, const R: usize>(block: &Block, lo: u32) -> bool {
+        contains_scalar(block, layout_of::<WORDS>(), lo, k::<WORDS, R>())
     }
-    fn insert<const WORDS: bool>(block: &mut Block, lo: u32, rows: &[Row]) {
-        insert_scalar(block, layout_of::<WORDS>(), lo, k::<WORDS>(rows))
+    fn insert<const WORDS: bool, const R: usize>(block: &mut Block, lo: u32) {
+        insert_scalar(block, layout_of::<WORDS>(), lo, k::<WORDS, R>())
     }
-    fn insert_new<const WORDS: bool>(block: &mut Block, lo: u32, rows: &[Row]) -> bool {
-        let new = !contains::<WORDS>(block, lo, rows);
-        insert::<WORDS>(block, lo, rows);
+    fn insert_new<const WORDS: bool, const R: usize>(block: &mut Block, lo: u32) -> bool {
+        let new = !contains::<WORDS, R>(block, lo);
+        insert::<WORDS, R>(block, lo);
         new
     }
-    fn pattern<const WORDS: bool>(lo: u32, rows: &[Row]) -> Block {
-        pattern_scalar(layout_of::<WORDS>(), lo, k::<WORDS>(rows))
+    fn pattern<const WORDS: bool, const R: usize>(lo: u32) -> Block {
+        pattern_scalar(layout_of::<WORDS>(), lo, k::<WORDS, R>())
     }
     OneKeyFns {
-        contains: contains::<WORDS>,
-        insert: insert::<WORDS>,
-        insert_new: insert_new::<WORDS>,
-        pattern: pattern::<WORDS>,
+        contains: contains::<WORDS, R>,
+        insert: insert::<WORDS, R>,
+        insert_new: insert_new::<WORDS, R>,
+        pattern: pattern::<WORDS, R>,
     }
 }
 
@@ -122,41 +164,40 @@ macro_rules! one_key_entries {
         mod one_key_entries {
             use super::*;
             use crate::kernel::lanes;
-            use crate::kernel::one_key::OneKeyFns;
-            use crate::layout::{Block, Row};
+            use crate::kernel::one_key::{OneKeyFns, OneKeyTable, rows_of, table};
+            use crate::layout::Block;
 
             /// # Safety
             /// The CPU must support this tier.
             $(#[target_feature(enable = $features)])?
-            unsafe fn contains<const WORDS: bool>(block: &Block, lo: u32, rows: &[Row]) -> bool {
+            unsafe fn contains<const WORDS: bool, const R: usize>(block: &Block, lo: u32) -> bool {
                 // SAFETY: the caller guarantees the tier.
                 #[allow(unused_unsafe)]
                 let l: $token = unsafe { $make };
-                lanes::contains::<$token, WORDS>(l, block, lo, rows)
+                lanes::contains::<$token, WORDS>(l, block, lo, rows_of::<WORDS, R>())
             }
 
             /// # Safety
             /// The CPU must support this tier.
             $(#[target_feature(enable = $features)])?
-            unsafe fn insert<const WORDS: bool>(block: &mut Block, lo: u32, rows: &[Row]) {
+            unsafe fn insert<const WORDS: bool, const R: usize>(block: &mut Block, lo: u32) {
                 // SAFETY: the caller guarantees the tier.
                 #[allow(unused_unsafe)]
                 let l: $token = unsafe { $make };
-                lanes::insert::<$token, WORDS>(l, block, lo, rows)
+                lanes::insert::<$token, WORDS>(l, block, lo, rows_of::<WORDS, R>())
             }
 
             /// # Safety
             /// The CPU must support this tier.
             $(#[target_feature(enable = $features)])?
-            unsafe fn insert_new<const WORDS: bool>(
+            unsafe fn insert_new<const WORDS: bool, const R: usize>(
                 block: &mut Block,
                 lo: u32,
-                rows: &[Row],
             ) -> bool {
                 // SAFETY: the caller guarantees the tier.
                 #[allow(unused_unsafe)]
                 let l: $token = unsafe { $make };
-                let p = lanes::pattern::<$token, WORDS>(l, lo, rows);
+                let p = lanes::pattern::<$token, WORDS>(l, lo, rows_of::<WORDS, R>());
                 let b = l.load(&block.0);
                 l.store(&mut block.0, l.or(b, p));
                 !l.covers(b, p)
@@ -165,23 +206,23 @@ macro_rules! one_key_entries {
             /// # Safety
             /// The CPU must support this tier.
             $(#[target_feature(enable = $features)])?
-            unsafe fn pattern<const WORDS: bool>(lo: u32, rows: &[Row]) -> Block {
+            unsafe fn pattern<const WORDS: bool, const R: usize>(lo: u32) -> Block {
                 // SAFETY: the caller guarantees the tier.
                 #[allow(unused_unsafe)]
                 let l: $token = unsafe { $make };
-                lanes::pattern_block::<$token, WORDS>(l, lo, rows)
+                lanes::pattern_block::<$token, WORDS>(l, lo, rows_of::<WORDS, R>())
             }
 
-            const fn fns<const WORDS: bool>() -> OneKeyFns {
+            const fn fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
                 OneKeyFns {
-                    contains: contains::<WORDS>,
-                    insert: insert::<WORDS>,
-                    insert_new: insert_new::<WORDS>,
-                    pattern: pattern::<WORDS>,
+                    contains: contains::<WORDS, R>,
+                    insert: insert::<WORDS, R>,
+                    insert_new: insert_new::<WORDS, R>,
+                    pattern: pattern::<WORDS, R>,
                 }
             }
 
-            pub(crate) static ONE_KEY: [OneKeyFns; 2] = [fns::<true>(), fns::<false>()];
+            pub(crate) static ONE_KEY: OneKeyTable = table!(fns);
         }
         pub(crate) use one_key_entries::ONE_KEY;
     };

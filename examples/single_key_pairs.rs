@@ -1,0 +1,228 @@
+//! Single-key `contains` and `insert`, one key per call as a packet filter or a point lookup
+//! calls them, against the peers' single-key calls, in interleaved rounds (every ratio's sides
+//! see the same state of a shared machine; see `build_pairs.rs`).
+//!
+//! Filters of 50k, 1M and 64M keys at 1%, for `u64` keys and 16-byte strings (the key's
+//! 16 hex digits). Each round asks 1M keys (half members, half not) of every side, one call
+//! per key in a plain loop, and inserts 1M keys (already members, so the filter does not
+//! change between rounds) one call per key. Sides:
+//! * `ours`: `BloomFilter::contains(&key)` / `insert(&key)` (hash included);
+//! * `sbbf`: sbbf-rs-safe 0.3, `contains_hash(xxh3_64(bytes))` / `insert_hash` (11 bits a key,
+//!   0.8%, as the `blockbloom-perf` suite sizes it for 1%);
+//! * `fastbloom`: fastbloom 0.17 with foldhash, `contains(&key)` / `insert(&key)` (sized by
+//!   fastbloom for 1%);
+//! * `parquet`: parquet 60's `Sbbf`, `check(&key)` / `insert(&key)` (XXH64, sized for 1%).
+//!
+//! It prints each side's median ns/key and, per peer, the median and quartiles over the rounds
+//! of the peer's time over ours (above 1: ours is faster).
+//!
+//! ```sh
+//! cargo run --release --example single_key_pairs -- 10            # rounds
+//! cargo run --release --example single_key_pairs -- 10 50000,1000000   # sizes
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use blockbloom::BloomFilter;
+use pairs::{median, ratio_summary};
+use parquet::bloom_filter::Sbbf;
+use xxhash_rust::xxh3::xxh3_64;
+
+mod pairs;
+
+const QUERIES: usize = 1 << 20;
+
+/// splitmix64 of `i`: key `i`, without storing 64M of them.
+fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A key type the four filters take: its bytes for the hashes that take bytes.
+trait Probe: std::hash::Hash + blockbloom::Key + parquet::data_type::AsBytes {
+    fn make(i: u64) -> Self;
+    fn bytes(&self) -> &[u8];
+}
+
+impl Probe for u64 {
+    fn make(i: u64) -> u64 {
+        mix(i)
+    }
+    fn bytes(&self) -> &[u8] {
+        parquet::data_type::AsBytes::as_bytes(self)
+    }
+}
+
+/// A 16-byte string key.
+#[derive(Hash)]
+struct Str16(String);
+
+impl blockbloom::Key for Str16 {
+    fn key_form(&self) -> blockbloom::KeyForm<'_> {
+        self.0.key_form()
+    }
+}
+
+impl parquet::data_type::AsBytes for Str16 {
+    fn as_bytes(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl Probe for Str16 {
+    fn make(i: u64) -> Str16 {
+        Str16(format!("{:016x}", mix(i)))
+    }
+    fn bytes(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
+
+struct Sides {
+    ours: BloomFilter,
+    sbbf: sbbf_rs_safe::Filter,
+    fast: Fast,
+    parquet: Sbbf,
+}
+
+const NAMES: [&str; 4] = ["ours", "sbbf", "fastbloom", "parquet"];
+
+impl Sides {
+    fn new(n: usize) -> Result<Sides, blockbloom::Error> {
+        Ok(Sides {
+            ours: BloomFilter::with_capacity(n as u64, 0.01)?,
+            sbbf: sbbf_rs_safe::Filter::new(11, n),
+            fast: fastbloom::BloomFilter::with_false_pos(0.01)
+                .hasher(foldhash::fast::RandomState::default())
+                .expected_items(n),
+            parquet: Sbbf::new_with_ndv_fpp(n as u64, 0.01).expect("parquet sizes it"),
+        })
+    }
+
+    fn insert<K: Probe>(&mut self, side: usize, keys: &[K]) {
+        match side {
+            0 => keys.iter().for_each(|k| self.ours.insert(k)),
+            1 => keys.iter().for_each(|k| {
+                self.sbbf.insert_hash(xxh3_64(k.bytes()));
+            }),
+            2 => keys.iter().for_each(|k| {
+                self.fast.insert(k);
+            }),
+            _ => keys.iter().for_each(|k| self.parquet.insert(k)),
+        }
+    }
+
+    fn count<K: Probe>(&self, side: usize, keys: &[K]) -> usize {
+        match side {
+            0 => keys.iter().filter(|k| self.ours.contains(*k)).count(),
+            1 => keys
+                .iter()
+                .filter(|k| self.sbbf.contains_hash(xxh3_64(k.bytes())))
+                .count(),
+            2 => keys.iter().filter(|k| self.fast.contains(*k)).count(),
+            _ => keys.iter().filter(|k| self.parquet.check(*k)).count(),
+        }
+    }
+}
+
+fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::Error> {
+    let mut s = Sides::new(n)?;
+    // Members go in one call per key on every side, in chunks so no side holds all keys.
+    let mut chunk = Vec::with_capacity(1 << 16);
+    for start in (0..n as u64).step_by(1 << 16) {
+        chunk.clear();
+        chunk.extend((start..(start + (1 << 16)).min(n as u64)).map(K::make));
+        for side in 0..4 {
+            s.insert(side, &chunk);
+        }
+    }
+    let queries: Vec<K> = (0..QUERIES as u64)
+        .map(|i| {
+            if i % 2 == 0 {
+                K::make(mix(i) % n as u64)
+            } else {
+                K::make(n as u64 + mix(i))
+            }
+        })
+        .collect();
+    let members: Vec<K> = (0..QUERIES as u64)
+        .map(|i| K::make(mix(i + 1) % n as u64))
+        .collect();
+    for side in 0..4 {
+        let hits = s.count(side, &queries);
+        assert!(hits >= QUERIES / 2, "{}: {hits} hits", NAMES[side]);
+    }
+    let mut contains: [Vec<f64>; 4] = Default::default();
+    let mut insert: [Vec<f64>; 4] = Default::default();
+    for round in 0..rounds {
+        for j in 0..4 {
+            let side = (round + j) % 4;
+            let t = Instant::now();
+            black_box(s.count(side, &queries));
+            contains[side].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
+            let t = Instant::now();
+            s.insert(side, &members);
+            black_box(&s);
+            insert[side].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
+        }
+    }
+    println!(
+        "{what}, n = {n} (ours {} KiB, {} KiB of it on huge pages; sbbf {} KiB):",
+        s.ours.size_in_bytes() >> 10,
+        s.ours.huge_page_bytes().unwrap_or(0) >> 10,
+        n * 11 / 8 / 1024,
+    );
+    for (op, times) in [("contains", &contains), ("insert", &insert)] {
+        let line: Vec<String> = (0..4)
+            .map(|i| format!("{} {:.2}", NAMES[i], median(&mut times[i].clone())))
+            .collect();
+        println!("  {op:>8} ns/key: {}", line.join(", "));
+        for peer in 1..4 {
+            println!(
+                "  {op:>8} {} / ours: {}",
+                NAMES[peer],
+                ratio_summary(&times[peer], &times[0])
+            );
+        }
+    }
+    Ok(())
+}
+
+fn main() -> Result<(), blockbloom::Error> {
+    let mut args = std::env::args().skip(1);
+    let rounds: usize = args.next().map_or(10, |s| {
+        s.parse()
+            .ok()
+            .filter(|&v| v > 0)
+            .expect("a positive number of rounds")
+    });
+    let sizes: Vec<usize> = args
+        .next()
+        .map_or(vec![50_000, 1_000_000, 64_000_000], |s| {
+            s.split(',')
+                .map(|n| n.parse().expect("sizes: numbers separated by commas"))
+                .collect()
+        });
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    println!(
+        "single-key contains/insert, 1%: {rounds} rounds, sides interleaved; {cpu}; kernel {}",
+        blockbloom::Isa::active()?
+    );
+    for &n in &sizes {
+        run::<u64>("u64 keys", n, rounds)?;
+        run::<Str16>("16-byte strings", n, rounds)?;
+    }
+    Ok(())
+}
