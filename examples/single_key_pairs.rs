@@ -153,9 +153,9 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
     let members: Vec<K> = (0..QUERIES as u64)
         .map(|i| K::make(mix(i + 1) % n as u64))
         .collect();
-    for side in 0..4 {
+    for (side, name) in NAMES.iter().enumerate() {
         let hits = s.count(side, &queries);
-        assert!(hits >= QUERIES / 2, "{}: {hits} hits", NAMES[side]);
+        assert!(hits >= QUERIES / 2, "{name}: {hits} hits");
     }
     let mut contains: [Vec<f64>; 4] = Default::default();
     let mut insert: [Vec<f64>; 4] = Default::default();
