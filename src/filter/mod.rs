@@ -90,11 +90,12 @@ impl Meta {
             num_blocks.saturating_mul(64),
             kernel.isa(),
         ));
+        let rounds = (probes / layout.sectors()) as usize;
         Meta {
             shape: Shape {
                 num_blocks,
                 layout,
-                rounds: (probes / layout.sectors()) as usize,
+                rounds,
                 flip: seed_flip(seed),
                 chunk,
                 prefetch,
@@ -103,7 +104,7 @@ impl Meta {
             capacity,
             target_fpr,
             kernel,
-            one: kernel.one_key(layout, (probes / layout.sectors()) as usize),
+            one: kernel.one_key(layout, rounds),
         }
     }
 

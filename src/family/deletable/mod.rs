@@ -39,7 +39,7 @@ use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
 use crate::kernel::{BlockOp, Keys, Probes, Sink, Takes};
 use crate::key::{Key, hash_key};
-use crate::layout::{BLOCK_BITS, Block, block_index, pattern_scalar};
+use crate::layout::{BLOCK_BITS, Block, block_index};
 
 pub use model::{blocked_deletability, unblocked_deletability};
 
@@ -211,9 +211,9 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_hash(&mut self, hash: u64) {
-        let shape = self.filter.meta().shape;
-        let i = block_index(hash, shape.num_blocks);
-        let pattern = pattern_scalar(shape.layout, hash as u32, shape.probes());
+        let meta = self.filter.meta();
+        let i = block_index(hash, meta.shape.num_blocks);
+        let pattern = meta.one.pattern(hash as u32);
         place(
             &mut self.filter.blocks_mut()[i],
             &mut self.collided,
@@ -450,10 +450,10 @@ impl DeletableBloomFilter {
     /// The hash's block and bit pattern.
     #[inline(always)]
     fn locate(&self, hash: u64) -> (usize, Block) {
-        let shape = &self.filter.meta().shape;
+        let meta = self.filter.meta();
         (
-            block_index(hash, shape.num_blocks),
-            pattern_scalar(shape.layout, hash as u32, shape.probes()),
+            block_index(hash, meta.shape.num_blocks),
+            meta.one.pattern(hash as u32),
         )
     }
 
@@ -728,7 +728,7 @@ mod tests {
                     h = crate::hashing::hash_u64(h, 1);
                     let shape = f.filter.meta().shape;
                     let i = block_index(h, shape.num_blocks);
-                    let p = pattern_scalar(shape.layout, h as u32, shape.probes());
+                    let p = crate::layout::pattern_scalar(shape.layout, h as u32, shape.probes());
                     for w in 0..8 {
                         let mut overlap = f.filter.blocks()[i].0[w] & p.0[w];
                         while overlap != 0 {
