@@ -6,7 +6,7 @@ use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
 use crate::kernel::{AtomicInsertNew, Keys, Sink};
 use crate::key::Key;
-use crate::layout::{AtomicBlock, Block, block_index};
+use crate::layout::{AtomicBlock, Block};
 use crate::memory::PageBuf;
 
 /// A [`BloomFilter`] that many threads can insert into at once, through `&self`, with no lock.
@@ -159,7 +159,7 @@ impl AtomicBloomFilter {
     #[inline]
     pub fn insert_hash(&self, hash: u64) {
         let p = self.meta.one.pattern(hash as u32);
-        self.store[block_index(hash, self.meta.shape.num_blocks)].or(&p)
+        self.meta.block_of(&self.store, hash).or(&p)
     }
 
     /// Inserts a batch of integer keys: hashed in SIMD lanes, blocks prefetched, one relaxed
@@ -202,7 +202,7 @@ impl AtomicBloomFilter {
     #[inline]
     pub fn insert_hash_new(&self, hash: u64) -> bool {
         let p = self.meta.one.pattern(hash as u32);
-        self.store[block_index(hash, self.meta.shape.num_blocks)].or_new(&p)
+        self.meta.block_of(&self.store, hash).or_new(&p)
     }
 
     /// Inserts a batch, answering for each key whether it was new

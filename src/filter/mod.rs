@@ -36,7 +36,7 @@ use crate::hashing::{hash_bytes, seed_flip};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, OneKey, Shape, Sink};
 use crate::key::Key;
-use crate::layout::{BLOCK_BITS, Block, Layout};
+use crate::layout::{BLOCK_BITS, Block, Layout, MAX_BLOCKS, block_index};
 use crate::memory::PageBuf;
 
 /// The filter front-end, generic over how its blocks are held ([`Storage`]): the queries,
@@ -90,6 +90,8 @@ impl Meta {
             num_blocks.saturating_mul(64),
             kernel.isa(),
         ));
+        // The single-key paths index blocks unchecked on this (see `block_of`).
+        assert!((1..=MAX_BLOCKS).contains(&num_blocks), "block count");
         let rounds = (probes / layout.sectors()) as usize;
         Meta {
             shape: Shape {
@@ -110,6 +112,28 @@ impl Meta {
 
     pub(crate) fn probes(&self) -> u32 {
         self.shape.probes() as u32
+    }
+
+    /// The block of `blocks` that `hash` lands in, without a bounds check on the hot path.
+    ///
+    /// `blocks` must be the store of the filter this describes: every filter is made by a
+    /// `from_parts` (or from another filter's store) that checks its length is `num_blocks`.
+    #[inline(always)]
+    pub(crate) fn block_of<'b, T>(&self, blocks: &'b [T], hash: u64) -> &'b T {
+        let i = block_index(hash, self.shape.num_blocks);
+        debug_assert!(i < blocks.len(), "store of another shape");
+        // SAFETY: `num_blocks` is in `1..=MAX_BLOCKS` (checked in `new`), so
+        // `block_index(hash, num_blocks) < num_blocks`, which is `blocks.len()` (above).
+        unsafe { blocks.get_unchecked(i) }
+    }
+
+    /// [`block_of`](Self::block_of), mutably.
+    #[inline(always)]
+    pub(crate) fn block_of_mut<'b, T>(&self, blocks: &'b mut [T], hash: u64) -> &'b mut T {
+        let i = block_index(hash, self.shape.num_blocks);
+        debug_assert!(i < blocks.len(), "store of another shape");
+        // SAFETY: as in `block_of`.
+        unsafe { blocks.get_unchecked_mut(i) }
     }
 
     /// The filter hash of `key` (its seed's constant precomputed).

@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::hashing::hash_bytes;
 use crate::kernel::{InsertNew, Keys, Sink};
 use crate::key::Key;
-use crate::layout::{Block, block_index};
+use crate::layout::Block;
 use crate::memory::PageBuf;
 
 /// A cache-line-blocked Bloom filter: each key sets `k` bits in one 64-byte block, so a query
@@ -134,8 +134,8 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
-        let i = block_index(hash, self.meta.shape.num_blocks);
-        self.meta.one.insert(&mut self.store[i], hash as u32)
+        let block = self.meta.block_of_mut(&mut self.store, hash);
+        self.meta.one.insert(block, hash as u32)
     }
 
     /// Inserts a batch of integer keys, hashed in SIMD lanes.
@@ -188,8 +188,8 @@ impl BloomFilter {
     /// [`insert_new`](Self::insert_new) for a pre-computed hash.
     #[inline]
     pub fn insert_hash_new(&mut self, hash: u64) -> bool {
-        let i = block_index(hash, self.meta.shape.num_blocks);
-        self.meta.one.insert_new(&mut self.store[i], hash as u32)
+        let block = self.meta.block_of_mut(&mut self.store, hash);
+        self.meta.one.insert_new(block, hash as u32)
     }
 
     /// Inserts a batch and answers for each key whether it was new ([`insert_new`]), into

@@ -4,7 +4,7 @@
 
 use super::Meta;
 use crate::kernel::{Keys, Sink};
-use crate::layout::{AtomicBlock, Block, block_index};
+use crate::layout::{AtomicBlock, Block};
 use crate::memory::PageBuf;
 
 mod sealed {
@@ -58,10 +58,7 @@ fn query_blocks(blocks: &[Block], meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
 /// The filter's single-key probe (its tier's, chosen when the filter was made).
 #[inline(always)]
 fn contains_in(blocks: &[Block], meta: &Meta, hash: u64) -> bool {
-    meta.one.contains(
-        &blocks[block_index(hash, meta.shape.num_blocks)],
-        hash as u32,
-    )
+    meta.one.contains(meta.block_of(blocks, hash), hash as u32)
 }
 
 impl Storage for PageBuf<Block> {
@@ -110,6 +107,7 @@ impl Storage for PageBuf<AtomicBlock> {
 
     #[inline]
     fn contains_hash(&self, meta: &Meta, hash: u64) -> bool {
-        self[block_index(hash, meta.shape.num_blocks)].has(&meta.one.pattern(hash as u32))
+        meta.block_of(self, hash)
+            .has(&meta.one.pattern(hash as u32))
     }
 }
