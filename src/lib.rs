@@ -23,6 +23,13 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 //!
+//! # Guides
+//!
+//! The long-form documentation is in [`guide`], one module per topic, with its examples run as
+//! doctests: [`guide::keys`] (start there), [`guide::many_writers`], [`guide::files`],
+//! [`guide::parquet`], [`guide::family`], [`guide::sizing`], [`guide::kernels`],
+//! [`guide::memory`], [`guide::threat_model`] and [`guide::applications`].
+//!
 //! # Keys
 //!
 //! One key, one hash: every method (single-key, batch, bytes, [`ByteColumn`], Arrow, and the
@@ -77,8 +84,8 @@
 //! | :--- | :---: | :--- | :--- |
 //! | `std` | yes | run-time kernel detection, `read_from`/`write_to`, `Error::Io`, `keyed()` | — |
 //! | `parallel` | yes | `BloomFilter::par_insert_batch`, `ParallelBuild` | rayon |
-//! | `compress` | no | `compressed`: filters sized and sent as zstd frames | zstd (C sources) |
-//! | `serde` | no | `Serialize`/`Deserialize` for every filter kind, as `to_bytes` | serde |
+//! | `compress` | no | `compressed`: filters sized and sent as zstd frames (`with_transfer_budget`, `to_compressed_bytes`) | zstd (C sources) |
+//! | `serde` | no | `Serialize`/`Deserialize` for every filter kind, as `to_bytes` | serde (no std needed) |
 //! | `parquet` | no | `parquet::read_column_filter`, `SplitBlockFilter::from_sbbf` | parquet |
 //! | `arrow` | no | `insert_array`/`contains_array` on Arrow arrays | arrow-array, -buffer, -schema |
 //!
@@ -88,9 +95,33 @@
 //! `std::io` readers and writers, [`Error`]'s `Io` variant and `keyed()` are absent
 //! (`to_bytes`/`from_bytes` remain).
 //!
+//! * **`no_std`.** With `default-features = false` the crate is `#![no_std]` with `alloc`: every
+//!   filter kind, batch, encoding (`to_bytes`/`from_bytes`) and the sizing models. The kernel
+//!   tier is the best one the build enables (`-C target-feature=+avx2`, `target-cpu=native`; NEON
+//!   on aarch64), since detecting the CPU at run time needs the OS. The sizing maths use the
+//!   `libm` crate there, whose last bits can differ from the platform's, so at an exact tie a
+//!   `no_std` build may size a filter one block differently; files are read and queried
+//!   identically. CI builds it for `aarch64-unknown-none`. `x86_64-unknown-none` is a
+//!   soft-float target on which LLVM aborts compiling the AVX kernels, and `thumbv7em-none-eabihf`
+//!   lacks the 64-bit atomics the atomic filter needs; neither is supported.
+//! * **serde.** A filter serializes as exactly its `to_bytes` (one byte string: header,
+//!   body, checksum) and deserializes through `from_bytes`, so a corrupt or foreign payload
+//!   fails with the same error, as the format's error message. `AtomicBloomFilter` goes through
+//!   a snapshot, `FilterRef` serializes as the filter it views, and the Parquet
+//!   `SplitBlockFilter` as its bitset. `tests/serde.rs` round-trips every kind through bincode and
+//!   JSON.
+//! * **MSRV** 1.89 (the AVX-512 intrinsics were stabilised then); CI checks the library with
+//!   that toolchain. `Error`, `Isa`, `Layout`, `CounterBits` and `ParallelBuild` are
+//!   `#[non_exhaustive]`.
+//! * **Changes and format stability**:
+//!   [`CHANGELOG.md`](https://github.com/blockbloom/blockbloom/blob/main/CHANGELOG.md) says
+//!   which changes bump the file format's version (none within a version changes a byte;
+//!   `tests/data/` holds a golden file per kind).
+//!
 //! # Threads
 //!
-//! Every filter type is `Send` and `Sync`. The owned filters change only through `&mut self`;
+//! Every filter type is `Send` and `Sync` (each type's docs say so, and `tests/threads.rs` fails
+//! to compile otherwise). The owned filters change only through `&mut self`;
 //! [`AtomicBloomFilter`] takes inserts through `&self` from any number of threads.
 
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -111,6 +142,7 @@ mod error;
 mod family;
 mod filter;
 pub mod format;
+pub mod guide;
 mod hashing;
 mod io;
 mod isa;

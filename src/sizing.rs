@@ -1213,7 +1213,8 @@ pub fn best_shape(
 }
 
 /// Bits per key a layout needs for `fpr` as the filter grows large (the mean model, no
-/// margin), with its best probe count: the figures quoted in the README.
+/// margin), with its best probe count: the figures quoted in the
+/// [sizing](crate::guide::sizing) guide.
 ///
 /// ```
 /// use blockbloom::{layout::Layout, sizing::asymptotic_bits_per_key};

@@ -469,8 +469,8 @@ impl<S: Storage> Filter<S> {
     /// Sets how many keys batches prefetch ahead: 0 turns prefetching off, 1 to
     /// [`MAX_PREFETCH_DEPTH`](crate::MAX_PREFETCH_DEPTH) (128) sets the distance. Answers do
     /// not change, only speed; the default comes from a sweep over filter sizes (see the
-    /// crate's README, "Memory"), and a machine whose memory has more (or fewer) misses in
-    /// flight than the ones measured may want another.
+    /// [memory](crate::guide::memory) guide), and a machine whose memory has more (or fewer)
+    /// misses in flight than the ones measured may want another.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] (named `depth`) above 128; the filter is unchanged.

@@ -110,8 +110,8 @@ impl BloomFilter {
 const PAR_CHUNK: usize = 4096;
 
 /// Filters up to this size (2 MiB) are filled on one thread by [`BloomFilter::par_insert_batch`]:
-/// at 1M keys (1.2 MiB) one thread measured faster than sharing the work (README,
-/// concurrency tables).
+/// at 1M keys (1.2 MiB) one thread measured faster than sharing the work (the many-writer
+/// tables of docs/PERFORMANCE.md).
 const ONE_THREAD_BYTES: u64 = 2 << 20;
 
 /// How [`BloomFilter::par_insert_batch_with`] splits the work.

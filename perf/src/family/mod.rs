@@ -20,7 +20,7 @@ use blockbloom_measure::table::Table;
 use serde_json::{Value, json};
 
 /// How much work a section does: `quick` for CI and smoke runs (seconds), else the full
-/// measurement quoted in the README (minutes at most).
+/// measurement quoted in the family guide, docs/guide/family.md (minutes at most).
 #[derive(Clone, Copy)]
 pub struct Scale {
     /// Smaller sizes, fewer repetitions.
