@@ -27,7 +27,7 @@
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;
 
-use super::{BINOM, InBlock, MAX_POWER};
+use super::exact::{BINOM, InBlock, MAX_POWER};
 use alloc::boxed::Box;
 #[cfg(feature = "std")]
 use alloc::vec::Vec;
@@ -253,7 +253,8 @@ mod tests {
     #[cfg(feature = "std")]
     use super::sums::{CountSource, Tabled};
     use super::*;
-    use crate::sizing::{Goal, block_moments_of};
+    use crate::sizing::Goal;
+    use crate::sizing::exact::block_moments_of;
 
     /// Wherever [`Shape::one_block_verdict`] gives a verdict it is the exact model's, at
     /// targets just around the exact value (where the roundings could tip it) and far from

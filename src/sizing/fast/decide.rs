@@ -7,7 +7,8 @@ use crate::math::F64Math as _;
 
 use super::Shape;
 use super::eval::{Eval, Level};
-use crate::sizing::{Goal, block_moments_of};
+use crate::sizing::Goal;
+use crate::sizing::exact::block_moments_of;
 
 impl Shape {
     /// The exact model's verdict on `blocks` blocks: from a coarse evaluation unless it is

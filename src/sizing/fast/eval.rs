@@ -10,7 +10,7 @@ use alloc::boxed::Box;
 
 use super::Shape;
 use super::sums::eval_b;
-use crate::sizing::{MAX_POWER, with_b};
+use crate::sizing::exact::{MAX_POWER, with_b};
 
 /// How closely [`Shape::eval`] follows the exact model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 #[cfg(feature = "std")]
 use super::{COUNT_CHUNK, UNSET};
 use super::{Shape, powi_each};
-use crate::sizing::{Goal, MAX_POWER};
+use crate::sizing::Goal;
+use crate::sizing::exact::MAX_POWER;
 
 impl Shape {
     /// The exact model's verdict on one block holding `keys` keys where cheaper sums settle
