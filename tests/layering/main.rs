@@ -31,7 +31,7 @@ fn top_level_modules_have_no_import_cycles() {
     assert!(
         unresolved.is_empty(),
         "root paths naming neither a top-level module nor a name src/lib.rs re-exports \
-         (extend tests/layering.rs to resolve them):\n{}",
+         (extend tests/layering/ to resolve them):\n{}",
         unresolved.join("\n")
     );
     // Guards against a parser that silently finds nothing.
