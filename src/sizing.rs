@@ -55,6 +55,9 @@ mod reference;
 mod tests;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS, MAX_PROBES};
 use exact::block_moments;
+// Named in doc comments only.
+#[cfg(doc)]
+use exact::block_moments_of;
 use probes::{ONE_BLOCK_FIRST, above, ascend, predicted_probes, scaled};
 
 /// The smallest target false-positive rate the planner accepts.

@@ -5,6 +5,9 @@ use alloc::vec::Vec;
 
 use super::{Candidate, Goal, ROUNDS_PREMIUM, fast};
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
+// Named in doc comments only.
+#[cfg(doc)]
+use super::asymptotic_bits_per_key;
 
 /// The probe count with the fewest blocks for a large filter (the mean model, no margin), by
 /// the target rate: where the planner starts its walk over probe counts. Breakpoints found by

@@ -11,6 +11,9 @@ use alloc::boxed::Box;
 use super::Shape;
 use super::sums::eval_b;
 use crate::sizing::exact::{MAX_POWER, with_b};
+// Named in doc comments only.
+#[cfg(doc)]
+use crate::sizing::exact::InBlock;
 
 /// How closely [`Shape::eval`] follows the exact model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

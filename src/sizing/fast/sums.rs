@@ -11,6 +11,9 @@ use super::eval::{Eval, Level, ln_choose};
 use super::{COUNT_CHUNK, CountChunk};
 use super::{Shape, powi_each};
 use crate::sizing::exact::{MAX_POWER, pmf_at_mode};
+// Named in doc comments only.
+#[cfg(all(doc, feature = "std"))]
+use super::TABLED_COUNTS;
 
 /// `prod_{i < h} r * (a - i) / (b + i)`, given `r8 = r^8` and `r_last = r^(h mod 8)`: one
 /// division per eight factors. Each factor is an integer below 2^53 (exact in `f64`, so

@@ -8,6 +8,9 @@ use super::eval::Level;
 #[cfg(feature = "std")]
 use super::{COUNT_CHUNK, CountChunk, TABLED_COUNTS};
 use super::{Shape, powi_each};
+// Named in doc comments only.
+#[cfg(doc)]
+use super::sums::Tabled;
 
 impl Shape {
     /// This shape with an (empty) table of its moments per key count.
