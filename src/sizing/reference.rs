@@ -3,7 +3,8 @@
 
 use alloc::vec::Vec;
 
-use super::{Goal, MAX_POWER, Plan, ROUNDS_PREMIUM, STIRLING, check_fpr, check_probes, too_many};
+use super::exact::{MAX_POWER, STIRLING};
+use super::{Goal, Plan, ROUNDS_PREMIUM, check_fpr, check_probes, too_many};
 use crate::error::Error;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
 
