@@ -160,8 +160,9 @@ impl Builder {
 
     /// A secret random seed instead of the default 0, so that nobody who does not know it can
     /// compute where a key lands (see the [threat model](crate::guide::threat_model) guide):
-    /// the defence of a filter fed by untrusted keys (a block list, a dedup filter on network traffic) against keys crafted
-    /// to make a chosen key a false positive or to fill the filter fast.
+    /// the defence of a filter fed by untrusted keys (a block list, a dedup filter on network
+    /// traffic) against keys crafted to make a chosen key a false positive or to fill the
+    /// filter fast.
     ///
     /// The seed comes from the operating system's randomness (through std's `RandomState`),
     /// is different for every filter, and is stored in the filter's encoding like any seed:
