@@ -122,7 +122,8 @@
 //!
 //! Every filter type is `Send` and `Sync` (each type's docs say so, and `tests/threads.rs` fails
 //! to compile otherwise). The owned filters change only through `&mut self`;
-//! [`AtomicBloomFilter`] takes inserts through `&self` from any number of threads.
+//! [`AtomicBloomFilter`] takes inserts through `&self` from any number of threads, and through
+//! per-thread [`AtomicWriter`] handles ([`guide::many_writers`]).
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -169,9 +170,9 @@ pub use error::IoSource;
 pub use error::{Error, SizedBy};
 pub use family::classic::ClassicBloomFilter;
 pub use family::variable::VariableIncrementBloomFilter;
-pub use filter::AtomicBloomFilter;
 #[cfg(feature = "parallel")]
 pub use filter::ParallelBuild;
+pub use filter::{AtomicBloomFilter, AtomicWriter};
 pub use filter::{
     BatchKey, Bits, BloomFilter, Builder, ByteColumn, Filter, FilterRef, KeySource, Offset, Storage,
 };

@@ -111,6 +111,37 @@ fn atomic_conversions_and_views_share_memory_safely() {
     }
 }
 
+/// Writers through every path (a handle, a shared batch sorted by stripe, single keys) and a
+/// reader at once on a filter of several stripes, under Miri's data-race detector: a lock
+/// holder's plain read of its block (`read_locked`) never races with a store.
+#[test]
+fn striped_writers_and_a_reader_race_nothing() {
+    let ks = keys(11, N);
+    for isa in tiers() {
+        let f = BloomFilter::builder()
+            .capacity(10_000)
+            .isa(isa)
+            .build_atomic()
+            .unwrap();
+        assert!(f.num_blocks() > 128, "two stripes or more");
+        std::thread::scope(|s| {
+            let (f, ks) = (&f, &ks);
+            // A handle that flushes twice; a shared batch long enough to be sorted; single keys.
+            let (a, b) = ks.split_at(N / 3);
+            s.spawn(move || {
+                let mut w = f.try_writer(N / 6).unwrap();
+                w.insert_batch(a);
+            });
+            s.spawn(move || {
+                f.insert_batch(&b[..N / 3]);
+                b[N / 3..].iter().for_each(|k| f.insert(k));
+            });
+            s.spawn(move || ks.iter().filter(|k| f.contains(*k)).count());
+        });
+        assert_eq!(f.count_batch(&ks), ks.len());
+    }
+}
+
 #[test]
 fn family_block_operations() {
     let ks = keys(4, N);

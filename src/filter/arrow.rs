@@ -113,11 +113,7 @@ impl AtomicBloomFilter {
     /// As [`BloomFilter::insert_array`].
     pub fn insert_array(&self, array: &dyn Array) -> Result<(), Error> {
         let keys = ArrowKeys::new(array, false)?;
-        keys.for_each_valid(|c| {
-            self.meta
-                .kernel
-                .atomic_insert(&self.meta.shape, &self.store, c.keys())
-        });
+        keys.for_each_valid(|c| self.insert_keys(c.keys()));
         Ok(())
     }
 }

@@ -1,30 +1,60 @@
 //! [`AtomicBloomFilter`]: the same filter over atomic words, for many concurrent writers.
 
+use super::writer::AtomicWriter;
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource};
 use crate::error::Error;
 use crate::filter::BloomFilter;
 use crate::hashing::hash_bytes;
-use crate::kernel::{AtomicInsertNew, Keys, Sink};
+use crate::kernel::{Keys, LockedInsert, Sink};
 use crate::key::Key;
-use crate::layout::{AtomicBlock, Block};
+use crate::layout::stripes::Stripes;
+use crate::layout::{AtomicBlock, Block, block_index};
 use crate::memory::PageBuf;
+
+/// The storage of an [`AtomicBloomFilter`]: its blocks as atomic words, and the stripe locks
+/// its writers take (`layout::stripes`).
+pub struct Striped {
+    pub(super) blocks: PageBuf<AtomicBlock>,
+    pub(super) stripes: Stripes,
+}
+
+impl Striped {
+    fn new(blocks: PageBuf<AtomicBlock>) -> Striped {
+        let stripes = Stripes::new(blocks.len());
+        Striped { blocks, stripes }
+    }
+}
 
 /// A [`BloomFilter`] that many threads can insert into at once, through `&self`, with no lock.
 ///
 /// Same block layout, hash, sizing and answers as `BloomFilter`; the words are `AtomicU64`.
-/// An insert reads each word of its block that its pattern touches and `fetch_or`s
-/// (`Relaxed`) only the words that lack some of its bits, so no insert is ever lost and
-/// re-inserting a present key writes nothing. Queries read the words with relaxed atomic
-/// loads, never with plain or SIMD loads, which would race with the writers. Batches still
-/// hash their keys in SIMD lanes, build each key's pattern in a vector register and prefetch
-/// their blocks, like the plain filter's.
+///
+/// **How writers share it.** The blocks are cut into stripes of consecutive blocks (at most
+/// 256), each with a lock on its own cache line. A writer sets a block's bits only while it
+/// holds that block's stripe lock, with relaxed loads and plain relaxed stores: one locked
+/// instruction per lock taken instead of one per word written, and no bit is ever lost
+/// whatever mix of writers runs. Readers take no lock: queries read the words with relaxed
+/// atomic loads (never plain or SIMD loads, which would race with the writers), so a reader
+/// never waits for a writer. Three ways to write, fastest first:
+///
+/// * a **writer handle** per thread ([`writer`](Self::writer)): buffers its keys' hashes,
+///   sorts a full buffer by stripe and applies it taking each stripe's lock once, through
+///   the same pipelined, prefetching batch kernel as the plain filter;
+/// * a **shared batch** ([`insert_batch`](Self::insert_batch) and the other batch inserts):
+///   the same, with a buffer that lives for the call;
+/// * a **single key** ([`insert`](Self::insert), [`insert_new`](Self::insert_new)): one lock,
+///   the block's words, the unlock.
+///
+/// Any of them can run at once with any other and with readers. The bits of the filter are
+/// the same as a single-threaded build from the same keys.
 ///
 /// **What a reader is guaranteed.** If an insert of a key *happens-before* a query of it (the
-/// writer's thread was joined, or the writer released a flag the reader acquired, or any
-/// other synchronisation), the query finds it: every word it reads is at least as new as the
-/// insert's `fetch_or`. A query racing with the insert of the same key may or may not find it
-/// yet. Nothing else is promised about ordering between different keys; filters need nothing
-/// else.
+/// insert returned and the writer's thread was joined, or the writer released a flag the
+/// reader acquired, or any other synchronisation), the query finds it: the insert's stores
+/// come before its unlock, and words only gain bits. For a writer handle, "the insert" is the
+/// [`flush`](AtomicWriter::flush) (or drop) that applied the key, not the call that buffered
+/// it. A query racing with the insert of the same key may or may not find it yet. Nothing
+/// else is promised about ordering between different keys; filters need nothing else.
 ///
 /// When the writers are done, [`into_filter`](Self::into_filter) turns it into a plain
 /// `BloomFilter` without copying, bit-identical to one built single-threaded from the same
@@ -49,11 +79,33 @@ use crate::memory::PageBuf;
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 ///
+/// With a writer handle per thread:
+///
+/// ```
+/// use blockbloom::AtomicBloomFilter;
+///
+/// let f = AtomicBloomFilter::with_capacity(100_000, 0.01)?;
+/// std::thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let f = &f;
+///         s.spawn(move || {
+///             let mut w = f.writer();
+///             for k in t * 25_000..(t + 1) * 25_000 {
+///                 w.insert(&k);
+///             }
+///             // Dropping `w` flushes what it still buffers.
+///         });
+///     }
+/// });
+/// assert_eq!(f.count_batch(&(0..100_000u64).collect::<Vec<_>>()), 100_000);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
 /// The queries and accessors are [`Filter`]'s, shared with [`BloomFilter`] and
 /// [`FilterRef`](crate::FilterRef).
 ///
 /// `Send` and `Sync`: any number of threads insert and query through `&self`.
-pub type AtomicBloomFilter = Filter<PageBuf<AtomicBlock>>;
+pub type AtomicBloomFilter = Filter<Striped>;
 
 impl BloomFilter {
     /// Turns the filter into an [`AtomicBloomFilter`] with the same bits, without copying.
@@ -74,7 +126,7 @@ impl BloomFilter {
         // nothing else refers to the blocks.
         let blocks = unsafe { self.store.cast::<AtomicBlock>() };
         Filter {
-            store: blocks,
+            store: Striped::new(blocks),
             meta: self.meta,
         }
     }
@@ -111,7 +163,7 @@ impl AtomicBloomFilter {
     pub fn into_filter(self) -> BloomFilter {
         // SAFETY: the reverse of `BloomFilter::into_atomic`: same size, alignment and
         // representation; owning `self` means no thread can still reach the atomics.
-        let blocks = unsafe { self.store.cast::<Block>() };
+        let blocks = unsafe { self.store.blocks.cast::<Block>() };
         Filter {
             store: blocks,
             meta: self.meta,
@@ -129,9 +181,9 @@ impl AtomicBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn snapshot(&self) -> BloomFilter {
-        let huge = self.store.huge();
+        let huge = self.store.blocks.huge();
         Filter {
-            store: PageBuf::collect(self.store.iter().map(AtomicBlock::load), huge),
+            store: PageBuf::collect(self.store.blocks.iter().map(AtomicBlock::load), huge),
             meta: self.meta,
         }
     }
@@ -139,7 +191,7 @@ impl AtomicBloomFilter {
     /// Bytes of the words the kernel backs with transparent huge pages now (see
     /// [`BloomFilter::huge_page_bytes`](crate::BloomFilter::huge_page_bytes)).
     pub fn huge_page_bytes(&self) -> Option<u64> {
-        crate::memory::huge_page_bytes(&self.store[..])
+        crate::memory::huge_page_bytes(&self.store.blocks[..])
     }
 
     /// Inserts a key: any [`Key`] type, hashed from its canonical form exactly as the batch,
@@ -158,34 +210,120 @@ impl AtomicBloomFilter {
     /// Inserts a pre-computed hash.
     #[inline]
     pub fn insert_hash(&self, hash: u64) {
-        let p = self.meta.one.pattern(hash as u32);
-        self.meta.block_of(&self.store, hash).or(&p)
+        self.insert_hash_new(hash);
     }
 
-    /// Inserts a batch of integer keys: hashed in SIMD lanes, blocks prefetched, one relaxed
-    /// `fetch_or` per word that lacks bits.
+    /// Inserts a batch of keys (integers, 16-byte keys, byte strings): hashed in SIMD lanes,
+    /// sorted by stripe, and applied taking each stripe's lock once, blocks prefetched (a
+    /// [writer handle](Self::writer) for the length of the call). Many threads can call it
+    /// at once.
     pub fn insert_batch<K: BatchKey>(&self, keys: &[K]) {
-        self.meta
-            .kernel
-            .atomic_insert(&self.meta.shape, &self.store, K::as_keys(keys).0)
+        self.insert_keys(K::as_keys(keys).0)
     }
 
     /// Inserts every key of a [`ByteColumn`], each hashed as
-    /// [`insert_bytes`](Self::insert_bytes) of its bytes.
+    /// [`insert_bytes`](Self::insert_bytes) of its bytes (as [`insert_batch`](Self::insert_batch)).
     pub fn insert_column(&self, column: &ByteColumn<'_>) {
-        self.meta
-            .kernel
-            .atomic_insert(&self.meta.shape, &self.store, column.key_slice().0)
+        self.insert_keys(column.key_slice().0)
+    }
+
+    /// A writer handle: a buffer of hashes for one thread (see [`AtomicWriter`]), the fastest
+    /// way to feed the filter from many threads. Its keys become visible when it flushes: when
+    /// its buffer (8,192 keys) fills, on [`flush`](AtomicWriter::flush), and when it is
+    /// dropped.
+    ///
+    /// ```
+    /// let f = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
+    /// let mut w = f.writer();
+    /// w.insert_batch(&[1u64, 2, 3]);
+    /// w.insert(&"four");
+    /// w.flush();
+    /// assert!(f.contains(&2u64) && f.contains(&"four"));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// The handle borrows the filter, so the filter cannot be turned into a plain one while a
+    /// handle lives:
+    ///
+    /// ```compile_fail
+    /// let f = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01).unwrap();
+    /// let mut w = f.writer();
+    /// let plain = f.into_filter(); // error: `f` is borrowed by `w`
+    /// w.insert(&1u64);
+    /// ```
+    ///
+    /// Allocating the buffer (128 KiB) aborts on lack of memory, as `Vec` does;
+    /// [`try_writer`](Self::try_writer) returns an error instead.
+    pub fn writer(&self) -> AtomicWriter<'_> {
+        AtomicWriter::new(self, AtomicWriter::DEFAULT_BUFFER)
+    }
+
+    /// A writer handle whose buffer holds `buffer` keys' hashes (16 bytes of memory per key):
+    /// larger buffers take each stripe lock for more keys at once; smaller ones make keys
+    /// visible sooner.
+    ///
+    /// ```
+    /// let f = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
+    /// let mut w = f.try_writer(2)?;
+    /// w.insert(&1u64);
+    /// assert_eq!(w.pending(), 1);
+    /// w.insert(&2u64); // the buffer is full: applied now
+    /// assert_eq!(w.pending(), 0);
+    /// assert!(f.contains(&1u64));
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if `buffer` is 0; [`Error::AllocationFailed`] if the
+    /// allocator refuses the buffer. Nothing is written to the filter either way.
+    pub fn try_writer(&self, buffer: usize) -> Result<AtomicWriter<'_>, Error> {
+        AtomicWriter::try_new(self, buffer)
+    }
+
+    /// Batches shorter than this go key by key (a lock per key) rather than through a
+    /// buffer, whose sort would not pay.
+    const SORT_MIN: usize = 64;
+
+    /// The shared batch: a writer for the call, or key by key when the batch is short or the
+    /// buffer cannot be allocated (slower, never lossy).
+    // Not generic: compiled once, here (see `Kernel::blocks`).
+    pub(super) fn insert_keys(&self, keys: Keys<'_>) {
+        let n = keys.len();
+        if n >= Self::SORT_MIN {
+            if let Ok(mut w) = AtomicWriter::try_new(self, n.min(AtomicWriter::DEFAULT_BUFFER)) {
+                w.push(keys);
+                return;
+            }
+        }
+        self.apply(keys, Sink::Discard);
+    }
+
+    /// Applies `keys` in their order under their stripes' locks.
+    #[inline]
+    pub(super) fn apply(&self, keys: Keys<'_>, sink: Sink<'_>) {
+        let (blocks, stripes) = (&self.store.blocks[..], &self.store.stripes);
+        match sink {
+            Sink::Discard => self.meta.kernel.blocks(
+                &self.meta.shape,
+                keys,
+                LockedInsert::<false>::new(blocks, stripes),
+                sink,
+            ),
+            _ => self.meta.kernel.blocks(
+                &self.meta.shape,
+                keys,
+                LockedInsert::<true>::new(blocks, stripes),
+                sink,
+            ),
+        }
     }
 
     /// Inserts `key` and answers whether it is new: `true` when some bit of its pattern was
-    /// not set before, judged from the old words that the `fetch_or`s return (no separate
-    /// read, so no window between check and insert).
+    /// not set before, judged from the words it read under its stripe's lock (no window
+    /// between check and insert).
     ///
-    /// When threads insert the same new key at the same time, **at least one of them gets
-    /// `true`**: the first `fetch_or` on each word of the pattern sees the word without its
-    /// bits. More than one can get `true` (each first on a different word), so count a key as
-    /// new where any thread says so, not where exactly one does.
+    /// When threads insert the same new key at the same time, **exactly one of them gets
+    /// `true`**: the lock orders them, and the first sets the bits the others then find.
     ///
     /// ```
     /// let seen = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
@@ -202,13 +340,18 @@ impl AtomicBloomFilter {
     #[inline]
     pub fn insert_hash_new(&self, hash: u64) -> bool {
         let p = self.meta.one.pattern(hash as u32);
-        self.meta.block_of(&self.store, hash).or_new(&p)
+        let i = block_index(hash, self.meta.shape.num_blocks);
+        let guard = self.store.stripes.lock(self.store.stripes.stripe_of(i));
+        self.meta
+            .block_of(&self.store.blocks, hash)
+            .or_locked(&p, &guard)
     }
 
     /// Inserts a batch, answering for each key whether it was new
     /// ([`insert_new`](Self::insert_new), with its guarantee under concurrent writers) into
     /// `out`; returns how many were. Within the batch keys take effect in order, so a key
-    /// repeated inside it is new at most once.
+    /// repeated inside it is new at most once. Key by key (a lock per key, kept while
+    /// consecutive keys fall in one stripe): the answers need the order.
     ///
     /// # Panics
     /// If `out.len()` is not the number of keys.
@@ -225,18 +368,13 @@ impl AtomicBloomFilter {
 
     // Not generic: compiled once, here (see `Kernel::blocks`).
     fn insert_keys_new(&self, keys: Keys<'_>, out: &mut [bool]) -> usize {
-        let op = AtomicInsertNew(&self.store);
-        self.meta
-            .kernel
-            .blocks(&self.meta.shape, keys, op, Sink::Each(out));
+        self.apply(keys, Sink::Each(out));
         out.iter().filter(|&&new| new).count()
     }
 
     /// Inserts a batch of pre-computed hashes.
     pub fn insert_hash_batch(&self, hashes: &[u64]) {
-        self.meta
-            .kernel
-            .atomic_insert(&self.meta.shape, &self.store, Keys::Hashes(hashes))
+        self.insert_keys(Keys::Hashes(hashes))
     }
 }
 

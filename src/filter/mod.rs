@@ -19,8 +19,9 @@ mod owned;
 mod parallel;
 mod storage;
 mod view;
+mod writer;
 
-pub use atomic::AtomicBloomFilter;
+pub use atomic::{AtomicBloomFilter, Striped};
 pub use builder::Builder;
 pub(crate) use builder::Options;
 pub use counting::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
@@ -30,6 +31,7 @@ pub use owned::BloomFilter;
 pub use parallel::ParallelBuild;
 pub use storage::{Bits, Storage};
 pub use view::FilterRef;
+pub use writer::AtomicWriter;
 
 use crate::error::Error;
 use crate::hashing::{hash_bytes, seed_flip};

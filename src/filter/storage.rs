@@ -3,8 +3,9 @@
 //! atomic blocks here; counters in [`super::counting`].
 
 use super::Meta;
+use super::Striped;
 use crate::kernel::{Keys, Sink};
-use crate::layout::{AtomicBlock, Block};
+use crate::layout::Block;
 use crate::memory::PageBuf;
 
 mod sealed {
@@ -13,13 +14,13 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for PageBuf<crate::layout::Block> {}
     impl Sealed for &[crate::layout::Block] {}
-    impl Sealed for PageBuf<crate::layout::AtomicBlock> {}
+    impl Sealed for crate::filter::Striped {}
 }
 
 pub(crate) use sealed::Sealed;
 
 /// The storage of a [`Filter`](super::Filter): owned blocks (`PageBuf<Block>`), borrowed
-/// blocks (`&[Block]`), atomic words (`PageBuf<AtomicBlock>`) or counters
+/// blocks (`&[Block]`), atomic words with their stripe locks ([`Striped`]) or counters
 /// ([`Counters`](crate::filter::Counters)). Sealed: the crate's front-ends are its
 /// only implementors, and its methods are the crate's own.
 pub trait Storage: sealed::Sealed {
@@ -99,15 +100,16 @@ impl Bits for &[Block] {
 
 /// Atomic words are read with relaxed atomic loads only, never plain or vector loads (which
 /// would race with writers).
-impl Storage for PageBuf<AtomicBlock> {
+impl Storage for Striped {
     #[inline]
     fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
-        meta.kernel.atomic_query(&meta.shape, self, keys, sink)
+        meta.kernel
+            .atomic_query(&meta.shape, &self.blocks, keys, sink)
     }
 
     #[inline]
     fn contains_hash(&self, meta: &Meta, hash: u64) -> bool {
-        meta.block_of(self, hash)
+        meta.block_of(&self.blocks, hash)
             .has(&meta.one.pattern(hash as u32))
     }
 }

@@ -59,8 +59,8 @@ pub(crate) use one_key::OneKey;
 #[cfg(feature = "parallel")]
 pub(crate) use ops::InsertWindow;
 pub(crate) use ops::{
-    AtomicInsert, AtomicInsertNew, AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew, Probes,
-    Query, Shape,
+    AtomicInsert, AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew, LockedInsert, Probes, Query,
+    Shape,
 };
 pub use pipeline::MAX_PREFETCH_DEPTH;
 pub(crate) use pipeline::{Sink, Takes, chunking, prefetch, prefetch_depth};

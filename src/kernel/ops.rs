@@ -10,6 +10,7 @@
 
 use super::pipeline::{PerKey, Sink, Takes, Walk, pipeline};
 use super::{Batch, Keys, Lanes, lanes, scalar};
+use crate::layout::stripes::{StripeGuard, Stripes};
 use crate::layout::{AtomicBlock, Block, Layout, Row};
 
 /// What a filter needs to place a hash: block count, layout, probe rounds, and the seed's
@@ -300,26 +301,58 @@ impl BlockOp for AtomicInsert<'_> {
     }
 }
 
-/// [`AtomicInsert`], answering from the old words the `fetch_or`s return whether some probe
-/// was newly set ([`AtomicBlock::or_new`]).
-pub(crate) struct AtomicInsertNew<'a>(pub &'a [AtomicBlock]);
+/// Sets each key's probes under its stripe's lock with relaxed loads and stores
+/// ([`AtomicBlock::or_locked`]), answering (when `NEW`) whether some probe was new. It keeps a
+/// stripe's lock across consecutive keys of that stripe, so a batch sorted by stripe (a
+/// writer's buffer) takes each lock once; it never holds two.
+pub(crate) struct LockedInsert<'a, const NEW: bool> {
+    blocks: &'a [AtomicBlock],
+    stripes: &'a Stripes,
+    held: Option<StripeGuard<'a>>,
+}
 
-impl BlockOp for AtomicInsertNew<'_> {
+impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
+    /// # Panics
+    /// If `stripes` does not cover `blocks`.
+    pub fn new(blocks: &'a [AtomicBlock], stripes: &'a Stripes) -> Self {
+        assert!(
+            blocks.is_empty() || stripes.stripe_of(blocks.len() - 1) < stripes.len(),
+            "stripes of another filter"
+        );
+        LockedInsert {
+            blocks,
+            stripes,
+            held: None,
+        }
+    }
+}
+
+impl<const NEW: bool> BlockOp for LockedInsert<'_, NEW> {
     const UNROLL: bool = true;
-    const TAKES: Takes = Takes::Each;
+    const TAKES: Takes = if NEW { Takes::Each } else { Takes::Discard };
 
     fn num_blocks(&self) -> usize {
-        self.0.len()
+        self.blocks.len()
     }
 
     fn base(&self) -> *const Block {
-        self.0.as_ptr().cast()
+        self.blocks.as_ptr().cast()
     }
 
     #[inline(always)]
     unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        let pattern = p.pattern();
+        let stripe = self.stripes.stripe_of(i);
+        let guard = match &self.held {
+            Some(g) if g.stripe() == stripe => g,
+            _ => {
+                // Release the old stripe before taking the next: one lock at a time.
+                self.held = None;
+                self.held.insert(self.stripes.lock(stripe))
+            }
+        };
         // SAFETY: the caller guarantees `i < num_blocks()`.
-        unsafe { self.0.get_unchecked(i) }.or_new(&p.pattern())
+        unsafe { self.blocks.get_unchecked(i) }.or_locked(&pattern, guard)
     }
 }
 

@@ -23,6 +23,44 @@
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 pub(crate) mod split;
+pub(crate) mod stripes;
+
+/// What [`stripes`] takes from its surroundings: atomics, allocation and waiting (the `loom`
+/// crate's copy of `stripes.rs` gets the model's instead).
+mod sync {
+    pub use alloc::boxed::Box;
+    pub use alloc::vec::Vec;
+    pub use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    /// The words of a block whose stripe lock the caller holds, read as plain memory (vector
+    /// loads where the tier has them). Every writer of these words holds that lock, so
+    /// nothing writes them during the read; readers only read, and reads do not race.
+    #[inline(always)]
+    pub fn read_locked(words: &[AtomicU64; 8]) -> [u64; 8] {
+        // SAFETY: `AtomicU64` has the size, alignment and bit validity of `u64`, and the
+        // words sit in an `UnsafeCell`, so reading them through a pointer is allowed; no write
+        // to them can happen during the read (above), so it is not a data race.
+        unsafe { words.as_ptr().cast::<[u64; 8]>().read() }
+    }
+
+    /// Waits until `lock` looks free (a writer that found it taken). It watches with relaxed
+    /// loads, so the waiting core does not take the line exclusive again and again while the
+    /// holder works; after a while it yields to the scheduler (with `std`), so a holder that
+    /// lost its core gets it back.
+    #[inline(always)]
+    pub fn wait_unlocked(lock: &AtomicBool) {
+        let mut spins = 0u32;
+        while lock.load(Ordering::Acquire) {
+            #[cfg(feature = "std")]
+            if spins >= 64 {
+                std::thread::yield_now();
+                continue;
+            }
+            spins += 1;
+            core::hint::spin_loop();
+        }
+    }
+}
 
 /// One cache line of filter: 512 bits as eight `u64` words.
 ///
@@ -263,6 +301,15 @@ impl AtomicBlock {
         new
     }
 
+    /// Sets the bits of `pattern` while `guard` holds this block's stripe lock, with relaxed
+    /// loads and stores and no locked instruction ([`stripes::or_locked`]); answers whether
+    /// some bit was new. Every writer of a striped filter sets bits this way, never with
+    /// [`or`](Self::or), whose `fetch_or`s a locked writer's plain store could overwrite.
+    #[inline(always)]
+    pub(crate) fn or_locked(&self, pattern: &Block, guard: &stripes::StripeGuard<'_>) -> bool {
+        stripes::or_locked(&self.0, &pattern.0, guard)
+    }
+
     /// Bit `w` set for each word `w` that lacks some bit of `pattern` (relaxed loads, no
     /// branches).
     #[inline(always)]
@@ -373,6 +420,55 @@ pub(crate) fn round_lanes(row: &Row, lo: u32, words: bool) -> [u64; 8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stripes_cover_every_block_with_at_most_256_locks_of_64_blocks_or_more() {
+        for n in [
+            1usize,
+            2,
+            63,
+            64,
+            65,
+            1000,
+            16_384,
+            16_385,
+            1 << 20,
+            12_345_677,
+        ]
+        .into_iter()
+        .chain([MAX_BLOCKS as usize])
+        {
+            let s = stripes::Stripes::new(n);
+            assert!(
+                (1..=256).contains(&s.len()),
+                "{n} blocks: {} stripes",
+                s.len()
+            );
+            assert_eq!(
+                s.stripe_of(n - 1),
+                s.len() - 1,
+                "{n} blocks: the last stripe is used"
+            );
+            assert!(
+                n <= 64 || s.stripe_of(63) == 0,
+                "{n} blocks: stripes under 64 blocks"
+            );
+            let g = s.lock(s.len() - 1);
+            assert_eq!(g.stripe(), s.len() - 1);
+        }
+    }
+
+    #[test]
+    fn or_locked_sets_the_pattern_and_answers_whether_it_was_new() {
+        let s = stripes::Stripes::new(1);
+        let b = AtomicBlock::default();
+        let p = pattern_scalar(Layout::Sectors8x64, 0x1234_5678, 8);
+        let g = s.lock(0);
+        assert!(b.or_locked(&p, &g));
+        assert_eq!(b.load(), p);
+        assert!(!b.or_locked(&p, &g));
+        assert!(b.has(&p));
+    }
 
     #[test]
     fn salts_are_odd_and_distinct() {

@@ -115,6 +115,9 @@ pub(crate) trait Shared: Sync {
     fn insert_batch_u64(&self, keys: &[u64]);
     fn insert_batch_u32(&self, keys: &[u32]);
     fn insert_hash_batch(&self, hashes: &[u64]);
+    /// Inserts `keys` through a writer handle whose buffer holds `buffer` keys (flushed as
+    /// it fills and when dropped, before this returns).
+    fn insert_through_handle(&self, keys: &[u64], buffer: usize);
     fn hash_u64(&self, key: u64) -> u64;
     /// How many of `keys` the filter does not find (after the writers are joined).
     fn missing_u64(&self, keys: &[u64]) -> usize;
@@ -162,6 +165,16 @@ impl Shared for AtomicBloomFilter {
     }
     fn insert_hash_batch(&self, hashes: &[u64]) {
         AtomicBloomFilter::insert_hash_batch(self, hashes)
+    }
+    fn insert_through_handle(&self, keys: &[u64], buffer: usize) {
+        let mut w = self.try_writer(buffer).unwrap();
+        for (i, k) in keys.iter().enumerate() {
+            if i % 2 == 0 {
+                w.insert(k);
+            } else {
+                w.insert_batch(std::slice::from_ref(k));
+            }
+        }
     }
     fn hash_u64(&self, key: u64) -> u64 {
         self.hash(&key)
@@ -237,6 +250,9 @@ impl Shared for Racy {
     fn insert_batch_u64(&self, keys: &[u64]) {
         keys.iter().for_each(|&k| self.insert_u64(k))
     }
+    fn insert_through_handle(&self, keys: &[u64], _buffer: usize) {
+        self.insert_batch_u64(keys)
+    }
     fn insert_batch_u32(&self, keys: &[u32]) {
         keys.iter().for_each(|&k| self.insert_u32(k))
     }
@@ -280,9 +296,10 @@ fn write_share<F: Shared>(f: &F, keys: &RoundKeys, t: usize, writers: usize) {
         let mut rest = &set[..];
         while !rest.is_empty() {
             let (run, tail) = rest.split_at((1 + rng.next_u64() as usize % 7).min(rest.len()));
-            match api % 3 {
+            match api % 4 {
                 0 => run.iter().for_each(|&k| f.insert_u64(k)),
                 1 => f.insert_batch_u64(run),
+                2 => f.insert_through_handle(run, 1 + rng.next_u64() as usize % 4),
                 _ => {
                     let hashes: Vec<u64> = run.iter().map(|&k| f.hash_u64(k)).collect();
                     f.insert_hash_batch(&hashes)

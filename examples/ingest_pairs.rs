@@ -1,0 +1,195 @@
+//! Many threads filling one shared filter, against fastbloom's atomic filter and against our
+//! plain filter on one thread, in interleaved rounds (every ratio's sides see the same state
+//! of a shared machine; see `build_pairs.rs`).
+//!
+//! Each side builds a filter for `n` `u64` keys at 1% and inserts them, **construction
+//! included** (allocating and zeroing the filter is part of building one), the keys split
+//! into one contiguous share per thread. Sides:
+//! * `handles`: `AtomicBloomFilter`, one [`writer`](blockbloom::AtomicBloomFilter::writer)
+//!   per thread, `insert_batch` of 4,096 keys at a time, dropped (flushed) at the end;
+//! * `shared-batch`: `AtomicBloomFilter::insert_batch(&self, ..)` of 4,096 keys at a time
+//!   from every thread;
+//! * `single-key`: `AtomicBloomFilter::insert(&self, &key)`, one call per key;
+//! * `fastbloom`: fastbloom 0.17's `AtomicBloomFilter` with foldhash (sized by fastbloom for
+//!   1%), `insert(&key)` per key (it has no batch insert);
+//! * `plain`: our `BloomFilter::insert_batch` of 4,096 keys at a time on **one** thread,
+//!   whatever the thread count: the line a shared filter's per-thread speed approaches.
+//!
+//! It prints, per size and thread count, each side's median wall-clock ns per key, then per
+//! round: fastbloom's time over each of ours (above 1: ours is faster), each shared side's
+//! per-thread time (wall time times threads) over the plain filter's, and (for more than one
+//! thread) each side's one-thread time over its time at this thread count (the speed-up).
+//!
+//! ```sh
+//! cargo run --release --example ingest_pairs -- 5 1000000,16000000 1,2   # rounds, sizes, threads
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use blockbloom::{AtomicBloomFilter, BloomFilter};
+use pairs::{Rng, median, ratio_summary};
+
+mod pairs;
+
+/// Keys per `insert_batch` call.
+const CALL: usize = 4096;
+
+const SIDES: [&str; 5] = [
+    "handles",
+    "shared-batch",
+    "single-key",
+    "fastbloom",
+    "plain",
+];
+
+type Fast = fastbloom::AtomicBloomFilter<foldhash::fast::RandomState>;
+
+/// Builds the filter of `side` for `keys` on `threads` threads and returns the seconds it took
+/// and the filter's answer for one member (so nothing is optimised away).
+fn build(side: usize, keys: &[u64], threads: usize) -> Result<(f64, bool), blockbloom::Error> {
+    let n = keys.len();
+    let share = n.div_ceil(threads);
+    let probe = keys[n / 2];
+    let t = Instant::now();
+    let found = match side {
+        0..=2 => {
+            let f = AtomicBloomFilter::with_capacity(n as u64, 0.01)?;
+            std::thread::scope(|s| {
+                for part in keys.chunks(share) {
+                    let f = &f;
+                    s.spawn(move || match side {
+                        0 => {
+                            let mut w = f.writer();
+                            part.chunks(CALL).for_each(|c| w.insert_batch(c));
+                        }
+                        1 => part.chunks(CALL).for_each(|c| f.insert_batch(c)),
+                        _ => part.iter().for_each(|k| f.insert(k)),
+                    });
+                }
+            });
+            f.contains(&probe)
+        }
+        3 => {
+            let f: Fast = fastbloom::AtomicBloomFilter::with_false_pos(0.01)
+                .hasher(foldhash::fast::RandomState::default())
+                .expected_items(n);
+            std::thread::scope(|s| {
+                for part in keys.chunks(share) {
+                    let f = &f;
+                    s.spawn(move || {
+                        part.iter().for_each(|k| {
+                            f.insert(k);
+                        })
+                    });
+                }
+            });
+            f.contains(&probe)
+        }
+        _ => {
+            let mut f = BloomFilter::with_capacity(n as u64, 0.01)?;
+            keys.chunks(CALL).for_each(|c| f.insert_batch(c));
+            f.contains(&probe)
+        }
+    };
+    Ok((t.elapsed().as_secs_f64(), black_box(found)))
+}
+
+fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloom::Error> {
+    let mut r = Rng(n as u64);
+    let keys: Vec<u64> = (0..n).map(|_| r.next()).collect();
+    // times[t][side]: ns/key per round.
+    let mut times = vec![vec![Vec::new(); SIDES.len()]; thread_counts.len()];
+    for round in 0..rounds {
+        for (ti, &threads) in thread_counts.iter().enumerate() {
+            for j in 0..SIDES.len() {
+                let side = (round + j) % SIDES.len();
+                let (secs, found) = build(side, &keys, threads)?;
+                assert!(found, "{}: a member is missing", SIDES[side]);
+                times[ti][side].push(secs * 1e9 / n as f64);
+            }
+        }
+    }
+    for (ti, &threads) in thread_counts.iter().enumerate() {
+        let t = &times[ti];
+        println!(
+            "u64 keys, n = {n}, threads = {threads} (1%, construction included, {rounds} rounds):"
+        );
+        let line: Vec<String> = (0..SIDES.len())
+            .map(|s| format!("{} {:.2}", SIDES[s], median(&mut t[s].clone())))
+            .collect();
+        println!("  ns/key: {}", line.join(", "));
+        for ours in 0..3 {
+            println!(
+                "  fastbloom / {}: {}",
+                SIDES[ours],
+                ratio_summary(&t[3], &t[ours])
+            );
+        }
+        for ours in 0..4 {
+            let per_thread: Vec<f64> = t[ours].iter().map(|x| x * threads as f64).collect();
+            println!(
+                "  {} per thread / plain: {}",
+                SIDES[ours],
+                ratio_summary(&per_thread, &t[4])
+            );
+        }
+        if threads > 1 {
+            if let Some(one) = thread_counts.iter().position(|&c| c == 1) {
+                for side in 0..4 {
+                    println!(
+                        "  {} speed-up, 1 thread / {threads}: {}",
+                        SIDES[side],
+                        ratio_summary(&times[one][side], &t[side])
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn list(arg: Option<String>, default: Vec<usize>) -> Vec<usize> {
+    arg.map_or(default, |s| {
+        s.split(',')
+            .map(|v| {
+                v.parse()
+                    .ok()
+                    .filter(|&v| v > 0)
+                    .expect("positive numbers separated by commas")
+            })
+            .collect()
+    })
+}
+
+fn main() -> Result<(), blockbloom::Error> {
+    let mut args = std::env::args().skip(1);
+    let rounds = list(args.next(), vec![5])[0];
+    let sizes = list(args.next(), vec![1_000_000, 16_000_000, 64_000_000]);
+    let threads = list(args.next(), {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let mut t = vec![1, 2];
+        if cores > 2 {
+            t.push(cores);
+        }
+        t
+    });
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    println!(
+        "shared-filter ingest, u64 keys, 1%: {rounds} rounds, sides interleaved; {cpu}; kernel {}; \
+         {} logical CPUs",
+        blockbloom::Isa::active()?,
+        std::thread::available_parallelism().map_or(1, |c| c.get())
+    );
+    for &n in &sizes {
+        run(n, rounds, &threads)?;
+    }
+    Ok(())
+}

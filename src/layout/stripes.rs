@@ -1,0 +1,140 @@
+//! Stripe locks: how the writers of a shared filter set bits without a locked instruction per
+//! word.
+//!
+//! The blocks of an [`AtomicBloomFilter`](crate::AtomicBloomFilter) are cut into *stripes* of
+//! `2^shift` consecutive blocks, each with a lock on its own cache line. The protocol:
+//!
+//! * every writer (single-key insert, shared batch, writer handle) sets a block's bits only
+//!   while it holds the block's stripe lock, with a relaxed load of each word, an OR, and a
+//!   relaxed store ([`or_locked`]): plain `mov`s on x86 and plain `ldr`/`str` on aarch64, no
+//!   read-modify-write instruction;
+//! * a writer holds one lock at a time (it releases one before it takes the next), so no two
+//!   writers wait for each other in a cycle;
+//! * readers take no lock: they read words with relaxed loads.
+//!
+//! Why no bit is lost: the lock orders every load/OR/store on a stripe's words after the last
+//! holder's stores (release on unlock, acquire on lock), so each store writes a superset of
+//! every bit stored before it. Why a reader sees a flushed key: a writer's stores come before
+//! its unlock, so a read that happens after the writer's call returned reads them or newer
+//! values, and words only gain bits. A read racing with a writer may see some words of a
+//! block updated and some not; that can only answer "no" for a key still being inserted.
+//!
+//! This file is also compiled by the `loom` crate (`loom/`), which checks the protocol under
+//! every interleaving the model allows; it reaches its atomics through `super::sync` so that
+//! the model can substitute its own.
+
+use super::sync::{AtomicBool, AtomicU64, Box, Ordering, Vec, read_locked, wait_unlocked};
+
+/// Blocks per stripe at least `2^MIN_SHIFT` (64 blocks, 4 KiB): the locks, a cache line each,
+/// cost at most 1/64 of the filter's memory.
+const MIN_SHIFT: u32 = 6;
+
+/// At most `2^MAX_STRIPES_LOG2` stripes (256 locks, 16 KiB; a writer notes a stripe in a
+/// byte). Two writers collide on a lock
+/// once in this many acquisitions; more stripes would spread a handle's buffer thinner (see
+/// the writer's buffer size).
+pub const MAX_STRIPES_LOG2: u32 = 8;
+
+/// One stripe's lock, alone on its cache line, so that writers locking different stripes do
+/// not pass a line between their cores.
+#[repr(align(64))]
+struct StripeLock(AtomicBool);
+
+/// The stripe locks of a filter of `num_blocks` blocks.
+pub struct Stripes {
+    locks: Box<[StripeLock]>,
+    shift: u32,
+}
+
+impl Stripes {
+    /// Locks for `num_blocks` blocks: `ceil(num_blocks / 2^shift)` stripes, with `shift` the
+    /// smallest at least [`MIN_SHIFT`] that gives at most `2^MAX_STRIPES_LOG2` stripes.
+    pub fn new(num_blocks: usize) -> Stripes {
+        let bits = usize::BITS - num_blocks.saturating_sub(1).leading_zeros();
+        let shift = bits.saturating_sub(MAX_STRIPES_LOG2).max(MIN_SHIFT);
+        let count = num_blocks.div_ceil(1 << shift).max(1);
+        let locks: Vec<StripeLock> = (0..count)
+            .map(|_| StripeLock(AtomicBool::new(false)))
+            .collect();
+        Stripes {
+            locks: locks.into_boxed_slice(),
+            shift,
+        }
+    }
+
+    /// How many stripes there are.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.locks.len()
+    }
+
+    /// The stripe of block `block`.
+    #[inline(always)]
+    pub fn stripe_of(&self, block: usize) -> usize {
+        block >> self.shift
+    }
+
+    /// Takes the lock of `stripe`, waiting while another writer holds it; the guard releases
+    /// it.
+    ///
+    /// # Panics
+    /// If `stripe` is not below [`len`](Self::len).
+    #[inline(always)]
+    pub fn lock(&self, stripe: usize) -> StripeGuard<'_> {
+        let lock = &self.locks[stripe].0;
+        // A failed compare-exchange writes nothing (a failed swap would store `true` again),
+        // so waiters do not keep writing the line the holder will release.
+        while lock
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            wait_unlocked(lock);
+        }
+        StripeGuard { lock, stripe }
+    }
+}
+
+/// A held stripe lock; released when dropped.
+pub struct StripeGuard<'a> {
+    lock: &'a AtomicBool,
+    stripe: usize,
+}
+
+impl StripeGuard<'_> {
+    /// The stripe it locks.
+    #[inline(always)]
+    pub fn stripe(&self) -> usize {
+        self.stripe
+    }
+}
+
+impl Drop for StripeGuard<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.lock.store(false, Ordering::Release);
+    }
+}
+
+/// Sets the bits of `pattern` in `words`, a block of the stripe `_guard` locks; answers
+/// whether some bit was not set before. The words are read as one block (no other writer
+/// can change them while the lock is held: [`read_locked`]) and written with relaxed
+/// stores, each of which a concurrent reader sees whole, before or after.
+///
+/// When every bit is set already nothing is written, so re-inserting present keys leaves
+/// the line shared in other cores' caches.
+#[inline(always)]
+pub fn or_locked(words: &[AtomicU64; 8], pattern: &[u64; 8], _guard: &StripeGuard<'_>) -> bool {
+    let old = read_locked(words);
+    let mut new = [0u64; 8];
+    let mut missing = 0;
+    for w in 0..8 {
+        new[w] = old[w] | pattern[w];
+        missing |= new[w] ^ old[w];
+    }
+    if missing != 0 {
+        for (word, new) in words.iter().zip(new) {
+            word.store(new, Ordering::Relaxed);
+        }
+    }
+    missing != 0
+}
