@@ -134,15 +134,15 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
                 ratio_summary(&per_thread, &t[4])
             );
         }
-        if threads > 1 {
-            if let Some(one) = thread_counts.iter().position(|&c| c == 1) {
-                for side in 0..4 {
-                    println!(
-                        "  {} speed-up, 1 thread / {threads}: {}",
-                        SIDES[side],
-                        ratio_summary(&times[one][side], &t[side])
-                    );
-                }
+        if threads > 1
+            && let Some(one) = thread_counts.iter().position(|&c| c == 1)
+        {
+            for side in 0..4 {
+                println!(
+                    "  {} speed-up, 1 thread / {threads}: {}",
+                    SIDES[side],
+                    ratio_summary(&times[one][side], &t[side])
+                );
             }
         }
     }

@@ -289,11 +289,11 @@ impl AtomicBloomFilter {
     // Not generic: compiled once, here (see `Kernel::blocks`).
     pub(super) fn insert_keys(&self, keys: Keys<'_>) {
         let n = keys.len();
-        if n >= Self::SORT_MIN {
-            if let Ok(mut w) = AtomicWriter::try_new(self, n.min(AtomicWriter::DEFAULT_BUFFER)) {
-                w.push(keys);
-                return;
-            }
+        if n >= Self::SORT_MIN
+            && let Ok(mut w) = AtomicWriter::try_new(self, n.min(AtomicWriter::DEFAULT_BUFFER))
+        {
+            w.push(keys);
+            return;
         }
         self.apply(keys, Sink::Discard);
     }
@@ -339,12 +339,10 @@ impl AtomicBloomFilter {
     /// [`insert_new`](Self::insert_new) for a pre-computed hash.
     #[inline]
     pub fn insert_hash_new(&self, hash: u64) -> bool {
-        let p = self.meta.one.pattern(hash as u32);
         let i = block_index(hash, self.meta.shape.num_blocks);
         let guard = self.store.stripes.lock(self.store.stripes.stripe_of(i));
-        self.meta
-            .block_of(&self.store.blocks, hash)
-            .or_locked(&p, &guard)
+        let block = self.meta.block_of(&self.store.blocks, hash);
+        self.meta.one.or_locked(block, hash as u32, &guard)
     }
 
     /// Inserts a batch, answering for each key whether it was new

@@ -57,10 +57,11 @@ pub(crate) use keys::Keys;
 pub(crate) use lanes::Lanes;
 pub(crate) use one_key::OneKey;
 #[cfg(feature = "parallel")]
+pub(crate) use ops::AtomicInsert;
+#[cfg(feature = "parallel")]
 pub(crate) use ops::InsertWindow;
 pub(crate) use ops::{
-    AtomicInsert, AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew, LockedInsert, Probes, Query,
-    Shape,
+    AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew, LockedInsert, Probes, Query, Shape,
 };
 pub use pipeline::MAX_PREFETCH_DEPTH;
 pub(crate) use pipeline::{Sink, Takes, chunking, prefetch, prefetch_depth};
@@ -467,7 +468,9 @@ impl Kernel {
         self.blocks(shape, keys, Query(blocks), sink)
     }
 
-    /// [`insert`](Self::insert) on atomic words (relaxed `fetch_or`s).
+    /// [`insert`](Self::insert) on atomic words (relaxed `fetch_or`s): the shared-atomic
+    /// parallel build, whose workers are the only writers of their filter.
+    #[cfg(feature = "parallel")]
     pub fn atomic_insert(&self, shape: &Shape, blocks: &[AtomicBlock], keys: Keys<'_>) {
         self.blocks(shape, keys, AtomicInsert(blocks), Sink::Discard)
     }

@@ -10,8 +10,9 @@
 //! The entries are written once here ([`one_key_entries!`]) and instantiated in each tier's
 //! file, inside a `#[target_feature]` function, as the batch entry points are.
 
+use crate::layout::stripes::StripeGuard;
 use crate::layout::{
-    Block, Layout, MAX_PROBES, Row, contains_scalar, insert_scalar, pattern_scalar,
+    AtomicBlock, Block, Layout, MAX_PROBES, Row, contains_scalar, insert_scalar, pattern_scalar,
 };
 
 /// A tier's single-key entries for one layout.
@@ -24,6 +25,9 @@ pub(crate) struct OneKeyFns {
     pub insert: unsafe fn(&mut Block, u32),
     pub insert_new: unsafe fn(&mut Block, u32) -> bool,
     pub pattern: unsafe fn(u32) -> Block,
+    /// The pattern, OR'd into a shared block whose stripe lock the caller holds
+    /// ([`AtomicBlock::or_locked`]).
+    pub or_locked: unsafe fn(&AtomicBlock, u32, &StripeGuard<'_>) -> bool,
 }
 
 /// A tier's entries: per layout ([`slot`]), per round count (index `rounds - 1`; 8x64 has
@@ -72,6 +76,14 @@ impl OneKey {
     pub fn pattern(&self, lo: u32) -> Block {
         // SAFETY: as in `contains`.
         unsafe { (self.fns.pattern)(lo) }
+    }
+
+    /// Sets the probes of `lo` in a shared `block` whose stripe lock `guard` holds; whether
+    /// some were not set before. The pattern stays in the tier's registers.
+    #[inline(always)]
+    pub fn or_locked(&self, block: &AtomicBlock, lo: u32, guard: &StripeGuard<'_>) -> bool {
+        // SAFETY: as in `contains`.
+        unsafe { (self.fns.or_locked)(block, lo, guard) }
     }
 }
 
@@ -140,11 +152,19 @@ const fn scalar_fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
     fn pattern<const WORDS: bool, const R: usize>(lo: u32) -> Block {
         pattern_scalar(layout_of::<WORDS>(), lo, k::<WORDS, R>())
     }
+    fn or_locked<const WORDS: bool, const R: usize>(
+        block: &AtomicBlock,
+        lo: u32,
+        guard: &StripeGuard<'_>,
+    ) -> bool {
+        block.or_locked(&pattern::<WORDS, R>(lo), guard)
+    }
     OneKeyFns {
         contains: contains::<WORDS, R>,
         insert: insert::<WORDS, R>,
         insert_new: insert_new::<WORDS, R>,
         pattern: pattern::<WORDS, R>,
+        or_locked: or_locked::<WORDS, R>,
     }
 }
 
@@ -213,12 +233,28 @@ macro_rules! one_key_entries {
                 lanes::pattern_block::<$token, WORDS>(l, lo, rows_of::<WORDS, R>())
             }
 
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn or_locked<const WORDS: bool, const R: usize>(
+                block: &crate::layout::AtomicBlock,
+                lo: u32,
+                guard: &crate::layout::stripes::StripeGuard<'_>,
+            ) -> bool {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                let p = lanes::pattern_block::<$token, WORDS>(l, lo, rows_of::<WORDS, R>());
+                block.or_locked(&p, guard)
+            }
+
             const fn fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
                 OneKeyFns {
                     contains: contains::<WORDS, R>,
                     insert: insert::<WORDS, R>,
                     insert_new: insert_new::<WORDS, R>,
                     pattern: pattern::<WORDS, R>,
+                    or_locked: or_locked::<WORDS, R>,
                 }
             }
 

@@ -278,9 +278,12 @@ impl BlockOp for Query<'_> {
 }
 
 /// Sets each key's probes with relaxed `fetch_or`s on the words that lack them (never a
-/// vector store to shared memory).
+/// vector store to shared memory): the shared-atomic parallel build, on blocks no stripe lock
+/// guards (its workers are the only writers, and all of them use this).
+#[cfg(feature = "parallel")]
 pub(crate) struct AtomicInsert<'a>(pub &'a [AtomicBlock]);
 
+#[cfg(feature = "parallel")]
 impl BlockOp for AtomicInsert<'_> {
     const UNROLL: bool = true;
     const TAKES: Takes = Takes::Discard;

@@ -49,14 +49,17 @@ mod sync {
     /// lost its core gets it back.
     #[inline(always)]
     pub fn wait_unlocked(lock: &AtomicBool) {
+        #[cfg(feature = "std")]
         let mut spins = 0u32;
         while lock.load(Ordering::Acquire) {
             #[cfg(feature = "std")]
-            if spins >= 64 {
-                std::thread::yield_now();
-                continue;
+            {
+                if spins >= 64 {
+                    std::thread::yield_now();
+                    continue;
+                }
+                spins += 1;
             }
-            spins += 1;
             core::hint::spin_loop();
         }
     }
