@@ -1,7 +1,7 @@
-//! Batch `contains` of byte-string keys on a 1M-key filter at 1% against sbbf-rs with XXH3
-//! of the bytes (the best peer of `benches/keys.rs`'s `strings/1M/*` cases), measured in
-//! interleaved rounds so that every ratio's two sides see the same state of a shared machine
-//! (see `build_pairs.rs` for why criterion's windows do not).
+//! Batch `contains` of byte-string keys on a 1M-key filter at 1% (or `--keys N` keys) against
+//! sbbf-rs with XXH3 of the bytes (the best peer of `benches/keys.rs`'s `strings/1M/*` cases),
+//! measured in interleaved rounds so that every ratio's two sides see the same state of a shared
+//! machine (see `build_pairs.rs` for why criterion's windows do not).
 //!
 //! Sides, each over the same 65,536 queries (half members, half not; their bytes in one
 //! buffer, as a column holds them), in a rotating order per round:
@@ -25,8 +25,13 @@
 //! the rounds of `sbbf-xxh3`'s time over each of our sides'. `sbbf-xxh3 / hashed` bounds
 //! what any byte hash can give this probe: a string batch cannot beat it.
 //!
+//! Arguments: `[--keys N] [ROUNDS [LEN...]]`: the members (default 1,000,000), the rounds
+//! (default 200) and the key lengths in bytes (default 8 16 32 100). The members' bytes are kept
+//! in one buffer (`len` bytes a key): 64M 16-byte keys take about 1 GiB.
+//!
 //! ```sh
 //! cargo run --release --example string_pairs -- 200 8 16 32 100   # rounds, key lengths
+//! cargo run --release --example string_pairs -- --keys 64000000 200 16
 //! ```
 
 use std::hash::BuildHasher;
@@ -39,6 +44,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 mod pairs;
 
+/// The members when `--keys` does not say.
 const KEYS: usize = 1_000_000;
 const QUERIES: usize = 1 << 16;
 const BATCH: usize = 1024;
@@ -79,44 +85,63 @@ fn hits_in_calls<K>(
 }
 
 fn main() -> Result<(), blockbloom::Error> {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|s| {
-            s.parse()
-                .ok()
-                .filter(|&v| v > 0)
-                .expect("positive whole numbers")
-        })
-        .collect();
+    let positive = |s: &str| -> usize {
+        s.parse()
+            .ok()
+            .filter(|&v| v > 0)
+            .expect("positive whole numbers")
+    };
+    // `--keys N` (or `--keys=N`) anywhere; every other argument is a number: rounds, lengths.
+    let mut keys = KEYS;
+    let mut args = Vec::new();
+    let mut raw = std::env::args().skip(1);
+    while let Some(a) = raw.next() {
+        if a == "--keys" {
+            keys = positive(&raw.next().expect("--keys needs a number"));
+        } else if let Some(v) = a.strip_prefix("--keys=") {
+            keys = positive(v);
+        } else {
+            args.push(positive(&a));
+        }
+    }
     let rounds = args.first().copied().unwrap_or(200);
     let lens = if args.len() > 1 {
         args[1..].to_vec()
     } else {
         vec![8, 16, 32, 100]
     };
-    println!("string keys, contains at {KEYS} keys and 1%: {rounds} rounds, sides interleaved");
+    println!("string keys, contains at {keys} keys and 1%: {rounds} rounds, sides interleaved");
     for len in lens {
         let mut r = Rng(len as u64);
-        let members: Vec<Vec<u8>> = (0..KEYS).map(|i| key(&mut r, i, len)).collect();
+        // Every member is `len` bytes: member `i` is `member_bytes[i * len..][..len]`.
+        let mut member_bytes = Vec::with_capacity(keys * len);
+        for i in 0..keys {
+            member_bytes.extend_from_slice(&key(&mut r, i, len));
+        }
+        let member = |i: usize| &member_bytes[i * len..(i + 1) * len];
         let mut values = Vec::new();
         let mut ends = vec![0];
         for i in 0..QUERIES {
             if i % 2 == 0 {
-                values.extend_from_slice(&members[(r.next() % KEYS as u64) as usize]);
+                values.extend_from_slice(member((r.next() % keys as u64) as usize));
             } else {
-                values.extend_from_slice(&key(&mut r, KEYS + i, len));
+                values.extend_from_slice(&key(&mut r, keys + i, len));
             }
             ends.push(values.len());
         }
         let queries: Vec<&[u8]> = ends.windows(2).map(|w| &values[w[0]..w[1]]).collect();
 
-        let mut bb = BloomFilter::with_capacity(KEYS as u64, 0.01)?;
-        let refs: Vec<&[u8]> = members.iter().map(Vec::as_slice).collect();
-        bb.insert_batch(&refs);
+        // The members go in a chunk of keys a call: no side holds a slice for every member.
+        const CHUNK: usize = 1 << 16;
+        let mut bb = BloomFilter::with_capacity(keys as u64, 0.01)?;
+        for chunk in member_bytes.chunks(CHUNK * len) {
+            let refs: Vec<&[u8]> = chunk.chunks(len).collect();
+            bb.insert_batch(&refs);
+        }
         let mut off = bb.clone();
         off.set_prefetch_depth(0)?;
-        let mut sb = sbbf_rs_safe::Filter::new(11, KEYS);
-        for m in &members {
+        let mut sb = sbbf_rs_safe::Filter::new(11, keys);
+        for m in member_bytes.chunks(len) {
             sb.insert_hash(xxh3_64(m));
         }
 
@@ -152,9 +177,11 @@ fn main() -> Result<(), blockbloom::Error> {
             acc as usize
         };
         let fold = foldhash::fast::FixedState::with_seed(0);
-        let mut folded = BloomFilter::with_capacity(KEYS as u64, 0.01)?;
-        let fold_hashes: Vec<u64> = refs.iter().map(|m| fold.hash_one(m)).collect();
-        folded.insert_hash_batch(&fold_hashes);
+        let mut folded = BloomFilter::with_capacity(keys as u64, 0.01)?;
+        for chunk in member_bytes.chunks(CHUNK * len) {
+            let fold_hashes: Vec<u64> = chunk.chunks(len).map(|m| fold.hash_one(m)).collect();
+            folded.insert_hash_batch(&fold_hashes);
+        }
         let mut fold_buf = vec![0u64; BATCH];
         let mut fold_out = vec![false; BATCH];
         let mut fold_batch = || {
