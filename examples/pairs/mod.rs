@@ -41,3 +41,15 @@ pub fn ratio_summary(num: &[f64], den: &[f64]) -> String {
         quartile(3)
     )
 }
+
+/// The CPU's model name, from `/proc/cpuinfo` (Linux), for the programs' first line.
+pub fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
