@@ -172,7 +172,7 @@ pub use family::classic::ClassicBloomFilter;
 pub use family::variable::VariableIncrementBloomFilter;
 #[cfg(feature = "parallel")]
 pub use filter::ParallelBuild;
-pub use filter::{AtomicBloomFilter, AtomicWriter};
+pub use filter::{AtomicBloomFilter, AtomicWriter, Striped};
 pub use filter::{
     BatchKey, Bits, BloomFilter, Builder, ByteColumn, Filter, FilterRef, KeySource, Offset, Storage,
 };
