@@ -281,7 +281,7 @@ impl AtomicBloomFilter {
     }
 
     /// Batches shorter than this go key by key (a lock per key) rather than through a
-    /// buffer, whose sort would not pay.
+    /// buffer: a few keys do not pay for its allocation and sort. A judgement, not measured.
     const SORT_MIN: usize = 64;
 
     /// The shared batch: a writer for the call, or key by key when the batch is short or the
