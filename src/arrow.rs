@@ -36,7 +36,20 @@ pub(crate) enum Column<'a> {
     Slices(&'a [&'a [u8]]),
     /// `FixedSizeBinary(width)`, `width > 0`: key `i` is `values[i * width..(i + 1) * width]`.
     Fixed { width: usize, values: &'a [u8] },
+    /// `Utf8View`, `BinaryView`: 16 bytes of `views` per key (its length, then the bytes
+    /// inline up to 12, else a prefix, a buffer index and an offset), validated against
+    /// `buffers`. The kernels take no such source: a batch resolves the views into slices
+    /// ([`ArrowKeys::for_each_chunk`]); no key byte is copied.
+    Views {
+        views: &'a [u8],
+        buffers: &'a [Buffer],
+    },
 }
+
+/// Bytes per Arrow view.
+const VIEW: usize = 16;
+/// Keys up to this long sit in their view.
+const INLINE: usize = 12;
 
 impl<'a> Column<'a> {
     pub(crate) fn len(&self) -> usize {
@@ -47,6 +60,7 @@ impl<'a> Column<'a> {
             Column::Bytes64 { offsets, .. } => offsets.len().saturating_sub(1),
             Column::Slices(k) => k.len(),
             Column::Fixed { width, values } => values.len() / width,
+            Column::Views { views, .. } => views.len() / VIEW,
         }
     }
 
@@ -68,6 +82,10 @@ impl<'a> Column<'a> {
                 width,
                 values: &values[start * width..end * width],
             },
+            Column::Views { views, buffers } => Column::Views {
+                views: &views[start * VIEW..end * VIEW],
+                buffers,
+            },
         }
     }
 
@@ -86,15 +104,32 @@ impl<'a> Column<'a> {
             }
             Column::Slices(k) => k[i],
             Column::Fixed { width, values } => &values[i * width..(i + 1) * width],
+            Column::Views { views, buffers } => {
+                let view = &views[i * VIEW..(i + 1) * VIEW];
+                let len = u32_at(view, 0) as usize;
+                if len <= INLINE {
+                    &view[4..4 + len]
+                } else {
+                    // In bounds: `views` checked every view against `buffers`.
+                    let offset = u32_at(view, 12) as usize;
+                    &buffers[u32_at(view, 8) as usize][offset..offset + len]
+                }
+            }
             Column::U32(_) | Column::U64(_) => unreachable!("integer keys have no byte form here"),
         }
     }
 
     /// The keys as the Bloom filter kernels take them.
     ///
+    /// Whether [`keys`](Self::keys) takes it: every column but views.
+    fn in_place(&self) -> bool {
+        !matches!(self, Column::Views { .. })
+    }
+
     /// # Panics
     /// On a fixed-width column of another width than 16 (refused by [`ArrowKeys::new`]
-    /// with `any_width: false`).
+    /// with `any_width: false`), and on views (walk them with [`ArrowKeys::for_each_chunk`]
+    /// or [`ArrowKeys::for_each_valid`]).
     pub(crate) fn keys(self) -> Keys<'a> {
         match self {
             Column::U32(k) => Keys::U32(k),
@@ -114,6 +149,7 @@ impl<'a> Column<'a> {
                 );
                 Keys::Fixed16(values.as_chunks::<16>().0)
             }
+            Column::Views { .. } => unreachable!("views are resolved into slices first"),
         }
     }
 }
@@ -193,6 +229,14 @@ impl<'a> ArrowKeys<'a> {
                 let a = array.as_binary_opt::<i64>().ok_or_else(unsupported)?;
                 bytes64(a.value_offsets(), a.value_data())?
             }
+            DataType::Utf8View => {
+                let a = array.as_string_view_opt().ok_or_else(unsupported)?;
+                views(a.views().inner().as_slice(), a.data_buffers())?
+            }
+            DataType::BinaryView => {
+                let a = array.as_binary_view_opt().ok_or_else(unsupported)?;
+                views(a.views().inner().as_slice(), a.data_buffers())?
+            }
             &DataType::FixedSizeBinary(w) if w == 16 || (any_width && w > 0) => {
                 let a = array.as_fixed_size_binary_opt().ok_or_else(unsupported)?;
                 let width = w as usize;
@@ -217,6 +261,17 @@ impl<'a> ArrowKeys<'a> {
     pub(crate) fn for_each_valid(&self, mut f: impl FnMut(Column<'_>)) {
         let nulls = match self.nulls {
             Some(n) if n.null_count() > 0 => n,
+            _ if !self.column.in_place() => {
+                let mut gather = Gather::new(self.column);
+                for i in 0..self.len {
+                    gather.push(self.column, i);
+                    if gather.len() == GATHER {
+                        gather.flush(&mut f);
+                    }
+                }
+                gather.flush(&mut f);
+                return;
+            }
             _ => {
                 if self.len > 0 {
                     f(self.column);
@@ -226,7 +281,7 @@ impl<'a> ArrowKeys<'a> {
         };
         let mut gather = Gather::new(self.column);
         for (start, end) in nulls.valid_slices() {
-            if end - start >= RUN {
+            if end - start >= RUN && self.column.in_place() {
                 f(self.column.slice(start, end));
                 continue;
             }
@@ -238,6 +293,27 @@ impl<'a> ArrowKeys<'a> {
             }
         }
         gather.flush(&mut f);
+    }
+
+    /// Calls `f(start, keys)` with every key, null or not, in order, as columns the kernels
+    /// take: the whole column at once (`start` 0), or for views, runs of [`GATHER`] keys
+    /// resolved into slices (`start` a multiple of 64, so a run's answers are whole words of
+    /// a bitmap).
+    pub(crate) fn for_each_chunk(&self, mut f: impl FnMut(usize, Column<'_>)) {
+        const _: () = assert!(GATHER.is_multiple_of(64));
+        if self.column.in_place() {
+            if self.len > 0 {
+                f(0, self.column);
+            }
+            return;
+        }
+        let mut slices: Vec<&[u8]> = Vec::with_capacity(GATHER.min(self.len));
+        for start in (0..self.len).step_by(GATHER) {
+            let end = (start + GATHER).min(self.len);
+            slices.clear();
+            slices.extend((start..end).map(|i| self.column.bytes(i)));
+            f(start, Column::Slices(&slices));
+        }
     }
 
     /// Bitmap words for one answer bit per key (all zero).
@@ -270,6 +346,35 @@ fn bytes64<'a>(offsets: &'a [i64], values: &'a [u8]) -> Result<Column<'a>, Error
     Ok(Column::Bytes64 { offsets, values })
 }
 
+/// The little-endian `u32` at `at` in a view.
+#[inline(always)]
+fn u32_at(view: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([view[at], view[at + 1], view[at + 2], view[at + 3]])
+}
+
+/// A view array's keys, every view checked against `buffers` in one pass (Arrow checks them
+/// when it builds an array, unless its checks were skipped): the first whose length is
+/// over 12 and whose buffer index or range is out of bounds is
+/// [`Error::InvalidOffsets`].
+fn views<'a>(views: &'a [u8], buffers: &'a [Buffer]) -> Result<Column<'a>, Error> {
+    for (index, view) in views.chunks_exact(VIEW).enumerate() {
+        let len = u32_at(view, 0) as usize;
+        if len <= INLINE {
+            continue;
+        }
+        let (buffer, offset) = (u32_at(view, 8) as usize, u32_at(view, 12) as usize);
+        let reason = match buffers.get(buffer) {
+            None => "a view's buffer index is past the array's buffers",
+            Some(b) if offset.checked_add(len).is_none_or(|end| end > b.len()) => {
+                "a view's bytes run past the end of its buffer"
+            }
+            Some(_) => continue,
+        };
+        return Err(Error::InvalidOffsets { index, reason });
+    }
+    Ok(Column::Views { views, buffers })
+}
+
 /// Valid keys of short runs, collected into a batch.
 enum Gather<'a> {
     U32(Vec<u32>),
@@ -284,9 +389,10 @@ impl<'a> Gather<'a> {
             Column::U32(_) => Gather::U32(Vec::with_capacity(GATHER)),
             Column::U64(_) => Gather::U64(Vec::with_capacity(GATHER)),
             Column::Fixed { width, .. } => Gather::Fixed(width, Vec::with_capacity(GATHER * width)),
-            Column::Bytes32 { .. } | Column::Bytes64 { .. } | Column::Slices(_) => {
-                Gather::Bytes(Vec::with_capacity(GATHER))
-            }
+            Column::Bytes32 { .. }
+            | Column::Bytes64 { .. }
+            | Column::Slices(_)
+            | Column::Views { .. } => Gather::Bytes(Vec::with_capacity(GATHER)),
         }
     }
 

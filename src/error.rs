@@ -188,7 +188,8 @@ pub enum Error {
         found: &'static str,
     },
     /// A byte column's offsets are not a valid Arrow offsets buffer: one is negative, smaller
-    /// than the one before it, or past the end of the values.
+    /// than the one before it, or past the end of the values (or a view of an Arrow view
+    /// array points outside its buffers).
     InvalidOffsets {
         /// Position of the first offending offset.
         index: usize,
@@ -466,8 +467,8 @@ impl fmt::Display for Error {
             Error::UnsupportedType(t) => write!(
                 f,
                 "Arrow arrays of type {t} are not supported: the filters take Int32, Int64, \
-                 UInt32, UInt64, Utf8, LargeUtf8, Binary, LargeBinary and FixedSizeBinary(16) \
-                 (the Parquet filter any FixedSizeBinary width)"
+                 UInt32, UInt64, Utf8, LargeUtf8, Utf8View, Binary, LargeBinary, BinaryView and \
+                 FixedSizeBinary(16) (the Parquet filter any FixedSizeBinary width)"
             ),
             #[cfg(feature = "std")]
             Error::Io { kind, message, .. } => write!(f, "I/O error ({kind:?}): {message}"),

@@ -34,11 +34,15 @@ enum Kind {
     LargeUtf8,
     Binary,
     LargeBinary,
+    /// `Utf8View`, `BinaryView`: keys up to 12 bytes inline in their views, longer ones in
+    /// the data buffers.
+    Utf8View,
+    BinaryView,
     /// `FixedSizeBinary(width)`: 16 for every filter, any width for the Parquet filter.
     Fixed(usize),
 }
 
-const KINDS: [Kind; 9] = [
+const KINDS: [Kind; 11] = [
     Kind::I32,
     Kind::U32,
     Kind::I64,
@@ -47,6 +51,8 @@ const KINDS: [Kind; 9] = [
     Kind::LargeUtf8,
     Kind::Binary,
     Kind::LargeBinary,
+    Kind::Utf8View,
+    Kind::BinaryView,
     Kind::Fixed(16),
 ];
 
@@ -122,14 +128,14 @@ fn key(kind: Kind, seed: u64, i: u64) -> Key {
         Kind::U32 => Key::U32((x >> 32) as u32),
         Kind::I64 => Key::I64(x as i64),
         Kind::U64 => Key::U64(x),
-        Kind::Utf8 | Kind::LargeUtf8 => Key::Bytes(if i.is_multiple_of(97) {
+        Kind::Utf8 | Kind::LargeUtf8 | Kind::Utf8View => Key::Bytes(if i.is_multiple_of(97) {
             format!("{i}").into_bytes()
         } else {
             let mut s = format!("{x:x}-{i}").into_bytes();
             s.truncate((x % 21) as usize);
             s
         }),
-        Kind::Binary | Kind::LargeBinary => {
+        Kind::Binary | Kind::LargeBinary | Kind::BinaryView => {
             let mut b = x.to_le_bytes().to_vec();
             b.extend_from_slice(&i.to_le_bytes());
             b.truncate((x % 17) as usize);
@@ -233,6 +239,30 @@ fn array(kind: Kind, keys: &[Key], nulls: Option<NullBuffer>) -> ArrayRef {
             Arc::new(LargeBinaryArray::new(
                 OffsetBuffer::from_lengths(lens),
                 values,
+                nulls,
+            ))
+        }
+        Kind::Utf8View => {
+            let strs = keys.iter().map(|k| match k {
+                Key::Bytes(b) => Some(std::str::from_utf8(b).unwrap()),
+                _ => unreachable!(),
+            });
+            let a: StringViewArray = strs.collect();
+            Arc::new(StringViewArray::new(
+                a.views().clone(),
+                a.data_buffers().to_vec(),
+                nulls,
+            ))
+        }
+        Kind::BinaryView => {
+            let bins = keys.iter().map(|k| match k {
+                Key::Bytes(b) => Some(&b[..]),
+                _ => unreachable!(),
+            });
+            let a: BinaryViewArray = bins.collect();
+            Arc::new(BinaryViewArray::new(
+                a.views().clone(),
+                a.data_buffers().to_vec(),
                 nulls,
             ))
         }
@@ -547,11 +577,6 @@ fn unsupported_types_are_errors() {
         (Arc::new(UInt16Array::from(vec![1])), "UInt16"),
         (Arc::new(BooleanArray::from(vec![true])), "Boolean"),
         (Arc::new(Date32Array::from(vec![1])), "Date32"),
-        (Arc::new(StringViewArray::from(vec!["a"])), "Utf8View"),
-        (
-            Arc::new(BinaryViewArray::from(vec![&b"a"[..]])),
-            "BinaryView",
-        ),
         (Arc::new(NullArray::new(2)), "Null"),
         (Arc::new(dict), "Dictionary(Int32, Utf8)"),
         (fixed20.clone(), "FixedSizeBinary(20)"),
@@ -775,5 +800,34 @@ fn arrow_keys_are_the_single_key_methods_keys() {
             let answers = by_key.contains_array(array).unwrap();
             assert_eq!(answers.true_count(), array.len(), "{isa}");
         }
+    }
+}
+
+/// A view array built with Arrow's checks skipped whose view points outside its buffers is
+/// an error, not a panic or a read out of bounds, on every filter.
+#[test]
+fn views_outside_their_buffers_are_errors() {
+    let good = StringViewArray::from(vec!["a string longer than twelve bytes"]);
+    let view = good.views()[0];
+    let bad_index = view | (7u128 << 64); // buffer index 7 of 1
+    let bad_offset = (view & !(u128::from(u32::MAX) << 96)) | (1000u128 << 96);
+    for (bad, what) in [(bad_index, "buffer index"), (bad_offset, "past the end")] {
+        let views = ScalarBuffer::from(vec![view, bad]);
+        // SAFETY: deliberately invalid; the filters must refuse it without reading through
+        // the bad view.
+        let arr = unsafe {
+            StringViewArray::new_unchecked(views, good.data_buffers().to_vec().into(), None)
+        };
+        let is_offsets = |r: Result<(), Error>| matches!(r, Err(Error::InvalidOffsets { index: 1, reason }) if reason.contains(what));
+        let mut f = bloom(Isa::Scalar);
+        assert!(is_offsets(f.insert_array(&arr)), "{what}");
+        assert_eq!(f, bloom(Isa::Scalar), "{what}: nothing inserted");
+        assert!(is_offsets(f.contains_array(&arr).map(|_| ())), "{what}");
+        let mut s = split(Isa::Scalar);
+        assert!(is_offsets(s.insert_array(&arr)), "split {what}");
+        assert!(
+            is_offsets(s.contains_array(&arr).map(|_| ())),
+            "split {what}"
+        );
     }
 }

@@ -39,8 +39,10 @@ impl<S: Storage> Filter<S> {
     pub fn contains_array(&self, array: &dyn Array) -> Result<BooleanArray, Error> {
         let keys = ArrowKeys::new(array, false)?;
         let mut words = keys.answer_words();
-        self.store
-            .query(&self.meta, keys.column.keys(), Sink::Bitmap(&mut words));
+        keys.for_each_chunk(|start, c| {
+            let w = &mut words[start / 64..(start + c.len()).div_ceil(64)];
+            self.store.query(&self.meta, c.keys(), Sink::Bitmap(w));
+        });
         Ok(keys.answer(words))
     }
 }
@@ -53,10 +55,11 @@ impl BloomFilter {
     /// | :--- | :--- | :--- |
     /// | `Int32`, `UInt32`, `Int64`, `UInt64` | the integer, in SIMD lanes | [`insert(&i64)`](Self::insert) etc. |
     /// | `Utf8`, `LargeUtf8`, `Binary`, `LargeBinary` | the bytes (a [`ByteColumn`](crate::ByteColumn) over the array's offsets and values) | [`insert_bytes`](Self::insert_bytes) |
+    /// | `Utf8View`, `BinaryView` | the bytes (each view resolved to a slice of its buffer or of the view) | [`insert_bytes`](Self::insert_bytes) |
     /// | `FixedSizeBinary(16)` | the 16 bytes, as a `[u8; 16]` key | [`insert_bytes`](Self::insert_bytes) |
     ///
     /// The array is read in place, a sliced one included; an array without nulls is one
-    /// batch over its buffers. A null key is not inserted: the valid runs of an array with
+    /// batch over its buffers (view arrays: batches of slices into their buffers). A null key is not inserted: the valid runs of an array with
     /// nulls are inserted in place, and the keys of short runs gathered into batches.
     ///
     /// ```

@@ -20,6 +20,7 @@ impl SplitBlockFilter {
     /// | `Int32`, `UInt32` | `INT32` | 4, little-endian | `insert(&i32)`, `insert(&u32)` |
     /// | `Int64`, `UInt64` | `INT64` | 8, little-endian | `insert(&i64)`, `insert(&u64)` |
     /// | `Utf8`, `LargeUtf8`, `Binary`, `LargeBinary` | `BYTE_ARRAY` | the bytes, no length prefix | `insert(str)`, `insert(&[u8])` |
+    /// | `Utf8View`, `BinaryView` | `BYTE_ARRAY` | the bytes, no length prefix | `insert(str)`, `insert(&[u8])` |
     /// | `FixedSizeBinary(n)`, any `n > 0` | `FIXED_LEN_BYTE_ARRAY` | the `n` bytes | `insert(&[u8; n])` |
     ///
     /// (`UInt32`/`UInt64` are written as `INT32`/`INT64` with the same bits, so their
