@@ -133,8 +133,9 @@ async fn main() -> Result<()> {
 
     let settings = settings(partitions);
     let start = Instant::now();
+    let tables = tpch::tables(scale, partitions)?;
     for s in &settings {
-        tpch::register(&s.ctx, scale, partitions)?;
+        tpch::register(&s.ctx, &tables)?;
     }
     println!("# TPC-H in DataFusion with the blockbloom join runtime filter\n");
     println!("- CPU: {}", cpu());
@@ -147,7 +148,7 @@ async fn main() -> Result<()> {
             .join(",")
     );
     println!(
-        "- TPC-H scale factor {scale} generated in process into memory tables ({:.1} s for the {} settings), {partitions} target partitions, {runs} runs per query and setting, interleaved; the median wall time (planning included).",
+        "- TPC-H scale factor {scale} generated in process into memory tables ({:.1} s), shared by the {} settings; {partitions} target partitions; {runs} runs per query and setting, interleaved (each round starting with the next setting), after one untimed run each; the median wall time (planning included).",
         start.elapsed().as_secs_f64(),
         settings.len()
     );
@@ -170,7 +171,10 @@ async fn main() -> Result<()> {
         let mut filtered = JoinFilterMetrics::default();
         // One untimed run per setting (warm caches), then the timed ones, interleaved.
         for round in 0..=runs {
-            for (i, s) in settings.iter().enumerate() {
+            // Each round starts with the next setting, so none always runs after another.
+            for k in 0..settings.len() {
+                let i = (round + k) % settings.len();
+                let s = &settings[i];
                 let (secs, rows, m) = run(&s.ctx, sql).await?;
                 match &expected {
                     None => expected = Some(rows),
@@ -182,6 +186,18 @@ async fn main() -> Result<()> {
                 if i == 1 {
                     filtered = m;
                 }
+            }
+        }
+        // BLOCKBLOOM_TPCH_EXPLAIN=1: each setting's EXPLAIN ANALYZE on stderr.
+        if std::env::var_os("BLOCKBLOOM_TPCH_EXPLAIN").is_some() {
+            for s in &settings {
+                let batches = s
+                    .ctx
+                    .sql(&format!("EXPLAIN ANALYZE {sql}"))
+                    .await?
+                    .collect()
+                    .await?;
+                eprintln!("## q{q}, {}\n{}", s.name, pretty_format_batches(&batches)?);
             }
         }
         let med: Vec<f64> = times.into_iter().map(median).collect();

@@ -20,10 +20,10 @@
 use std::fmt;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
-use blockbloom::AtomicBloomFilter;
+use blockbloom::BloomFilter;
 use datafusion::arrow::array::{Array, ArrayRef, BooleanArray};
 use datafusion::arrow::compute::filter_record_batch;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
@@ -38,7 +38,7 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion::physical_plan::joins::{HashJoinExec, PartitionMode};
 use datafusion::physical_plan::metrics::{
-    Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder, MetricsSet,
+    Count, ExecutionPlanMetricsSet, Gauge, MetricBuilder, MetricsSet, Time,
 };
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::work_table::WorkTableExec;
@@ -79,8 +79,16 @@ pub struct BloomJoinFilter {
     /// stay small, and a join that large rarely drops much. Default 32 Mi rows (a filter of
     /// about 38 MiB at 1%).
     pub max_build_rows: usize,
-    /// The capacity of a filter whose build side has no row estimate. Default 1 Mi keys.
+    /// The capacity of a filter whose build side has no row estimate. Default 4 Mi keys: the
+    /// filter is folded to the keys that came once the build side has ended.
     pub unknown_build_rows: usize,
+    /// A join that collects its build side into one hash table (`CollectLeft`) gets a filter
+    /// only when that side is estimated at this many rows or more (and not without an
+    /// estimate): the join probes a smaller table about as fast as the filter answers, so the
+    /// filter pays only where the table outgrows the caches. A partitioned join's probe rows
+    /// are repartitioned first, which the filter saves, so it has no such floor. Default
+    /// 1 Mi rows.
+    pub min_collected_build_rows: usize,
     /// No filter when the probe side is estimated below this many rows: too little to save.
     /// Default 16 Ki rows.
     pub min_probe_rows: usize,
@@ -89,7 +97,8 @@ pub struct BloomJoinFilter {
     /// rows pass untested): a join whose keys all match pays for a sample only. Default
     /// 64 Ki rows.
     pub sample_rows: usize,
-    /// See [`sample_rows`](Self::sample_rows). Default 0.1.
+    /// See [`sample_rows`](Self::sample_rows). Default 0.25: testing a row costs about a
+    /// quarter of what dropping it saves before a repartition.
     pub min_drop_fraction: f64,
 }
 
@@ -98,10 +107,11 @@ impl Default for BloomJoinFilter {
         BloomJoinFilter {
             fpr: 0.01,
             max_build_rows: 32 << 20,
-            unknown_build_rows: 1 << 20,
+            unknown_build_rows: 4 << 20,
+            min_collected_build_rows: 1 << 20,
             min_probe_rows: 16 << 10,
             sample_rows: 64 << 10,
-            min_drop_fraction: 0.1,
+            min_drop_fraction: 0.25,
         }
     }
 }
@@ -195,6 +205,11 @@ impl BloomJoinFilter {
         }
         let build_rows = estimated_rows(left);
         if build_rows.is_some_and(|n| n > self.max_build_rows) {
+            return Ok(None);
+        }
+        if join.mode == PartitionMode::CollectLeft
+            && build_rows.is_none_or(|n| n < self.min_collected_build_rows)
+        {
             return Ok(None);
         }
         if estimated_rows(right).is_some_and(|n| n < self.min_probe_rows) {
@@ -291,7 +306,10 @@ enum Status {
 /// build that table came from.
 #[derive(Debug)]
 struct Epoch {
-    filter: AtomicBloomFilter,
+    /// The union of the partitions' filters that ended so far.
+    merged: Mutex<Option<BloomFilter>>,
+    /// The filter the probe uses, set before the status becomes `Ready`.
+    filter: OnceLock<BloomFilter>,
     /// Build partitions not yet ended.
     remaining: AtomicUsize,
     /// Build partitions executed.
@@ -300,8 +318,14 @@ struct Epoch {
 }
 
 impl Shared {
-    fn new_filter(&self) -> Result<AtomicBloomFilter, blockbloom::Error> {
-        AtomicBloomFilter::with_capacity(self.capacity, self.fpr)
+    /// A build partition's filter: for the estimated keys at the rate, rounded up to a power
+    /// of two blocks, so that the merged filter can be folded to the keys that came.
+    fn new_filter(&self) -> Result<BloomFilter, blockbloom::Error> {
+        let planned = BloomFilter::with_capacity(self.capacity, self.fpr)?;
+        BloomFilter::builder()
+            .capacity(self.capacity)
+            .size_in_bytes((planned.size_in_bytes() as u64).next_power_of_two())
+            .build()
     }
 
     /// The epoch a build partition joins: the one being built if some of its partitions
@@ -319,11 +343,9 @@ impl Shared {
             // complete, so that filter is not used.
             e.finish(Status::Abandoned);
         }
-        let filter = self
-            .new_filter()
-            .map_err(|e| crate::keys::bloom_error("BloomJoinFilter", e))?;
         let e = Arc::new(Epoch {
-            filter,
+            merged: Mutex::new(None),
+            filter: OnceLock::new(),
             remaining: AtomicUsize::new(partitions),
             started: AtomicUsize::new(1),
             status: watch::Sender::new(Status::Building),
@@ -339,6 +361,31 @@ impl Shared {
 }
 
 impl Epoch {
+    /// Adds a build partition's filter; the last one folds the union while it stays within
+    /// `fpr` (a build side smaller than estimated gets a smaller filter) and makes it ready.
+    fn merge(&self, filter: BloomFilter, fpr: f64) -> Result<()> {
+        let mut merged = self.merged.lock().unwrap_or_else(|p| p.into_inner());
+        match &mut *merged {
+            None => *merged = Some(filter),
+            Some(m) => m
+                .union(&filter)
+                .map_err(|e| crate::keys::bloom_error("BloomBuildExec", e))?,
+        }
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut f = merged.take().expect("merged above");
+            while let Ok(half) = f.fold() {
+                if half.expected_fpr() > fpr {
+                    break;
+                }
+                f = half;
+            }
+            // The first and only set of this epoch's filter.
+            let _ = self.filter.set(f);
+            self.finish(Status::Ready);
+        }
+        Ok(())
+    }
+
     fn finish(&self, status: Status) {
         self.status.send_if_modified(|s| {
             let change = *s == Status::Building;
@@ -348,6 +395,39 @@ impl Epoch {
             change
         });
     }
+}
+
+/// The `ExecutionPlan` methods both nodes share: one input, passed through in order, with
+/// the input's properties, one key expression and a metrics set.
+macro_rules! pass_through_node {
+    () => {
+        fn properties(&self) -> &Arc<PlanProperties> {
+            &self.cache
+        }
+
+        fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+            vec![&self.input]
+        }
+
+        fn maintains_input_order(&self) -> Vec<bool> {
+            vec![true]
+        }
+
+        fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+            vec![false]
+        }
+
+        fn apply_expressions(
+            &self,
+            f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+        ) -> Result<TreeNodeRecursion> {
+            f(&self.key)
+        }
+
+        fn metrics(&self) -> Option<MetricsSet> {
+            Some(self.metrics.clone_inner())
+        }
+    };
 }
 
 /// The build side of a [`BloomJoinFilter`]: passes its input on and inserts each row's key
@@ -397,28 +477,7 @@ impl ExecutionPlan for BloomBuildExec {
         "BloomBuildExec"
     }
 
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.cache
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-
-    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![false]
-    }
-
-    fn apply_expressions(
-        &self,
-        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        f(&self.key)
-    }
+    pass_through_node!();
 
     fn with_new_children(
         self: Arc<Self>,
@@ -442,37 +501,47 @@ impl ExecutionPlan for BloomBuildExec {
     ) -> Result<SendableRecordBatchStream> {
         let epoch = self.shared.build_epoch()?;
         let input = self.input.execute(partition, context)?;
+        let filter = self
+            .shared
+            .new_filter()
+            .map_err(|e| crate::keys::bloom_error("BloomBuildExec", e))?;
         Ok(Box::pin(BuildStream {
             schema: self.input.schema(),
             input,
+            filter: Some(filter),
+            fpr: self.shared.fpr,
             key: Arc::clone(&self.key),
             key_type: self.key_type.clone(),
             epoch,
             ended: false,
             build_rows: MetricBuilder::new(&self.metrics).counter("build_rows", partition),
+            elapsed: MetricBuilder::new(&self.metrics).elapsed_compute(partition),
         }))
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
     }
 }
 
 struct BuildStream {
     schema: SchemaRef,
     input: SendableRecordBatchStream,
+    /// This partition's keys, until its end merges them into the epoch's.
+    filter: Option<BloomFilter>,
+    fpr: f64,
     key: Arc<dyn PhysicalExpr>,
     key_type: DataType,
     epoch: Arc<Epoch>,
     ended: bool,
     build_rows: Count,
+    /// Time spent inserting keys.
+    elapsed: Time,
 }
 
 impl BuildStream {
-    fn insert(&self, batch: &RecordBatch) -> Result<()> {
+    fn insert(&mut self, batch: &RecordBatch) -> Result<()> {
+        let _timer = self.elapsed.timer();
         let keys = key_column(&self.key, &self.key_type, batch)?;
-        self.epoch
-            .filter
+        self.filter
+            .as_mut()
+            .expect("a partition inserts until its end")
             .insert_array(&keys)
             .map_err(|e| crate::keys::bloom_error("BloomBuildExec", e))?;
         self.build_rows.add(batch.num_rows());
@@ -501,8 +570,11 @@ impl Stream for BuildStream {
             Poll::Ready(Some(Err(_))) => self.epoch.finish(Status::Abandoned),
             Poll::Ready(None) if !self.ended => {
                 self.ended = true;
-                if self.epoch.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    self.epoch.finish(Status::Ready);
+                let filter = self.filter.take().expect("one end");
+                let _timer = self.elapsed.timer();
+                if let Err(e) = self.epoch.merge(filter, self.fpr) {
+                    self.epoch.finish(Status::Abandoned);
+                    return Poll::Ready(Some(Err(e)));
                 }
             }
             _ => {}
@@ -555,28 +627,7 @@ impl ExecutionPlan for BloomProbeExec {
         "BloomProbeExec"
     }
 
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.cache
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
-    fn maintains_input_order(&self) -> Vec<bool> {
-        vec![true]
-    }
-
-    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
-        vec![false]
-    }
-
-    fn apply_expressions(
-        &self,
-        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
-    ) -> Result<TreeNodeRecursion> {
-        f(&self.key)
-    }
+    pass_through_node!();
 
     fn with_new_children(
         self: Arc<Self>,
@@ -608,7 +659,8 @@ impl ExecutionPlan for BloomProbeExec {
         let metrics = ProbeMetrics {
             probe_rows: m.clone().counter("probe_rows", partition),
             dropped_rows: m.clone().counter("rows_dropped", partition),
-            filter_bytes: m.gauge("filter_bytes", partition),
+            filter_bytes: m.clone().gauge("filter_bytes", partition),
+            elapsed: m.elapsed_compute(partition),
         };
         Ok(Box::pin(ProbeStream {
             schema: self.input.schema(),
@@ -627,15 +679,13 @@ impl ExecutionPlan for BloomProbeExec {
             metrics,
         }))
     }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
-    }
 }
 
 struct ProbeMetrics {
     probe_rows: Count,
     dropped_rows: Count,
+    /// Time spent testing rows and dropping them.
+    elapsed: Time,
     filter_bytes: Gauge,
 }
 
@@ -661,12 +711,12 @@ struct ProbeStream {
 
 impl ProbeStream {
     fn drop_rows(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
-        let Some(epoch) = &self.epoch else {
+        let Some(filter) = self.epoch.as_ref().and_then(|e| e.filter.get()) else {
             return Ok(batch);
         };
+        let _timer = self.metrics.elapsed.timer();
         let keys = key_column(&self.key, &self.key_type, &batch)?;
-        let answers = epoch
-            .filter
+        let answers = filter
             .contains_array(&keys)
             .map_err(|e| crate::keys::bloom_error("BloomProbeExec", e))?;
         let mask = keep_mask(&answers, self.nulls_pass);
@@ -728,8 +778,8 @@ impl Stream for ProbeStream {
             match wait.poll_unpin(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(epoch) => {
-                    if let Some(e) = &epoch {
-                        self.metrics.filter_bytes.set(e.filter.size_in_bytes());
+                    if let Some(f) = epoch.as_ref().and_then(|e| e.filter.get()) {
+                        self.metrics.filter_bytes.set(f.size_in_bytes());
                     }
                     self.epoch = epoch;
                     self.wait = None;

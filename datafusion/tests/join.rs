@@ -7,11 +7,11 @@ mod tpch;
 use std::sync::Arc;
 
 use blockbloom_datafusion::datafusion::arrow::array::{
-    ArrayRef, BinaryArray, BinaryViewArray, FixedSizeBinaryArray, Int8Array, Int32Array,
-    Int64Array, LargeBinaryArray, LargeStringArray, RecordBatch, StringArray, StringViewArray,
-    UInt16Array, UInt32Array, UInt64Array,
+    ArrayRef, BinaryArray, BinaryViewArray, FixedSizeBinaryArray, Int64Array, LargeBinaryArray,
+    LargeStringArray, RecordBatch, StringArray, StringViewArray,
 };
-use blockbloom_datafusion::datafusion::arrow::datatypes::{Field, Schema};
+use blockbloom_datafusion::datafusion::arrow::compute::cast;
+use blockbloom_datafusion::datafusion::arrow::datatypes::{DataType, Field, Schema};
 use blockbloom_datafusion::datafusion::arrow::util::pretty::pretty_format_batches;
 use blockbloom_datafusion::datafusion::datasource::MemTable;
 use blockbloom_datafusion::datafusion::error::Result;
@@ -24,6 +24,7 @@ use blockbloom_datafusion::{BloomJoinFilter, JoinFilterMetrics};
 fn eager() -> BloomJoinFilter {
     BloomJoinFilter {
         min_probe_rows: 0,
+        min_collected_build_rows: 0,
         min_drop_fraction: 0.0,
         ..BloomJoinFilter::default()
     }
@@ -67,8 +68,9 @@ async fn run(ctx: &SessionContext, sql: &str) -> Result<(Vec<String>, String, Jo
 async fn tpch_answers_do_not_change() -> Result<()> {
     for partitions in [1, 3] {
         let ctxs = contexts(partitions);
+        let tables = tpch::tables(0.01, partitions)?;
         for (_, ctx) in &ctxs {
-            tpch::register(ctx, 0.01, partitions)?;
+            tpch::register(ctx, &tables)?;
         }
         let mut fired = 0;
         let mut dropped = 0;
@@ -99,7 +101,7 @@ fn register_pair(ctx: &SessionContext, build: ArrayRef, probe: ArrayRef) -> Resu
         let n = keys.len();
         let schema = Arc::new(Schema::new(vec![
             Field::new("k", keys.data_type().clone(), true),
-            Field::new("v", arrow_i64(), false),
+            Field::new("v", DataType::Int64, false),
         ]));
         let values: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n as i64));
         let batch = RecordBatch::try_new(Arc::clone(&schema), vec![keys, values])?;
@@ -112,10 +114,6 @@ fn register_pair(ctx: &SessionContext, build: ArrayRef, probe: ArrayRef) -> Resu
         ctx.register_table(name, Arc::new(MemTable::try_new(schema, parts)?))?;
     }
     Ok(())
-}
-
-fn arrow_i64() -> blockbloom_datafusion::datafusion::arrow::datatypes::DataType {
-    blockbloom_datafusion::datafusion::arrow::datatypes::DataType::Int64
 }
 
 /// The joins the filter must not change, over one pair of tables.
@@ -189,57 +187,21 @@ async fn every_key_type() -> Result<()> {
     let b = |i: usize| (i % 17 != 5).then(|| format!("b{}", i * 3).into_bytes());
     let fixed = |i: usize| (i % 17 != 5).then(|| (i as u128 * 3 + (1 << 90)).to_le_bytes());
     type Make = Box<dyn Fn(usize) -> ArrayRef>;
+    // Integers: multiples of 3 (mod 120 where the type is a byte), cast from Int64.
+    let ints = |to: DataType, modulo: i64| -> Make {
+        Box::new(move |m| {
+            let v: ArrayRef = Arc::new(Int64Array::from_iter(
+                (0..m as i64).map(|i| (i % 17 != 5).then_some(i * 3 % modulo)),
+            ));
+            cast(&v, &to).unwrap()
+        })
+    };
     let kinds: Vec<(&str, Make)> = vec![
-        (
-            "Int8",
-            Box::new(|m| {
-                Arc::new(
-                    (0..m)
-                        .map(|i| (i % 17 != 5).then_some((i * 3 % 250) as i8))
-                        .collect::<Int8Array>(),
-                )
-            }),
-        ),
-        (
-            "UInt16",
-            Box::new(|m| {
-                Arc::new(
-                    (0..m)
-                        .map(|i| (i % 17 != 5).then_some((i * 3) as u16))
-                        .collect::<UInt16Array>(),
-                )
-            }),
-        ),
-        (
-            "Int32",
-            Box::new(|m| {
-                Arc::new(
-                    (0..m)
-                        .map(|i| (i % 17 != 5).then_some(i as i32 * 3))
-                        .collect::<Int32Array>(),
-                )
-            }),
-        ),
-        (
-            "UInt32",
-            Box::new(|m| {
-                Arc::new(
-                    (0..m)
-                        .map(|i| (i % 17 != 5).then_some(i as u32 * 3))
-                        .collect::<UInt32Array>(),
-                )
-            }),
-        ),
-        (
-            "UInt64",
-            Box::new(|m| {
-                Arc::new(
-                    (0..m)
-                        .map(|i| (i % 17 != 5).then_some(i as u64 * 3))
-                        .collect::<UInt64Array>(),
-                )
-            }),
-        ),
+        ("Int8", ints(DataType::Int8, 120)),
+        ("UInt16", ints(DataType::UInt16, i64::MAX)),
+        ("Int32", ints(DataType::Int32, i64::MAX)),
+        ("UInt32", ints(DataType::UInt32, i64::MAX)),
+        ("UInt64", ints(DataType::UInt64, i64::MAX)),
         (
             "Utf8",
             Box::new(move |m| Arc::new((0..m).map(s).collect::<StringArray>())),

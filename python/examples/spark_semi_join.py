@@ -111,6 +111,29 @@ def prefilter(fact, key: str, filter_bytes_bc, kept_acc, seen_acc):
     return fact.filter(may_join.asNondeterministic()(key))
 
 
+def prefilter_arrow_udf(fact, key: str, filter_bytes_bc, kept_acc, seen_acc):
+    """As `prefilter`, with an Arrow UDF (``arrow_udf``, PySpark >= 4.1): the key column
+    reaches Python as a pyarrow array and `contains_batch` answers it in place, with no pandas
+    conversion either way."""
+    from pyspark.sql.functions import arrow_udf
+
+    @arrow_udf("boolean")
+    def may_join(keys: pa.Array) -> pa.Array:
+        hits = _broadcast_filter(filter_bytes_bc).contains_batch(keys)
+        seen_acc.add(len(hits))
+        kept_acc.add(hits.true_count)
+        return hits
+
+    return fact.filter(may_join.asNondeterministic()(key))
+
+
+PROBES = {
+    "udf": prefilter,
+    "arrow-udf": prefilter_arrow_udf,
+    "map-in-arrow": None,  # set below
+}
+
+
 def prefilter_map_in_arrow(fact, key: str, filter_bytes_bc, kept_acc, seen_acc):
     """As `prefilter`, with whole Arrow batches of rows through Python (`mapInArrow`): every
     column crosses to the Python worker and back, so it is slower for wide rows."""
@@ -127,6 +150,9 @@ def prefilter_map_in_arrow(fact, key: str, filter_bytes_bc, kept_acc, seen_acc):
     return fact.mapInArrow(per_partition, fact.schema)
 
 
+PROBES["map-in-arrow"] = prefilter_map_in_arrow
+
+
 def timed(action, repeat: int = 1):
     """The action's result and its best wall time of `repeat` runs (the first run of a job
     also pays for the JVM's warm-up, which would favour whichever variant runs later)."""
@@ -140,7 +166,7 @@ def timed(action, repeat: int = 1):
 
 def run(spark, rows: int = 5_000_000, dim_keys: int = 200_000, fpr: float = 0.01, seed: int = 0,
         workdir: str | None = None, compare_spark_bloom: bool = True, repeat: int = 2,
-        probe: str = "udf") -> dict:
+        probe: str = "udf", breakdown: bool = False) -> dict:
     from pyspark.sql import functions as F
 
     sc = spark.sparkContext
@@ -176,8 +202,7 @@ def run(spark, rows: int = 5_000_000, dim_keys: int = 200_000, fpr: float = 0.01
         data = f.to_bytes()
         bc = sc.broadcast(data)
         kept, seen = sc.accumulator(0), sc.accumulator(0)
-        pick = prefilter if probe == "udf" else prefilter_map_in_arrow
-        pruned = pick(fact, "key", bc, kept, seen)
+        pruned = PROBES[probe](fact, "key", bc, kept, seen)
         out = sorted(pruned.join(small, "key").select("order", "key", "tier").collect())
         return out, f, len(data), kept.value, seen.value
 
@@ -199,6 +224,10 @@ def run(spark, rows: int = 5_000_000, dim_keys: int = 200_000, fpr: float = 0.01
         "seconds_with_blockbloom": t_filter,
         "kernel": bb.kernel(),
     }
+
+    if breakdown:
+        report["breakdown"] = stage_breakdown(spark, fact, small, n_small, fpr, seed, repeat)
+        report["outside_spark"] = outside_spark(fact_path, small, n_small, fpr, seed, repeat)
 
     if compare_spark_bloom:
         conf = {
@@ -230,6 +259,52 @@ def run(spark, rows: int = 5_000_000, dim_keys: int = 200_000, fpr: float = 0.01
     return report
 
 
+def stage_breakdown(spark, fact, small, n_small: int, fpr: float, seed: int, repeat: int) -> dict:
+    """Where the blockbloom path's time goes: each stage as its own Spark job, best of
+    `repeat` runs (seconds)."""
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    out = {}
+    f, out["build filter (mapInArrow job, collect, union)"] = timed(
+        lambda: build_filter(small.select("key"), max(n_small, 1), fpr, seed), repeat)
+    data = f.to_bytes()
+    bc, out["broadcast"] = timed(lambda: sc.broadcast(data), repeat)
+    # The fact scan alone (the key column summed in the JVM), then with each probe: the
+    # difference is what the Python crossing costs.
+    _, out["scan fact keys, JVM only"] = timed(lambda: fact.agg(F.sum("key")).collect(), repeat)
+    for name, pick in PROBES.items():
+        kept, seen = sc.accumulator(0), sc.accumulator(0)
+        _, out[f"scan + probe ({name})"] = timed(
+            lambda pick=pick: pick(fact, "key", bc, kept, seen).agg(F.count("*")).collect(), repeat)
+    # The join's shuffle: all rows, and only the rows that can join (what a perfect filter
+    # leaves), both without Python.
+    _, out["join, no filter"] = timed(lambda: fact.join(small, "key").agg(F.count("*")).collect(), repeat)
+    keys = [r["key"] for r in small.select("key").collect()]
+    _, out["join, rows pre-dropped in the JVM (isin)"] = timed(
+        lambda: fact.filter(F.col("key").isin(keys)).join(small, "key").agg(F.count("*")).collect(), repeat)
+    return out
+
+
+def outside_spark(fact_path: str, small, n_small: int, fpr: float, seed: int, repeat: int) -> dict:
+    """The filter built by Spark's tasks, used outside Spark: the fact's Parquet files read by
+    pyarrow and their keys answered by `contains_batch`, no JVM or Python worker on the probe
+    side (seconds, rows)."""
+    import pyarrow.parquet as pq
+
+    f = build_filter(small.select("key"), max(n_small, 1), fpr, seed)
+
+    def probe():
+        table = pq.read_table(fact_path)
+        mask = f.contains_batch(table.column("key"))
+        return table.num_rows, table.filter(mask).num_rows
+
+    (rows, kept), secs = timed(probe, repeat)
+    (rows2, _), read_secs = timed(lambda: (pq.read_table(fact_path).num_rows, 0), repeat)
+    assert rows == rows2
+    return {"rows": rows, "kept": kept, "seconds_read_and_probe": secs, "seconds_read_only": read_secs}
+
+
 def print_report(r: dict) -> None:
     print(f"fact rows:                     {r['fact_rows']:,}")
     print(f"small-side keys:               {r['small_keys']:,}")
@@ -247,6 +322,14 @@ def print_report(r: dict) -> None:
         print(f"wall time, Spark runtime Bloom filter: {r['seconds_with_spark_runtime_bloom_filter']:.2f} s ({used})")
     elif "spark_runtime_bloom_filter_error" in r:
         print(f"Spark runtime Bloom filter: unavailable ({r['spark_runtime_bloom_filter_error']})")
+    if "breakdown" in r:
+        print(f"where the time goes (each stage its own job, best of {r['repeat']}):")
+        for stage, secs in r["breakdown"].items():
+            print(f"  {stage:<48} {secs:6.2f} s")
+        o = r["outside_spark"]
+        print(f"outside Spark: pyarrow reads the fact Parquet ({o['seconds_read_only']:.2f} s) and the"
+              f" Spark-built filter answers its {o['rows']:,} keys: {o['seconds_read_and_probe']:.2f} s"
+              f" in all, {o['kept']:,} rows kept")
 
 
 def main(argv=None) -> dict:
@@ -256,14 +339,18 @@ def main(argv=None) -> dict:
     p.add_argument("--fpr", type=float, default=0.01)
     p.add_argument("--master", default="local[2]")
     p.add_argument("--repeat", type=int, default=2)
-    p.add_argument("--probe", choices=["udf", "map-in-arrow"], default="udf",
-                   help="drop rows with an Arrow UDF on the key column, or whole rows through mapInArrow")
+    p.add_argument("--probe", choices=list(PROBES), default="udf",
+                   help="drop rows with a pandas UDF or an Arrow UDF on the key column, or whole"
+                        " rows through mapInArrow")
+    p.add_argument("--breakdown", action="store_true",
+                   help="time each stage as its own job, and the filter used outside Spark")
     p.add_argument("--no-spark-bloom", action="store_true")
     args = p.parse_args(argv)
     spark = make_spark(args.master)
     try:
         r = run(spark, rows=args.rows, dim_keys=args.dim_keys, fpr=args.fpr,
-                compare_spark_bloom=not args.no_spark_bloom, repeat=args.repeat, probe=args.probe)
+                compare_spark_bloom=not args.no_spark_bloom, repeat=args.repeat, probe=args.probe,
+                breakdown=args.breakdown)
     finally:
         spark.stop()
     print_report(r)

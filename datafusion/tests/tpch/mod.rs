@@ -58,9 +58,9 @@ fn table<I: RecordBatchIterator>(parts: usize, make: impl Fn(i32, i32) -> I) -> 
     MemTable::try_new(schema.expect("at least one part"), partitions)
 }
 
-/// Registers the eight tables of TPC-H at `scale` in `ctx`, each in `parts` partitions
-/// (nation and region, 25 and 5 rows, in one).
-pub fn register(ctx: &SessionContext, scale: f64, parts: usize) -> Result<()> {
+/// The eight tables of TPC-H at `scale`, each in `parts` partitions (nation and region, 25
+/// and 5 rows, in one), to register in any number of contexts.
+pub fn tables(scale: f64, parts: usize) -> Result<Vec<(&'static str, Arc<MemTable>)>> {
     let s = scale;
     let tables: Vec<(&str, MemTable)> = vec![
         (
@@ -104,8 +104,16 @@ pub fn register(ctx: &SessionContext, scale: f64, parts: usize) -> Result<()> {
             })?,
         ),
     ];
+    Ok(tables
+        .into_iter()
+        .map(|(name, t)| (name, Arc::new(t)))
+        .collect())
+}
+
+/// Registers `tables` in `ctx`.
+pub fn register(ctx: &SessionContext, tables: &[(&'static str, Arc<MemTable>)]) -> Result<()> {
     for (name, t) in tables {
-        ctx.register_table(name, Arc::new(t))?;
+        ctx.register_table(*name, Arc::clone(t) as _)?;
     }
     Ok(())
 }
