@@ -92,6 +92,10 @@ pub struct BloomJoinFilter {
     /// No filter when the probe side is estimated below this many rows: too little to save.
     /// Default 16 Ki rows.
     pub min_probe_rows: usize,
+    /// No filter when both sides have estimates and the probe side's is below this multiple
+    /// of the build side's: every build row costs an insert, and few probe rows cannot repay
+    /// them. Default 2.
+    pub min_probe_to_build: f64,
     /// After this many probe rows in a partition, a filter that dropped fewer than
     /// [`min_drop_fraction`](Self::min_drop_fraction) of them stops testing (its remaining
     /// rows pass untested): a join whose keys all match pays for a sample only. Default
@@ -110,6 +114,7 @@ impl Default for BloomJoinFilter {
             unknown_build_rows: 4 << 20,
             min_collected_build_rows: 1 << 20,
             min_probe_rows: 16 << 10,
+            min_probe_to_build: 2.0,
             sample_rows: 64 << 10,
             min_drop_fraction: 0.25,
         }
@@ -212,7 +217,13 @@ impl BloomJoinFilter {
         {
             return Ok(None);
         }
-        if estimated_rows(right).is_some_and(|n| n < self.min_probe_rows) {
+        let probe_rows = estimated_rows(right);
+        if probe_rows.is_some_and(|n| n < self.min_probe_rows) {
+            return Ok(None);
+        }
+        if let (Some(p), Some(b)) = (probe_rows, build_rows)
+            && (p as f64) < self.min_probe_to_build * b as f64
+        {
             return Ok(None);
         }
         let capacity = build_rows.unwrap_or(self.unknown_build_rows).max(1024);

@@ -25,6 +25,7 @@ fn eager() -> BloomJoinFilter {
     BloomJoinFilter {
         min_probe_rows: 0,
         min_collected_build_rows: 0,
+        min_probe_to_build: 0.0,
         min_drop_fraction: 0.0,
         ..BloomJoinFilter::default()
     }
