@@ -274,6 +274,8 @@ def stage_breakdown(spark, fact, small, n_small: int, fpr: float, seed: int, rep
     # difference is what the Python crossing costs.
     _, out["scan fact keys, JVM only"] = timed(lambda: fact.agg(F.sum("key")).collect(), repeat)
     for name, pick in PROBES.items():
+        if name == "arrow-udf" and not hasattr(F, "arrow_udf"):
+            continue  # PySpark before 4.1
         kept, seen = sc.accumulator(0), sc.accumulator(0)
         _, out[f"scan + probe ({name})"] = timed(
             lambda pick=pick: pick(fact, "key", bc, kept, seen).agg(F.count("*")).collect(), repeat)
@@ -326,6 +328,17 @@ def print_report(r: dict) -> None:
         print(f"where the time goes (each stage its own job, best of {r['repeat']}):")
         for stage, secs in r["breakdown"].items():
             print(f"  {stage:<48} {secs:6.2f} s")
+        b, rows, dropped = r["breakdown"], r["fact_rows"], r["rows_dropped_before_shuffle"]
+        probe_cost = min(b[f"scan + probe ({p})"] for p in PROBES if f"scan + probe ({p})" in b)
+        probe_cost -= b["scan fact keys, JVM only"]
+        shuffle_saving = b["join, no filter"] - b["join, rows pre-dropped in the JVM (isin)"]
+        print(f"the cheapest Python probe costs {probe_cost / rows * 1e9:.0f} ns a row over the JVM's"
+              f" own scan; dropping a row before the join saves {shuffle_saving / max(dropped, 1) * 1e9:.0f} ns")
+        if probe_cost >= shuffle_saving:
+            print("  so inside a Spark join, Spark's own runtime Bloom filter is the one to use: it runs in"
+                  " the JVM; a blockbloom filter pays where the filter leaves Spark (below)")
+        else:
+            print("  so the blockbloom probe pays inside Spark on this data")
         o = r["outside_spark"]
         print(f"outside Spark: pyarrow reads the fact Parquet ({o['seconds_read_only']:.2f} s) and the"
               f" Spark-built filter answers its {o['rows']:,} keys: {o['seconds_read_and_probe']:.2f} s"

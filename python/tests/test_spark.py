@@ -39,9 +39,14 @@ def spark():
     s.stop()
 
 
-@pytest.mark.parametrize("probe", ["udf", "map-in-arrow"])
+@pytest.mark.parametrize("probe", ["udf", "arrow-udf", "map-in-arrow"])
 def test_spark_semi_join_equals_exact_join(spark, probe, tmp_path):
     ex = load_example()
+    if probe == "arrow-udf":
+        from pyspark.sql import functions
+
+        if not hasattr(functions, "arrow_udf"):
+            pytest.skip("arrow_udf needs PySpark 4.1 or newer")
     # `run` asserts that the filtered join (and Spark's own runtime filter's) equals the
     # exact join.
     r = ex.run(spark, rows=ROWS, workdir=str(tmp_path), repeat=1, probe=probe,
@@ -54,3 +59,20 @@ def test_spark_semi_join_equals_exact_join(spark, probe, tmp_path):
     # 1 in 1000 rows can join; at a 1% filter at most a few percent of the rest survive.
     assert r["rows_dropped_before_shuffle"] >= 0.95 * ROWS
     assert r["filter_bytes_broadcast"] < 4096
+
+
+def test_breakdown_and_outside_spark(spark, tmp_path):
+    """The stage breakdown times every stage, and the filter built by Spark's tasks answers
+    the fact's keys outside Spark with the rows the exact join needs."""
+    ex = load_example()
+    rows = 200_000
+    r = ex.run(spark, rows=rows, workdir=str(tmp_path), repeat=1, compare_spark_bloom=False,
+               breakdown=True)
+    print()
+    ex.print_report(r)
+    stages = r["breakdown"]
+    assert all(secs > 0 for secs in stages.values()), stages
+    assert {"scan + probe (udf)", "scan + probe (map-in-arrow)"} <= set(stages)
+    o = r["outside_spark"]
+    assert o["rows"] == rows
+    assert r["result_rows"] <= o["kept"] < rows // 10  # no false negatives, most rows dropped
