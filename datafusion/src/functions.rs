@@ -142,8 +142,10 @@ impl AggregateUDFImpl for BloomFilterAgg {
             }
         };
         let shape = Shape { items, size };
-        // Refuse a shape blockbloom cannot build now, at planning, not per partition.
-        shape.build()?;
+        // Refuse a shape blockbloom cannot build now, at planning, not per partition; an
+        // accumulator is made per partition and per group, so a rate is checked with the
+        // planner rather than by allocating a filter.
+        shape.check()?;
         Ok(Box::new(BloomAccumulator {
             shape,
             key_type: args.expr_fields[0].data_type().clone(),
@@ -160,18 +162,29 @@ struct Shape {
 }
 
 impl Shape {
+    fn check(&self) -> Result<()> {
+        match self.size {
+            Size::Fpr(p) => blockbloom::sizing::plan(self.items, p)
+                .map(|_| ())
+                .map_err(|e| self.error(e)),
+            Size::Bits(_) => self.build().map(|_| ()),
+        }
+    }
+
+    fn error(&self, e: blockbloom::Error) -> DataFusionError {
+        DataFusionError::Plan(format!(
+            "bloom_filter_agg cannot build a filter for {} keys at {:?}: {e}",
+            self.items, self.size
+        ))
+    }
+
     fn build(&self) -> Result<BloomFilter> {
         let b = BloomFilter::builder().capacity(self.items);
         let b = match self.size {
             Size::Fpr(p) => b.fpr(p),
             Size::Bits(bits) => b.size_in_bytes((bits as u64).div_ceil(8)),
         };
-        b.build().map_err(|e| {
-            DataFusionError::Plan(format!(
-                "bloom_filter_agg cannot build a filter for {} keys at {:?}: {e}",
-                self.items, self.size
-            ))
-        })
+        b.build().map_err(|e| self.error(e))
     }
 }
 

@@ -233,8 +233,8 @@ impl BloomJoinFilter {
             build_partitions: AtomicUsize::new(0),
             epoch: Mutex::new(None),
         });
-        // The filter must be buildable now; otherwise no rule.
-        if shared.new_filter().is_err() {
+        // The filter must be plannable now (no allocation at planning); otherwise no rule.
+        if shared.filter_bytes().is_err() {
             return Ok(None);
         }
         let new_left = under_exchange(left, |input| {
@@ -332,11 +332,17 @@ impl Shared {
     /// A build partition's filter: for the estimated keys at the rate, rounded up to a power
     /// of two blocks, so that the merged filter can be folded to the keys that came.
     fn new_filter(&self) -> Result<BloomFilter, blockbloom::Error> {
-        let planned = BloomFilter::with_capacity(self.capacity, self.fpr)?;
         BloomFilter::builder()
             .capacity(self.capacity)
-            .size_in_bytes((planned.size_in_bytes() as u64).next_power_of_two())
+            .size_in_bytes(self.filter_bytes()?)
             .build()
+    }
+
+    /// The bytes of a build partition's filter: the planner's size for the estimate at the
+    /// rate (what `with_capacity` allocates), rounded up to a power of two.
+    fn filter_bytes(&self) -> Result<u64, blockbloom::Error> {
+        let blocks = blockbloom::sizing::plan(self.capacity, self.fpr)?.num_blocks;
+        Ok((blocks * 64).next_power_of_two())
     }
 
     /// The epoch a build partition joins: the one being built if some of its partitions
