@@ -1,7 +1,8 @@
 //! Instruction-count benchmarks (iai-callgrind 0.16.1 under valgrind/callgrind).
 //!
-//! Run with `cargo bench --bench instructions`; it needs valgrind and the runner binary of the
-//! *same* version as the `iai-callgrind` dev-dependency:
+//! Run with `cargo bench -p blockbloom-instructions --bench instructions`; it needs valgrind
+//! and the runner binary of the *same* version as this package's `iai-callgrind`
+//! dev-dependency:
 //! `cargo install iai-callgrind-runner --version 0.16.1 --locked`.
 //! `perf-reports/perf-check` runs this and compares it with `perf-reports/baseline/`.
 //!
