@@ -2,6 +2,8 @@
 //! XXH64 with seed 0 (the split block filter's). The public `blockbloom::hash` module
 //! (in `lib.rs`) re-exports these beside the kernel tiers' batch forms.
 
+pub(crate) mod aes;
+
 use alloc::boxed::Box;
 
 use core::hash::Hasher;
