@@ -32,6 +32,13 @@ const fn words(lo: u64, hi: u64) -> u128 {
 }
 
 impl AesKeys {
+    /// The round keys in `R`'s registers.
+    #[inline(always)]
+    pub(crate) fn load<R: Round>(&self, r: R) -> Keys<R::V> {
+        let w = |k: u128| r.words(k as u64, (k >> 64) as u64);
+        Keys([w(self.0[0]), w(self.0[1]), w(self.0[2]), w(self.0[3])])
+    }
+
     /// The round keys for `seed`.
     pub(crate) const fn new(seed: u64) -> Self {
         AesKeys([
@@ -70,8 +77,8 @@ pub(crate) trait Round: Copy {
     type V: Copy;
     /// The 128 bits `lo | hi << 64`.
     fn words(self, lo: u64, hi: u64) -> Self::V;
-    /// The 16 bytes of `b` at `at` (`at + 16 <= b.len()`).
-    fn chunk(self, b: &[u8], at: usize) -> Self::V;
+    /// These 16 bytes.
+    fn chunk(self, c: &[u8; 16]) -> Self::V;
     /// `a ^ b`.
     fn xor(self, a: Self::V, b: Self::V) -> Self::V;
     /// `AESENC(s, k)`.
@@ -84,14 +91,6 @@ pub(crate) trait Round: Copy {
 #[derive(Clone, Copy)]
 pub(crate) struct Keys<V>(pub(crate) [V; 4]);
 
-impl AesKeys {
-    #[inline(always)]
-    pub(crate) fn load<R: Round>(&self, r: R) -> Keys<R::V> {
-        let w = |k: u128| r.words(k as u64, (k >> 64) as u64);
-        Keys([w(self.0[0]), w(self.0[1]), w(self.0[2]), w(self.0[3])])
-    }
-}
-
 /// AESH-64 of `b` on `r`'s rounds: the definition, once, for every machine.
 #[inline(always)]
 pub(crate) fn hash<R: Round>(r: R, k: &Keys<R::V>, b: &[u8]) -> u64 {
@@ -102,12 +101,13 @@ pub(crate) fn hash<R: Round>(r: R, k: &Keys<R::V>, b: &[u8]) -> u64 {
         s = r.round(r.xor(k.0[0], r.words(lo, hi ^ n as u64)), k.0[1]);
     } else {
         s = r.xor(k.0[0], r.words(0, n as u64));
+        let chunk = |at: usize| r.chunk(b[at..at + 16].try_into().expect("16 bytes"));
         let mut at = 0;
         while at + 16 < n {
-            s = r.round(r.xor(s, r.chunk(b, at)), k.0[1]);
+            s = r.round(r.xor(s, chunk(at)), k.0[1]);
             at += 16;
         }
-        s = r.round(r.xor(s, r.chunk(b, n - 16)), k.0[1]);
+        s = r.round(r.xor(s, chunk(n - 16)), k.0[1]);
     }
     r.fold(r.round(r.round(s, k.0[2]), k.0[3]))
 }
@@ -184,8 +184,8 @@ impl Round for Soft {
     }
 
     #[inline(always)]
-    fn chunk(self, b: &[u8], at: usize) -> u128 {
-        u128::from_le_bytes(b[at..at + 16].try_into().expect("16 bytes"))
+    fn chunk(self, c: &[u8; 16]) -> u128 {
+        u128::from_le_bytes(*c)
     }
 
     #[inline(always)]

@@ -34,10 +34,9 @@ impl Round for Ce {
     }
 
     #[inline(always)]
-    fn chunk(self, b: &[u8], at: usize) -> uint8x16_t {
-        assert!(at + 16 <= b.len());
-        // SAFETY: `b[at..at + 16]` is in bounds (asserted).
-        unsafe { vld1q_u8(b.as_ptr().add(at)) }
+    fn chunk(self, c: &[u8; 16]) -> uint8x16_t {
+        // SAFETY: `c` is 16 readable bytes.
+        unsafe { vld1q_u8(c.as_ptr()) }
     }
 
     #[inline(always)]

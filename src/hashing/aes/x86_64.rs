@@ -53,10 +53,9 @@ impl Round for Ni {
     }
 
     #[inline(always)]
-    fn chunk(self, b: &[u8], at: usize) -> __m128i {
-        assert!(at + 16 <= b.len());
-        // SAFETY: `b[at..at + 16]` is in bounds (asserted); the load is unaligned.
-        unsafe { _mm_loadu_si128(b.as_ptr().add(at).cast()) }
+    fn chunk(self, c: &[u8; 16]) -> __m128i {
+        // SAFETY: `c` is 16 readable bytes; the load is unaligned.
+        unsafe { _mm_loadu_si128(c.as_ptr().cast()) }
     }
 
     #[inline(always)]
