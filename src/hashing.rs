@@ -106,6 +106,95 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
     }
 }
 
+/// Which hash a filter gives its keys: the format's hash id (header byte 12), chosen when the
+/// filter is built ([`Builder::key_hash`](crate::Builder::key_hash)) and kept by its
+/// encoding, so a filter read back hashes as the one written.
+///
+/// | hash | id | keys of 4 and 8 bytes | every other key |
+/// | :--- | ---: | :--- | :--- |
+/// | [`Xxh3`](KeyHash::Xxh3) | 1 | XXH3-64 | XXH3-64 |
+/// | [`Aesh`](KeyHash::Aesh) (default) | 2 | XXH3-64 | AESH-64 ([`hash_bytes_aes`](crate::hash::hash_bytes_aes)) |
+///
+/// A key is its form's little-endian bytes ([`KeyForm`](crate::KeyForm)). The `U32` and `U64`
+/// forms are 4 and 8 bytes, so under either hash an integer key and its bytes stay one key, and
+/// integer keys hash alike under both: hash id 2 changes byte strings of other lengths and
+/// 16-byte keys, which AES rounds hash in lanes faster than XXH3 (`docs/PERFORMANCE.md`).
+/// [`ByHash`](crate::ByHash) keys hash their `Hash` stream with XXH3 under both. Files written
+/// before hash id 2 existed carry id 1 and answer as they did.
+///
+/// ```
+/// use blockbloom::{BloomFilter, KeyHash};
+///
+/// let new = BloomFilter::with_capacity(1000, 0.01)?;
+/// assert_eq!(new.key_hash(), KeyHash::Aesh);
+/// let old = BloomFilter::builder().capacity(1000).key_hash(KeyHash::Xxh3).build()?;
+/// assert_eq!((old.key_hash().id(), old.key_hash().name()), (1, "xxh3-64"));
+/// // Integer keys hash alike; other byte strings do not.
+/// assert_eq!(new.hash(&7u64), old.hash(&7u64));
+/// assert_ne!(new.hash("user:17"), old.hash("user:17"));
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum KeyHash {
+    /// Hash id 1: XXH3-64 with the seed of every key's bytes. Every filter written before hash
+    /// id 2.
+    Xxh3,
+    /// Hash id 2: XXH3-64 for keys of 4 and 8 bytes, AESH-64 for every other key. The default
+    /// for new filters.
+    #[default]
+    Aesh,
+}
+
+impl KeyHash {
+    /// The format's hash id (header byte 12).
+    pub const fn id(self) -> u8 {
+        match self {
+            KeyHash::Xxh3 => 1,
+            KeyHash::Aesh => 2,
+        }
+    }
+
+    /// The hash of a format hash id, if this build knows it.
+    ///
+    /// ```
+    /// use blockbloom::KeyHash;
+    /// assert_eq!(KeyHash::from_id(2), Some(KeyHash::Aesh));
+    /// assert_eq!(KeyHash::from_id(9), None);
+    /// ```
+    pub const fn from_id(id: u8) -> Option<KeyHash> {
+        match id {
+            1 => Some(KeyHash::Xxh3),
+            2 => Some(KeyHash::Aesh),
+            _ => None,
+        }
+    }
+
+    /// Its name, as `blockbloom info` prints it: `xxh3-64` or `aesh-64`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            KeyHash::Xxh3 => "xxh3-64",
+            KeyHash::Aesh => "aesh-64",
+        }
+    }
+
+    /// The hash of a byte string: XXH3-64 under id 1, and under id 2 for 4 and 8 bytes
+    /// (what the integer forms of those widths hash to), AESH-64 for every other length.
+    #[inline]
+    pub(crate) fn bytes(self, b: &[u8], seed: u64) -> u64 {
+        match (self, b.len()) {
+            (KeyHash::Xxh3, _) | (KeyHash::Aesh, 4 | 8) => bytes_with_seed(b, seed),
+            (KeyHash::Aesh, _) => aes::hash_bytes_aes(b, seed),
+        }
+    }
+}
+
+impl core::fmt::Display for KeyHash {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// XXH3's avalanche multiplier.
 pub(crate) const PRIME_AVALANCHE: u64 = 0x1656_6791_9e37_79f9;
 

@@ -18,8 +18,10 @@ use core::hash::{Hash, Hasher};
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use crate::hashing::aes::hash_bytes_aes;
 use crate::hashing::{
-    StableHasher, bytes_with_seed, hash_u32, hash_u64, u32_with_flip, u64_with_flip, u128_with_seed,
+    KeyHash, StableHasher, bytes_with_seed, hash_u32, hash_u64, u32_with_flip, u64_with_flip,
+    u128_with_seed,
 };
 
 /// The canonical form of a key: what the filter hashes (XXH3-64 with the filter's seed of the
@@ -96,14 +98,49 @@ impl KeyForm<'_> {
 }
 
 impl KeyForm<'_> {
-    /// [`hash`](Self::hash), given the seed's XXH3 constant as well (a filter keeps it), so an
-    /// integer key skips deriving it.
+    /// The hash of this key under `hash` with `seed` ([`KeyHash`]): [`hash`](Self::hash)
+    /// under [`KeyHash::Xxh3`]; under [`KeyHash::Aesh`], the same for the `U32`, `U64` and
+    /// `ByHash` forms and byte strings of 4 and 8 bytes, and AESH-64 of the form's bytes for
+    /// every other key. What a filter of that hash computes for the key.
+    ///
+    /// ```
+    /// use blockbloom::{KeyForm, KeyHash, hash::hash_bytes_aes};
+    ///
+    /// let aesh = |k: KeyForm<'_>| k.hash_with(KeyHash::Aesh, 3);
+    /// assert_eq!(aesh(KeyForm::U64(7)), KeyForm::U64(7).hash(3));
+    /// assert_eq!(aesh(KeyForm::Bytes(&7u64.to_le_bytes())), aesh(KeyForm::U64(7)));
+    /// assert_eq!(aesh(KeyForm::U128(7)), hash_bytes_aes(&7u128.to_le_bytes(), 3));
+    /// assert_eq!(aesh(KeyForm::Bytes(b"user:17")), hash_bytes_aes(b"user:17", 3));
+    /// ```
     #[inline(always)]
-    pub(crate) fn hash_with_flip(self, seed: u64, flip: u64) -> u64 {
+    pub fn hash_with(self, hash: KeyHash, seed: u64) -> u64 {
+        match hash {
+            KeyHash::Xxh3 => self.hash(seed),
+            KeyHash::Aesh => self.hash_aesh(seed),
+        }
+    }
+
+    /// The hash under [`KeyHash::Aesh`].
+    #[inline(always)]
+    fn hash_aesh(self, seed: u64) -> u64 {
+        match self {
+            KeyForm::U8(v) => hash_bytes_aes(&[v], seed),
+            KeyForm::U16(v) => hash_bytes_aes(&v.to_le_bytes(), seed),
+            KeyForm::U128(v) => hash_bytes_aes(&v.to_le_bytes(), seed),
+            KeyForm::Bytes(b) => KeyHash::Aesh.bytes(b, seed),
+            // 4 and 8 bytes, and the `Hash` stream: as under hash id 1.
+            other @ (KeyForm::U32(_) | KeyForm::U64(_) | KeyForm::ByHash(_)) => other.hash(seed),
+        }
+    }
+
+    /// [`hash_with`](Self::hash_with), given the seed's XXH3 constant as well (a filter keeps
+    /// it), so an integer key skips deriving it.
+    #[inline(always)]
+    pub(crate) fn hash_by(self, hash: KeyHash, seed: u64, flip: u64) -> u64 {
         match self {
             KeyForm::U32(v) => u32_with_flip(v, flip),
             KeyForm::U64(v) => u64_with_flip(v, flip),
-            other => other.hash(seed),
+            other => other.hash_with(hash, seed),
         }
     }
 }

@@ -177,17 +177,22 @@ pub use filter::{
     BatchKey, Bits, BloomFilter, Builder, ByteColumn, Filter, FilterRef, KeySource, Offset, Storage,
 };
 pub use filter::{CounterBits, Counters, CountingBloomFilter, CountingBuilder};
+pub use hashing::KeyHash;
 pub use isa::Isa;
 pub use kernel::MAX_PREFETCH_DEPTH;
 pub use key::{ByHash, HashInto, Key, KeyForm};
 pub use layout::Block;
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 
-/// The stable key hash: XXH3-64 with a seed.
+/// The stable key hashes: XXH3-64 and AESH-64, with a seed.
 ///
-/// Every key becomes one 64-bit hash, and the filter derives everything else from it, so this
-/// function *is* the persisted format's hash: it gives the same bits on every platform, kernel
-/// and compile flag. It is XXH3-64 of a key's canonical bytes ([`KeyForm`]): an integer's
+/// Every key becomes one 64-bit hash, and the filter derives everything else from it, so these
+/// functions *are* the persisted format's hashes: they give the same bits on every platform,
+/// kernel and compile flag. Which one a filter uses is its [`KeyHash`], the format's hash id:
+/// hash id 1 ([`KeyHash::Xxh3`]) is XXH3-64 of a key's canonical bytes ([`KeyForm`]); hash
+/// id 2 ([`KeyHash::Aesh`], the default for new filters) is the same for keys of 4 and 8
+/// bytes and [`hash_bytes_aes`](hash::hash_bytes_aes) for every other key. XXH3-64 of a key's
+/// canonical bytes is: an integer's
 /// little-endian bytes (which the batch kernels hash in SIMD lanes), a string's or byte
 /// string's bytes exactly; [`ByHash`] keys hash the canonical byte stream their `Hash` impl
 /// writes ([`StableHasher`](hash::StableHasher)). Each equals
@@ -206,16 +211,16 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 /// assert_eq!(hash::hash_bytes(b"abc", seed), xxhash_rust::xxh3::xxh3_64_with_seed(b"abc", seed));
 /// ```
 ///
-/// [`hash_bytes_aes`](hash::hash_bytes_aes) and its batch form are a second stable
+/// [`hash_bytes_aes`](hash::hash_bytes_aes) and its batch form are the second stable
 /// byte-string hash, AESH-64, built from AES rounds (defined on the function): the same bits
-/// on every machine, faster than XXH3 where the CPU has AES instructions. No filter uses it
-/// yet.
+/// on every machine, faster than XXH3 where the CPU has AES instructions.
+/// [`KeyForm::hash_with`] gives any key's hash under either [`KeyHash`].
 ///
 /// (The scalar hashes live in the bottom layer; the batch forms run on the kernel tiers, a
 /// layer up, and meet here.)
 pub mod hash {
     pub use crate::hashing::aes::{hash_bytes_aes, hash_bytes_aes_batch};
-    pub use crate::hashing::{StableHasher, hash_bytes, hash_u32, hash_u64};
+    pub use crate::hashing::{KeyHash, StableHasher, hash_bytes, hash_u32, hash_u64};
     pub use crate::kernel::{hash_bytes_batch, hash_u32_batch, hash_u64_batch};
     pub use crate::key::hash_key;
 }

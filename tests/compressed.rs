@@ -21,7 +21,8 @@ fn envelope(body: &[u8], declared: u64, seed: u64) -> Vec<u8> {
     out[8..10].copy_from_slice(&1u16.to_le_bytes());
     out[10] = blockbloom::format::kind::COMPRESSED;
     out[11] = compressed::CODEC_ZSTD;
-    out[12] = 1;
+    // The hash id of `sample()`'s filter, built with the default key hash.
+    out[12] = blockbloom::KeyHash::default().id();
     out[16..24].copy_from_slice(&seed.to_le_bytes());
     out[24..32].copy_from_slice(&declared.to_le_bytes());
     out[56..64].copy_from_slice(&(body.len() as u64).to_le_bytes());
@@ -197,6 +198,8 @@ fn golden_filter() -> BloomFilter {
         .layout(Layout::Sectors4x128)
         .probes(4)
         .seed(0x00c0_ffee)
+        // The file pins hash id 1, every filter's hash before id 2.
+        .key_hash(blockbloom::KeyHash::Xxh3)
         .build()
         .unwrap();
     f.insert_batch(&(0..300u64).collect::<Vec<_>>());

@@ -6,7 +6,7 @@ mod common;
 use std::io::Write as _;
 
 use blockbloom::layout::Layout;
-use blockbloom::{BloomFilter, ByHash, Error, FilterRef};
+use blockbloom::{BloomFilter, ByHash, Error, FilterRef, KeyHash};
 use quickcheck::quickcheck;
 
 fn filled(capacity: u64, fpr: f64, seed: u64, keys: std::ops::Range<u64>) -> BloomFilter {
@@ -20,13 +20,15 @@ fn filled(capacity: u64, fpr: f64, seed: u64, keys: std::ops::Range<u64>) -> Blo
     f
 }
 
-/// The golden filters: small, fixed, one per layout.
+/// The golden filters: small, fixed, one per layout, on hash id 1 (every filter's hash before
+/// id 2); and one on hash id 2.
 fn golden() -> Vec<(&'static str, BloomFilter)> {
     let mut a = BloomFilter::builder()
         .capacity(100)
         .fpr(0.01)
         .seed(0x0123_4567_89ab_cdef)
         .layout(Layout::Sectors8x64)
+        .key_hash(KeyHash::Xxh3)
         .build()
         .unwrap();
     a.insert_batch(&(0..100u64).collect::<Vec<_>>());
@@ -37,10 +39,27 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
         .bits_per_key(20.0)
         .layout(Layout::Sectors4x128)
         .probes(12)
+        .key_hash(KeyHash::Xxh3)
         .build()
         .unwrap();
     b.insert_batch(&(1000..1050u32).collect::<Vec<_>>());
-    vec![("v1-8x64.bin", a), ("v1-4x128.bin", b)]
+    // Hash id 2: byte strings of every length to 40 (4 and 8 bytes take XXH3), 16-byte keys,
+    // and integers, each through a batch and a single-key method.
+    let mut c = BloomFilter::builder()
+        .capacity(200)
+        .fpr(0.01)
+        .seed(0x0123_4567_89ab_cdef)
+        .key_hash(KeyHash::Aesh)
+        .build()
+        .unwrap();
+    let text = "the quick brown fox jumps over the lazy dog";
+    let strs: Vec<&str> = (0..=40).map(|n| &text[..n]).collect();
+    c.insert_batch(&strs);
+    c.insert_batch(&(0..40u128).map(|i| i << 64 | i).collect::<Vec<_>>());
+    c.insert_batch(&(0..40u64).collect::<Vec<_>>());
+    c.insert("golden, hash id 2");
+    c.insert(&0xfeed_u128);
+    vec![("v1-8x64.bin", a), ("v1-4x128.bin", b), ("v1-aesh.bin", c)]
 }
 
 #[test]
@@ -51,6 +70,8 @@ fn golden_files_pin_version_1() {
         assert_eq!(f, g);
         assert_eq!(g.target_fpr(), f.target_fpr());
         assert_eq!(g.capacity(), f.capacity());
+        assert_eq!(g.key_hash(), f.key_hash());
+        assert_eq!(stored[12], f.key_hash().id());
     }
 }
 

@@ -4,7 +4,9 @@
 //! * Keys are lines: bytes up to a `\n`, without it and without a `\r` before it. The last
 //!   line needs no terminator; an empty line is a key (the empty string). Lines need not be
 //!   UTF-8. Each is hashed exactly as `BloomFilter::insert_bytes`/`contains_bytes` hash it
-//!   (`hash::hash_bytes(line, seed)`), in batches.
+//!   (the filter's key hash and seed: `KeyForm::Bytes(line).hash_with(..)`), in batches.
+//! * `build` writes hash id 2 (AESH-64 for lines but those of 4 and 8 bytes) unless given
+//!   `--hash xxh3-64`; `query` and `info` read either, and `info` prints which.
 //! * Filters are loaded with the kind's `read_from` over a `BufReader<File>` (a copy, which
 //!   the checksum check reads in full anyway; `query` and `info` take every kind, `kinds`), and
 //!   a file holding anything after the filter is rejected as `TrailingBytes`.
@@ -44,8 +46,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use blockbloom::BloomFilter;
-use blockbloom::hash::hash_bytes;
+use blockbloom::{BloomFilter, KeyHash};
 use clap::Args;
 
 use crate::kinds::AnyFilter;
@@ -80,6 +81,12 @@ pub struct BuildArgs {
     // A default --seed is no conflict: clap counts only a --seed given.
     #[arg(long, conflicts_with = "seed")]
     keyed: bool,
+    /// The key hash the filter is built with: aesh-64 (hash id 2, the default: AESH-64 for
+    /// lines of other lengths than 4 and 8 bytes, XXH3-64 for those) or xxh3-64 (hash id 1,
+    /// what every filter before hash id 2 used). Filters merge only with filters of the same
+    /// hash.
+    #[arg(long, default_value = "aesh-64", value_parser = ["aesh-64", "xxh3-64"])]
+    hash: String,
     /// Files of newline-delimited keys; none or `-` reads stdin.
     keys: Vec<PathBuf>,
     /// The filter file to write (replaced atomically).
@@ -274,7 +281,7 @@ struct Inserter<'f> {
 
 impl Inserter<'_> {
     fn add(&mut self, line: &[u8]) {
-        self.hashes.push(hash_bytes(line, self.filter.seed()));
+        self.hashes.push(self.filter.hash(line));
         self.keys += 1;
         if self.hashes.len() == BATCH {
             self.flush();
@@ -356,7 +363,15 @@ pub fn build(args: BuildArgs) -> Result<()> {
             total
         }
     };
-    let builder = BloomFilter::builder().capacity(capacity).fpr(args.fpr);
+    let key_hash = if args.hash == "xxh3-64" {
+        KeyHash::Xxh3
+    } else {
+        KeyHash::Aesh
+    };
+    let builder = BloomFilter::builder()
+        .capacity(capacity)
+        .fpr(args.fpr)
+        .key_hash(key_hash);
     let builder = if args.keyed {
         builder.keyed()
     } else {
@@ -565,7 +580,6 @@ pub fn query(args: QueryArgs) -> Result<()> {
     }
     // Prefilter: batches of lines (kept with their terminators), hashed together and answered
     // with one batch call.
-    let seed = f.seed();
     let mut input = BufReader::with_capacity(1 << 16, io::stdin().lock());
     let mut text: Vec<u8> = Vec::with_capacity(BATCH * 64);
     let mut ends: Vec<usize> = Vec::with_capacity(BATCH);
@@ -585,7 +599,7 @@ pub fn query(args: QueryArgs) -> Result<()> {
                 eof = true;
                 break;
             }
-            hashes.push(hash_bytes(strip_newline(&text[start..]), seed));
+            hashes.push(f.hash_line(strip_newline(&text[start..])));
             ends.push(text.len());
         }
         f.contains_hash_batch(&hashes, &mut answers[..hashes.len()]);
@@ -618,6 +632,10 @@ pub fn info(args: InfoArgs) -> Result<()> {
     let mut rows: Vec<(String, String)> = vec![
         ("file".into(), args.filter.display().to_string()),
         ("kind".into(), f.kind_name().to_string()),
+        (
+            "hash".into(),
+            format!("{} (hash id {})", f.key_hash(), f.key_hash().id()),
+        ),
         // The only version the decoders accept.
         ("version".into(), blockbloom::format::VERSION.to_string()),
     ];

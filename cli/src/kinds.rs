@@ -10,7 +10,7 @@ use std::io::{self, Read};
 use blockbloom::format::{HEADER_BYTES, MAGIC, kind};
 use blockbloom::{
     BloomFilter, BloomierFilter, ClassicBloomFilter, CountingBloomFilter, DeletableBloomFilter,
-    Error, ScalableBloomFilter,
+    Error, KeyForm, KeyHash, ScalableBloomFilter,
 };
 
 /// A decoded filter file of any kind.
@@ -124,6 +124,21 @@ impl AnyFilter {
         }
     }
 
+    /// The hash the filter gives its keys (the header's hash id): the plain, compressed and
+    /// deletable kinds may use either; the others hash with XXH3 (hash id 1).
+    pub fn key_hash(&self) -> KeyHash {
+        match self {
+            AnyFilter::Plain(f) | AnyFilter::Compressed(f) => f.key_hash(),
+            AnyFilter::Deletable(f) => f.filter().key_hash(),
+            _ => KeyHash::Xxh3,
+        }
+    }
+
+    /// The hash of a line as the filter hashes it (what `insert_bytes` gives the line).
+    pub fn hash_line(&self, line: &[u8]) -> u64 {
+        KeyForm::Bytes(line).hash_with(self.key_hash(), self.seed())
+    }
+
     /// Whether a line may be a member (for a Bloomier map: whether it maps to a value).
     pub fn contains_bytes(&self, key: &[u8]) -> bool {
         match self {
@@ -136,7 +151,7 @@ impl AnyFilter {
         }
     }
 
-    /// Answers a batch of key hashes (`hash_bytes(key, seed)`); one batch call for the plain
+    /// Answers a batch of key hashes ([`hash_line`](Self::hash_line)); one batch call for the plain
     /// kinds, per key for the others.
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
         let each = |f: &dyn Fn(u64) -> bool, out: &mut [bool]| {

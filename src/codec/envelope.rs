@@ -8,7 +8,7 @@
 //! | 8 | 2 | format version, `u16` (1) |
 //! | 10 | 1 | layout id: the kind ([`kind`]) |
 //! | 11 | 1 | a small parameter of the kind |
-//! | 12 | 1 | hash id (1 = seeded XXH3-64) |
+//! | 12 | 1 | hash id ([`KeyHash`]: 1 = seeded XXH3-64, 2 = AESH-64 but for 4- and 8-byte keys) |
 //! | 13 | 3 | reserved, zero |
 //! | 16 | 8 | hash seed |
 //! | 24 | 24 | three `u64` fields of the kind |
@@ -22,8 +22,9 @@
 //! kind then validates its fields and body and must not trust either for allocation sizes
 //! beyond what the body's length justifies.
 
-use super::{Encoded, HASH_XXH3, HEADER_BYTES, MAGIC, VERSION, kind, u64_at};
+use super::{Encoded, HEADER_BYTES, MAGIC, VERSION, kind, u64_at};
 use crate::error::Error;
+use crate::hashing::KeyHash;
 
 /// The header fields of one encoded filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,8 @@ pub(crate) struct Envelope {
     pub kind: u8,
     /// A small parameter of the kind (byte 11).
     pub param: u8,
+    /// The key hash (byte 12: its hash id).
+    pub hash: KeyHash,
     /// The hash seed.
     pub seed: u64,
     /// Three kind-specific fields (bytes 24..48).
@@ -46,7 +49,7 @@ impl Envelope {
         h[8..10].copy_from_slice(&VERSION.to_le_bytes());
         h[10] = self.kind;
         h[11] = self.param;
-        h[12] = HASH_XXH3;
+        h[12] = self.hash.id();
         h[16..24].copy_from_slice(&self.seed.to_le_bytes());
         for (i, f) in self.fields.iter().enumerate() {
             h[24 + 8 * i..32 + 8 * i].copy_from_slice(&f.to_le_bytes());
@@ -79,17 +82,26 @@ pub(super) fn preamble<T: Encoded>(h: &[u8; HEADER_BYTES]) -> Result<Envelope, E
     Ok(Envelope {
         kind: h[10],
         param: h[11],
+        // Read by `check_hash`, which the kinds call next (after their own parameter checks).
+        hash: KeyHash::Xxh3,
         seed: u64_at(h, 16),
         fields: [u64_at(h, 24), u64_at(h, 32), u64_at(h, 40)],
     })
 }
 
-/// The hash id check.
-pub(super) fn check_hash(h: &[u8; HEADER_BYTES]) -> Result<(), Error> {
-    if h[12] != HASH_XXH3 {
-        return Err(Error::UnsupportedHash(h[12]));
+/// The hash id check: an id this build knows, and one kind `T` hashes with
+/// ([`Encoded::HASHES`]); sets `env.hash`.
+pub(super) fn check_hash<T: Encoded>(
+    h: &[u8; HEADER_BYTES],
+    env: &mut Envelope,
+) -> Result<(), Error> {
+    match KeyHash::from_id(h[12]) {
+        Some(hash) if T::HASHES.contains(&hash) => {
+            env.hash = hash;
+            Ok(())
+        }
+        _ => Err(Error::UnsupportedHash(h[12])),
     }
-    Ok(())
 }
 
 /// Validates a family header of kind `T`: the envelope and the stated body length.
@@ -98,8 +110,8 @@ pub(super) fn check_hash(h: &[u8; HEADER_BYTES]) -> Result<(), Error> {
 /// `BadMagic`, `UnsupportedVersion`, `WrongKind` (another known kind), `UnsupportedLayout`
 /// (an unknown id), `UnsupportedHash`, `InvalidHeader` (reserved bytes).
 pub(super) fn parse_family<T: Encoded>(h: &[u8; HEADER_BYTES]) -> Result<(Envelope, u64), Error> {
-    let env = preamble::<T>(h)?;
-    check_hash(h)?;
+    let mut env = preamble::<T>(h)?;
+    check_hash::<T>(h, &mut env)?;
     if h[13..16] != [0; 3] {
         return Err(Error::InvalidHeader("reserved bytes are not zero"));
     }
@@ -150,6 +162,7 @@ mod tests {
         let env = Envelope {
             kind: Raw::KIND,
             param: 4,
+            hash: KeyHash::Xxh3,
             seed: 7,
             fields: [1, 2, 3],
         };

@@ -23,6 +23,7 @@ use crate::io::{self, Read, Write};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::Error;
+use crate::hashing::KeyHash;
 use crate::layout::Block;
 use crate::memory::PageBuf;
 
@@ -34,8 +35,11 @@ pub const MAGIC: [u8; 8] = *b"BLKBLOOM";
 pub const VERSION: u16 = crate::limits::FORMAT_VERSION;
 /// Bytes of header before the blocks.
 pub const HEADER_BYTES: usize = 64;
-/// The hash id of seeded XXH3-64 over canonical little-endian bytes.
-pub const HASH_XXH3: u8 = 1;
+/// The hash id of seeded XXH3-64 over canonical little-endian bytes ([`KeyHash::Xxh3`]).
+pub const HASH_XXH3: u8 = KeyHash::Xxh3.id();
+/// The hash id of XXH3-64 for 4- and 8-byte keys and AESH-64 for every other key
+/// ([`KeyHash::Aesh`]).
+pub const HASH_AESH: u8 = KeyHash::Aesh.id();
 
 /// The bits of the target-FPR field for a filter sized by a budget: the canonical quiet NaN.
 pub const NO_TARGET_FPR: u64 = 0x7ff8_0000_0000_0000;
@@ -100,6 +104,10 @@ pub(crate) trait Encoded: Sized {
     /// Whether header bytes 56..64 state the body length (the family) or are zero (the plain
     /// filter, whose block count implies it).
     const STATES_LEN: bool = true;
+
+    /// The key hashes this kind can be built with (header byte 12): the family's kinds hash
+    /// with XXH3 alone (hash id 1).
+    const HASHES: &'static [KeyHash] = &[KeyHash::Xxh3];
 
     /// The header's fields.
     fn envelope(&self) -> Envelope;

@@ -16,6 +16,7 @@ use super::{
 use crate::error::Error;
 use crate::filter::BloomFilter;
 use crate::filter::{FilterRef, Meta};
+use crate::hashing::KeyHash;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{Block, Layout, MAX_BLOCKS};
@@ -63,7 +64,8 @@ fn meta(env: &Envelope, kernel: &'static Kernel) -> Result<Meta, Error> {
         capacity,
         target_fpr(fpr)?,
         kernel,
-    ))
+    )
+    .with_hash(env.hash))
 }
 
 /// Bytes of the encoding a header declares.
@@ -85,12 +87,14 @@ fn reserve_blocks(env: &Envelope) -> Result<PageBuf<Block>, Error> {
 impl Encoded for BloomFilter {
     const KIND: u8 = kind::PLAIN_8X64;
     const STATES_LEN: bool = false;
+    const HASHES: &'static [KeyHash] = &[KeyHash::Xxh3, KeyHash::Aesh];
 
     fn envelope(&self) -> Envelope {
         let m = self.meta();
         Envelope {
             kind: layout_id(m.shape.layout),
             param: m.probes() as u8,
+            hash: m.shape.hash,
             seed: m.seed,
             fields: [
                 m.shape.num_blocks,
@@ -115,12 +119,12 @@ impl Encoded for BloomFilter {
     /// The plain header's own checks: its fields are the shape, so they are checked here,
     /// before the body, and imply the body's length.
     fn parse_header(h: &[u8; HEADER_BYTES]) -> Result<(Envelope, u64), Error> {
-        let env = preamble::<BloomFilter>(h)?;
+        let mut env = preamble::<BloomFilter>(h)?;
         let layout = layout_of(env.kind).ok_or(Error::UnsupportedLayout(env.kind))?;
         if !layout.supports_probes(env.param as u32) {
             return Err(Error::InvalidHeader("probe count does not fit the layout"));
         }
-        check_hash(h)?;
+        check_hash::<BloomFilter>(h, &mut env)?;
         if h[13..16] != [0; 3] || h[56..64] != [0; 8] {
             return Err(Error::InvalidHeader("reserved bytes are not zero"));
         }

@@ -47,6 +47,7 @@ use crate::codec::{Encoded, Envelope, HEADER_BYTES, Out, kind};
 use crate::error::Error;
 use crate::family::classic::{self, ClassicBloomFilter};
 use crate::filter::BloomFilter;
+use crate::hashing::KeyHash;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
 use crate::sizing::{self, Plan};
 
@@ -587,7 +588,7 @@ impl BloomFilter {
     /// [`Error::Codec`] if the codec fails (it allocates its own memory).
     pub fn to_compressed_bytes(&self) -> Result<Vec<u8>, Error> {
         compress(
-            self.meta().seed,
+            (self.meta().seed, self.key_hash()),
             self.encoded_len() as u64,
             Inner::Plain,
             |enc| self.write_to(enc),
@@ -641,7 +642,7 @@ impl BloomFilter {
             max_decompressed,
             Inner::Plain,
             |r| BloomFilter::read_from(r),
-            |f| (f.encoded_len() as u64, f.meta().seed),
+            |f| (f.encoded_len() as u64, f.meta().seed, f.key_hash()),
         )
     }
 }
@@ -667,7 +668,7 @@ impl ClassicBloomFilter {
     /// [`Error::Codec`] if the codec fails.
     pub fn to_compressed_bytes(&self) -> Result<Vec<u8>, Error> {
         compress(
-            self.seed(),
+            (self.seed(), KeyHash::Xxh3),
             self.encoded_len() as u64,
             Inner::Classic,
             |enc| self.write_to(enc),
@@ -710,7 +711,7 @@ impl ClassicBloomFilter {
             max_decompressed,
             Inner::Classic,
             |r| ClassicBloomFilter::read_from(r),
-            |f| (f.encoded_len() as u64, f.seed()),
+            |f| (f.encoded_len() as u64, f.seed(), KeyHash::Xxh3),
         )
     }
 }
@@ -759,9 +760,10 @@ impl Inner {
     }
 }
 
-/// A filter's encoding of `raw_len` bytes, written by `write`, in the compressed form.
+/// A filter's encoding of `raw_len` bytes, written by `write`, in the compressed form; the
+/// envelope repeats the filter's seed and key hash.
 fn compress(
-    seed: u64,
+    (seed, hash): (u64, KeyHash),
     raw_len: u64,
     inner: Inner,
     write: impl FnOnce(&mut zstd::stream::write::Encoder<'static, Vec<u8>>) -> Result<(), Error>,
@@ -777,6 +779,7 @@ fn compress(
     let frame = enc.finish().map_err(codec)?;
     Ok(Compressed {
         seed,
+        hash,
         raw_len,
         inner,
         frame,
@@ -785,13 +788,13 @@ fn compress(
 }
 
 /// Decodes the compressed form of an `inner` filter with `read` (which reads exactly one
-/// filter); `len_and_seed` gives the decoded filter's encoded length and seed.
+/// filter); `len_and_seed` gives the decoded filter's encoded length, seed and key hash.
 fn decompress<T>(
     bytes: &[u8],
     max_decompressed: u64,
     inner: Inner,
     read: impl FnOnce(&mut dyn Read) -> Result<T, Error>,
-    len_and_seed: impl FnOnce(&T) -> (u64, u64),
+    len_and_seed: impl FnOnce(&T) -> (u64, u64, KeyHash),
 ) -> Result<T, Error> {
     let c = Compressed::from_bytes(bytes)?;
     if c.inner != inner {
@@ -824,7 +827,7 @@ fn decompress<T>(
         return Err(Error::Codec(e));
     }
     let f = decoded?;
-    let (len, seed) = len_and_seed(&f);
+    let (len, seed, hash) = len_and_seed(&f);
     if len != declared {
         return Err(Error::InvalidHeader(
             "decompressed filter is shorter than the declared length",
@@ -833,6 +836,11 @@ fn decompress<T>(
     if seed != c.seed {
         return Err(Error::InvalidHeader(
             "the envelope's seed differs from the filter's",
+        ));
+    }
+    if hash != c.hash {
+        return Err(Error::InvalidHeader(
+            "the envelope's hash id differs from the filter's",
         ));
     }
     // Nothing may follow the filter, in the frame or after it.
@@ -857,6 +865,7 @@ fn decompress<T>(
 /// frame of the inner filter's encoding.
 struct Compressed {
     seed: u64,
+    hash: KeyHash,
     raw_len: u64,
     inner: Inner,
     frame: Vec<u8>,
@@ -864,11 +873,13 @@ struct Compressed {
 
 impl Encoded for Compressed {
     const KIND: u8 = kind::COMPRESSED;
+    const HASHES: &'static [KeyHash] = &[KeyHash::Xxh3, KeyHash::Aesh];
 
     fn envelope(&self) -> Envelope {
         Envelope {
             kind: kind::COMPRESSED,
             param: CODEC_ZSTD,
+            hash: self.hash,
             seed: self.seed,
             fields: [self.raw_len, self.inner.field(), 0],
         }
@@ -914,6 +925,7 @@ impl Encoded for Compressed {
         frame.extend_from_slice(body);
         Ok(Compressed {
             seed: env.seed,
+            hash: env.hash,
             raw_len: declared,
             inner,
             frame,

@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::filter::CounterBits;
 use crate::filter::CountingBloomFilter;
 use crate::filter::Meta;
+use crate::hashing::KeyHash;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{Block, Layout, MAX_BLOCKS};
@@ -118,6 +119,7 @@ impl Encoded for CountingBloomFilter {
                 } else {
                     0
                 },
+            hash: KeyHash::Xxh3,
             seed: self.meta().seed,
             fields: [
                 self.meta().shape.num_blocks,

@@ -21,6 +21,10 @@ impl BloomFilter {
             Err(Error::Incompatible("different probe counts"))
         } else if self.meta.seed != other.meta.seed {
             Err(Error::Incompatible("different hash seeds"))
+        } else if a.hash != b.hash {
+            Err(Error::Incompatible(
+                "different key hashes (hash ids; see Builder::key_hash)",
+            ))
         } else if a.num_blocks != b.num_blocks {
             Err(Error::Incompatible("different block counts"))
         } else {
@@ -45,7 +49,8 @@ impl BloomFilter {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Incompatible`] unless both filters have the same layout, probe count, seed and
+    /// [`Error::Incompatible`] unless both filters have the same layout, probe count, seed, key
+    /// hash and
     /// block count.
     pub fn union(&mut self, other: &BloomFilter) -> Result<(), Error> {
         self.check_compatible(other)?;
@@ -114,7 +119,8 @@ impl BloomFilter {
             m.capacity,
             None,
             m.kernel,
-        );
+        )
+        .with_hash(m.shape.hash);
         Ok(BloomFilter::from_parts(blocks, meta))
     }
 }

@@ -4,7 +4,6 @@ use super::writer::AtomicWriter;
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource};
 use crate::error::Error;
 use crate::filter::BloomFilter;
-use crate::hashing::hash_bytes;
 use crate::kernel::{Keys, LockedInsert, Sink};
 use crate::key::Key;
 use crate::layout::stripes::Stripes;
@@ -198,13 +197,13 @@ impl AtomicBloomFilter {
     /// byte and column methods hash it (see [`BloomFilter::insert`](crate::BloomFilter::insert)).
     #[inline]
     pub fn insert<K: Key + ?Sized>(&self, key: &K) {
-        self.insert_hash(self.meta.key_hash(key))
+        self.insert_hash(self.meta.hash_of(key))
     }
 
     /// Inserts a raw byte string, hashed exactly: the same key as `insert(bytes)`.
     #[inline]
     pub fn insert_bytes(&self, bytes: &[u8]) {
-        self.insert_hash(hash_bytes(bytes, self.meta.seed))
+        self.insert_hash(self.meta.hash_of(bytes))
     }
 
     /// Inserts a pre-computed hash.
@@ -333,7 +332,7 @@ impl AtomicBloomFilter {
     /// ```
     #[inline]
     pub fn insert_new<K: Key + ?Sized>(&self, key: &K) -> bool {
-        self.insert_hash_new(self.meta.key_hash(key))
+        self.insert_hash_new(self.meta.hash_of(key))
     }
 
     /// [`insert_new`](Self::insert_new) for a pre-computed hash.

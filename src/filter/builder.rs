@@ -6,6 +6,7 @@ use crate::math::F64Math as _;
 
 use super::{BloomFilter, Meta, allocate_pages};
 use crate::error::{Error, SizedBy};
+use crate::hashing::KeyHash;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
 use crate::layout::{BLOCK_BITS, Layout, MAX_BLOCKS};
@@ -28,6 +29,7 @@ use crate::sizing;
 #[must_use]
 pub struct Builder {
     opts: Options,
+    key_hash: KeyHash,
 }
 
 impl Builder {
@@ -155,6 +157,28 @@ impl Builder {
     /// ```
     pub fn seed(mut self, seed: u64) -> Builder {
         self.opts.seed = seed;
+        self
+    }
+
+    /// The hash the filter gives its keys (default [`KeyHash::Aesh`], hash id 2: AESH-64 for
+    /// byte strings and 16-byte keys, XXH3-64 for 4- and 8-byte keys). [`KeyHash::Xxh3`] (hash
+    /// id 1) builds a filter that hashes as every filter written before hash id 2, to merge
+    /// with one of them ([`union`](BloomFilter::union) needs one hash) or to be read by a
+    /// version of this crate that knows only hash id 1.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, KeyHash};
+    ///
+    /// let old = BloomFilter::from_bytes(&BloomFilter::builder()
+    ///     .capacity(100).key_hash(KeyHash::Xxh3).build()?.to_bytes())?;
+    /// let mut new = BloomFilter::builder().capacity(100).build()?;
+    /// assert!(new.union(&old).is_err()); // two hashes: the same key lands apart
+    /// let mut same = BloomFilter::builder().capacity(100).key_hash(old.key_hash()).build()?;
+    /// assert!(same.union(&old).is_ok());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn key_hash(mut self, hash: KeyHash) -> Builder {
+        self.key_hash = hash;
         self
     }
 
@@ -299,7 +323,9 @@ impl Builder {
                 sized_by,
             });
         }
-        let meta = o.meta(num_blocks, layout, probes, capacity, target_fpr, kernel);
+        let meta = o
+            .meta(num_blocks, layout, probes, capacity, target_fpr, kernel)
+            .with_hash(self.key_hash);
         Ok(BloomFilter::from_parts(
             allocate_pages(num_blocks, !o.no_huge_pages)?,
             meta,

@@ -34,7 +34,7 @@ pub use view::FilterRef;
 pub use writer::AtomicWriter;
 
 use crate::error::Error;
-use crate::hashing::{hash_bytes, seed_flip};
+use crate::hashing::{KeyHash, seed_flip};
 use crate::isa::Isa;
 use crate::kernel::{Kernel, Keys, OneKey, Shape, Sink};
 use crate::key::Key;
@@ -101,6 +101,7 @@ impl Meta {
                 layout,
                 rounds,
                 flip: seed_flip(seed),
+                hash: KeyHash::Xxh3,
                 chunk,
                 prefetch,
             },
@@ -110,6 +111,13 @@ impl Meta {
             kernel,
             one: kernel.one_key(layout, rounds),
         }
+    }
+
+    /// This metadata with keys hashed by `hash` (a new [`Meta`] hashes with
+    /// [`KeyHash::Xxh3`], hash id 1).
+    pub(crate) fn with_hash(mut self, hash: KeyHash) -> Meta {
+        self.shape.hash = hash;
+        self
     }
 
     pub(crate) fn probes(&self) -> u32 {
@@ -140,8 +148,9 @@ impl Meta {
 
     /// The filter hash of `key` (its seed's constant precomputed).
     #[inline(always)]
-    pub(crate) fn key_hash<K: Key + ?Sized>(&self, key: &K) -> u64 {
-        key.key_form().hash_with_flip(self.seed, self.shape.flip)
+    pub(crate) fn hash_of<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        key.key_form()
+            .hash_by(self.shape.hash, self.seed, self.shape.flip)
     }
 }
 
@@ -162,7 +171,7 @@ impl<S: Storage> Filter<S> {
     /// ```
     #[inline]
     pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
-        self.contains_hash(self.meta.key_hash(key))
+        self.contains_hash(self.meta.hash_of(key))
     }
 
     /// Whether a raw byte string may have been inserted with [`insert_bytes`](Self::insert_bytes).
@@ -175,10 +184,11 @@ impl<S: Storage> Filter<S> {
     /// ```
     #[inline]
     pub fn contains_bytes(&self, bytes: &[u8]) -> bool {
-        self.contains_hash(hash_bytes(bytes, self.meta.seed))
+        self.contains_hash(self.meta.hash_of(bytes))
     }
 
-    /// The 64-bit hash this filter uses for `key` (seeded XXH3), for callers that hash once
+    /// The 64-bit hash this filter uses for `key` (its [`key_hash`](Self::key_hash) with its
+    /// seed, [`KeyForm::hash_with`](crate::KeyForm::hash_with)), for callers that hash once
     /// and use [`insert_hash`](Self::insert_hash)/[`contains_hash`](Self::contains_hash).
     ///
     /// ```
@@ -188,7 +198,7 @@ impl<S: Storage> Filter<S> {
     /// ```
     #[inline]
     pub fn hash<K: Key + ?Sized>(&self, key: &K) -> u64 {
-        self.meta.key_hash(key)
+        self.meta.hash_of(key)
     }
 
     /// Whether a pre-computed hash may have been inserted.
@@ -389,6 +399,20 @@ impl<S: Storage> Filter<S> {
     /// ```
     pub fn bits_per_key(&self) -> f64 {
         self.size_in_bytes() as f64 * 8.0 / self.meta.capacity.max(1) as f64
+    }
+
+    /// The hash this filter gives its keys ([`KeyHash`], the format's hash id): what it was
+    /// built with, or what the bytes it was read from say.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, KeyHash};
+    /// let f = BloomFilter::builder().capacity(10).key_hash(KeyHash::Xxh3).build()?;
+    /// let g = BloomFilter::from_bytes(&f.to_bytes())?;
+    /// assert_eq!(g.key_hash(), KeyHash::Xxh3);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn key_hash(&self) -> KeyHash {
+        self.meta.shape.hash
     }
 
     /// The hash seed.

@@ -2,7 +2,6 @@
 
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource, Meta};
 use crate::error::Error;
-use crate::hashing::hash_bytes;
 use crate::kernel::{InsertNew, Keys, Sink};
 use crate::key::Key;
 use crate::layout::Block;
@@ -106,7 +105,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
-        self.insert_hash(self.meta.key_hash(key))
+        self.insert_hash(self.meta.hash_of(key))
     }
 
     /// Inserts a raw byte string, hashed exactly: the same key as `insert(bytes)`, kept for
@@ -120,7 +119,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert_bytes(&mut self, bytes: &[u8]) {
-        self.insert_hash(hash_bytes(bytes, self.meta.seed))
+        self.insert_hash(self.meta.hash_of(bytes))
     }
 
     /// Inserts a pre-computed 64-bit hash. The hash must be well mixed in all 64 bits.
@@ -182,7 +181,7 @@ impl BloomFilter {
     /// ```
     #[inline]
     pub fn insert_new<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        self.insert_hash_new(self.meta.key_hash(key))
+        self.insert_hash_new(self.meta.hash_of(key))
     }
 
     /// [`insert_new`](Self::insert_new) for a pre-computed hash.
@@ -296,7 +295,7 @@ impl<K: Key> Extend<K> for BloomFilter {
         let mut hashes = [0u64; 256];
         let mut n = 0;
         for key in iter {
-            hashes[n] = self.meta.key_hash(&key);
+            hashes[n] = self.meta.hash_of(&key);
             n += 1;
             if n == hashes.len() {
                 self.insert_hash_batch(&hashes);

@@ -5,7 +5,6 @@ use alloc::vec::Vec;
 
 use super::{AtomicBloomFilter, BatchKey, ByteColumn, KeySource};
 use crate::error::Error;
-use crate::hashing::hash_bytes;
 use crate::kernel::{Keys, Sink};
 use crate::key::Key;
 use crate::layout::block_index;
@@ -125,13 +124,13 @@ impl<'f> AtomicWriter<'f> {
     /// Inserts a key (see [`AtomicBloomFilter::insert`]): buffered until the next flush.
     #[inline]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
-        self.insert_hash(self.filter.meta.key_hash(key))
+        self.insert_hash(self.filter.meta.hash_of(key))
     }
 
     /// Inserts a raw byte string (see [`AtomicBloomFilter::insert_bytes`]): buffered.
     #[inline]
     pub fn insert_bytes(&mut self, bytes: &[u8]) {
-        self.insert_hash(hash_bytes(bytes, self.filter.meta.seed))
+        self.insert_hash(self.filter.meta.hash_of(bytes))
     }
 
     /// Inserts a pre-computed hash: buffered.
@@ -169,7 +168,8 @@ impl<'f> AtomicWriter<'f> {
         while start < total {
             let take = (self.buf.len() - self.len).min(total - start);
             let out = &mut self.buf[self.len..self.len + take];
-            meta.kernel.hash_keys(meta.shape.flip, keys, start, out);
+            meta.kernel
+                .hash_keys(meta.shape.flip, keys.under(meta.shape.hash), start, out);
             self.len += take;
             start += take;
             if self.len == self.buf.len() {

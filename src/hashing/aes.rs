@@ -71,6 +71,84 @@ pub(crate) fn short_block(b: &[u8]) -> (u64, u64) {
     }
 }
 
+/// Keys read by index: what the batch hashes take, so that a slice of slices, strings, Arrow
+/// offsets and fixed-width keys are hashed by one loop each, without being collected first.
+pub(crate) trait KeySource<'k>: Copy {
+    /// How many keys.
+    fn count(&self) -> usize;
+    /// Key `i`, for `i < count()`.
+    fn key(&self, i: usize) -> &'k [u8];
+}
+
+impl<'k> KeySource<'k> for &[&'k [u8]] {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    fn key(&self, i: usize) -> &'k [u8] {
+        self[i]
+    }
+}
+
+/// Keys of one width `W` laid end to end (`[u8; 16]` keys, or little-endian integers viewed
+/// as their bytes).
+#[derive(Clone, Copy)]
+pub(crate) struct Fixed<'k, const W: usize>(pub(crate) &'k [u8]);
+
+impl<'k, const W: usize> KeySource<'k> for Fixed<'k, W> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.0.len() / W
+    }
+    #[inline(always)]
+    fn key(&self, i: usize) -> &'k [u8] {
+        &self.0[W * i..W * i + W]
+    }
+}
+
+/// AESH-64 of each key of `src` into `out` (same length) on the best AES instructions this
+/// machine has (VAES, AES-NI, AESE), else in software: the same bits either way.
+#[inline]
+pub(crate) fn hash_source<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) {
+    assert_eq!(
+        out.len(),
+        src.count(),
+        "output slice length must equal key count"
+    );
+    #[cfg(target_arch = "x86_64")]
+    {
+        if x86_64::has_vaes() {
+            // SAFETY: the CPU has AVX2, AES-NI and VAES (checked just above).
+            return unsafe { x86_64::hash_batch_vaes(keys, src, out) };
+        }
+        if x86_64::has_aes() {
+            // SAFETY: the CPU has AES-NI (checked just above).
+            return unsafe { x86_64::hash_batch(keys, src, out) };
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if aarch64::has_aes() {
+        // SAFETY: the CPU has the AES extension (checked just above).
+        return unsafe { aarch64::hash_batch(keys, src, out) };
+    }
+    hash_source_soft(keys, src, out)
+}
+
+/// [`hash_source`] with the software round alone: the scalar and portable tiers' path.
+#[inline]
+pub(crate) fn hash_source_soft<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) {
+    assert_eq!(
+        out.len(),
+        src.count(),
+        "output slice length must equal key count"
+    );
+    let k = keys.load(Soft);
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = hash(Soft, &k, src.key(i));
+    }
+}
+
 /// One AES round on some 128-bit register type: what the hash needs of a machine.
 pub(crate) trait Round: Copy {
     /// A 128-bit state or key.
@@ -289,31 +367,7 @@ pub fn hash_bytes_aes(bytes: &[u8], seed: u64) -> u64 {
 /// assert_eq!(out[2], blockbloom::hash::hash_bytes_aes(keys[2], 7));
 /// ```
 pub fn hash_bytes_aes_batch(keys: &[&[u8]], seed: u64, out: &mut [u64]) {
-    assert_eq!(
-        out.len(),
-        keys.len(),
-        "output slice length must equal key count"
-    );
-    let k = AesKeys::new(seed);
-    #[cfg(target_arch = "x86_64")]
-    {
-        if x86_64::has_vaes() {
-            // SAFETY: the CPU has AVX2, AES-NI and VAES (checked just above).
-            return unsafe { x86_64::hash_batch_vaes(&k, keys, out) };
-        }
-        if x86_64::has_aes() {
-            // SAFETY: the CPU has AES-NI (checked just above).
-            return unsafe { x86_64::hash_batch(&k, keys, out) };
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    if aarch64::has_aes() {
-        // SAFETY: the CPU has the AES extension (checked just above).
-        return unsafe { aarch64::hash_batch(&k, keys, out) };
-    }
-    for (o, b) in out.iter_mut().zip(keys) {
-        *o = hash_soft(&k, b);
-    }
+    hash_source(&AesKeys::new(seed), keys, out)
 }
 
 #[cfg(test)]
@@ -397,7 +451,7 @@ mod tests {
                     }
                     out.fill(0);
                     // SAFETY: as above.
-                    unsafe { x86_64::hash_batch(&k, &slices, &mut out) };
+                    unsafe { x86_64::hash_batch(&k, slices.as_slice(), &mut out) };
                     assert_eq!(out, reference, "AES-NI");
                 } else {
                     std::eprintln!("AES-NI: not on this CPU, skipped");
@@ -405,7 +459,7 @@ mod tests {
                 if x86_64::has_vaes() {
                     out.fill(0);
                     // SAFETY: the CPU has AVX2, AES-NI and VAES (checked).
-                    unsafe { x86_64::hash_batch_vaes(&k, &slices, &mut out) };
+                    unsafe { x86_64::hash_batch_vaes(&k, slices.as_slice(), &mut out) };
                     assert_eq!(out, reference, "VAES");
                 } else {
                     std::eprintln!("VAES: not on this CPU, skipped");
@@ -416,7 +470,7 @@ mod tests {
                 if aarch64::has_aes() {
                     out.fill(0);
                     // SAFETY: the CPU has the AES extension (checked).
-                    unsafe { aarch64::hash_batch(&k, &slices, &mut out) };
+                    unsafe { aarch64::hash_batch(&k, slices.as_slice(), &mut out) };
                     assert_eq!(out, reference, "AESE");
                 } else {
                     std::eprintln!("AESE: not on this CPU, skipped");

@@ -4,8 +4,9 @@
 
 use super::Lanes;
 use crate::error::Error;
+use crate::hashing::aes::{self, AesKeys, Fixed, KeySource};
 use crate::hashing::{
-    bytes_with_seed, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
+    KeyHash, bytes_with_seed, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
 };
 
 /// Keys of a batch: raw integer keys (hashed in lanes), 16-byte keys, byte strings, or hashes.
@@ -19,6 +20,146 @@ pub enum Keys<'a> {
     Fixed16(&'a [[u8; 16]]),
     Bytes(ByteKeys<'a>),
     Hashes(&'a [u64]),
+    /// Keys of a filter of hash id 2 that AESH-64 hashes ([`Keys::under`]).
+    Aesh(Aesh<'a>),
+}
+
+/// The keys hash id 2 ([`KeyHash::Aesh`]) hashes with AESH-64: byte strings (but those of 4
+/// and 8 bytes, which XXH3 hashes as under hash id 1, as it does the integer forms of those
+/// widths) and 16-byte keys.
+#[derive(Clone, Copy)]
+pub enum Aesh<'a> {
+    Bytes(ByteKeys<'a>),
+    U128(&'a [u128]),
+    Fixed16(&'a [[u8; 16]]),
+}
+
+impl<'a> Aesh<'a> {
+    /// The same keys as hash id 1 holds them.
+    #[inline(always)]
+    fn plain(self) -> Keys<'a> {
+        match self {
+            Aesh::Bytes(b) => Keys::Bytes(b),
+            Aesh::U128(k) => Keys::U128(k),
+            Aesh::Fixed16(k) => Keys::Fixed16(k),
+        }
+    }
+
+    /// Hashes every key into `out` (same length): AESH-64 on this CPU's AES instructions if
+    /// `machine`, else with the software round (the same bits); byte strings of 4 and 8 bytes
+    /// with XXH3, a chunk of nothing else by `xxh3` (the tier's way), else one at a time.
+    #[inline(always)]
+    pub(crate) fn hash(
+        self,
+        flip: u64,
+        machine: bool,
+        out: &mut [u64],
+        xxh3: impl FnOnce(Keys<'_>, &mut [u64]),
+    ) {
+        let seed = seed_from_flip(flip);
+        let k = AesKeys::new(seed);
+        let all_xxh3 = match self {
+            Aesh::U128(keys) => {
+                let mut bytes = [0u8; 16 * 64];
+                for (keys, out) in keys.chunks(64).zip(out.chunks_mut(64)) {
+                    for (b, key) in bytes.chunks_exact_mut(16).zip(keys) {
+                        b.copy_from_slice(&key.to_le_bytes());
+                    }
+                    let src = Fixed::<16>(&bytes[..16 * keys.len()]);
+                    run(&k, src, machine, out);
+                }
+                false
+            }
+            Aesh::Fixed16(keys) => {
+                run(&k, Fixed::<16>(keys.as_flattened()), machine, out);
+                false
+            }
+            Aesh::Bytes(ByteKeys::Slices(keys)) => split(keys, &k, seed, machine, out),
+            Aesh::Bytes(ByteKeys::Strs(keys)) => split(Strs(keys), &k, seed, machine, out),
+            Aesh::Bytes(ByteKeys::Offsets32 { offsets, values }) => {
+                split(Offsets { offsets, values }, &k, seed, machine, out)
+            }
+            Aesh::Bytes(ByteKeys::Offsets64 { offsets, values }) => {
+                split(Offsets { offsets, values }, &k, seed, machine, out)
+            }
+        };
+        if all_xxh3 {
+            xxh3(self.plain(), out)
+        }
+    }
+}
+
+/// AESH-64 of every key of `src`, on the machine's AES instructions or in software.
+#[inline(always)]
+fn run<'k, S: KeySource<'k>>(k: &AesKeys, src: S, machine: bool, out: &mut [u64]) {
+    if machine {
+        aes::hash_source(k, src, out)
+    } else {
+        aes::hash_source_soft(k, src, out)
+    }
+}
+
+/// Byte strings under hash id 2: AESH-64, then XXH3 for those of 4 and 8 bytes; `true` (and
+/// nothing written) when every key is of 4 or 8 bytes.
+#[inline(always)]
+fn split<'k, S: KeySource<'k>>(
+    src: S,
+    k: &AesKeys,
+    seed: u64,
+    machine: bool,
+    out: &mut [u64],
+) -> bool {
+    let n = src.count();
+    let word = |i: usize| matches!(src.key(i).len(), 4 | 8);
+    let words = (0..n).filter(|&i| word(i)).count();
+    if words == n && n > 0 {
+        return true;
+    }
+    run(k, src, machine, out);
+    if words > 0 {
+        for (i, o) in out.iter_mut().enumerate() {
+            if word(i) {
+                *o = bytes_with_seed(src.key(i), seed);
+            }
+        }
+    }
+    false
+}
+
+/// String keys, as their UTF-8 bytes.
+#[derive(Clone, Copy)]
+struct Strs<'a>(&'a [&'a str]);
+
+impl<'a> KeySource<'a> for Strs<'a> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn key(&self, i: usize) -> &'a [u8] {
+        self.0[i].as_bytes()
+    }
+}
+
+/// Arrow's offsets and values (validated by the front-end).
+#[derive(Clone, Copy)]
+struct Offsets<'a, O> {
+    offsets: &'a [O],
+    values: &'a [u8],
+}
+
+impl<'a, O: Copy + TryInto<usize>> KeySource<'a> for Offsets<'a, O> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    #[inline(always)]
+    fn key(&self, i: usize) -> &'a [u8] {
+        // In range: the front-end validated the offsets (non-negative, increasing, inside
+        // `values`), so the conversions and the slice succeed.
+        let at = |j: usize| self.offsets[j].try_into().unwrap_or(usize::MAX);
+        &self.values[at(i)..at(i + 1)]
+    }
 }
 
 /// Byte-string keys: a slice of slices, or Arrow's offsets and values (validated by the
@@ -121,8 +262,21 @@ impl<'a> ByteKeys<'a> {
 }
 
 impl<'a> Keys<'a> {
+    /// These keys as a filter of `hash` hashes them: under hash id 2, byte strings and 16-byte
+    /// keys become [`Keys::Aesh`]; other keys and hash id 1 as they are.
+    #[inline(always)]
+    pub(crate) fn under(self, hash: KeyHash) -> Keys<'a> {
+        match (hash, self) {
+            (KeyHash::Aesh, Keys::Bytes(b)) => Keys::Aesh(Aesh::Bytes(b)),
+            (KeyHash::Aesh, Keys::U128(k)) => Keys::Aesh(Aesh::U128(k)),
+            (KeyHash::Aesh, Keys::Fixed16(k)) => Keys::Aesh(Aesh::Fixed16(k)),
+            (_, keys) => keys,
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         match self {
+            Keys::Aesh(a) => a.plain().len(),
             Keys::U64(k) | Keys::Hashes(k) => k.len(),
             Keys::U32(k) => k.len(),
             Keys::U128(k) => k.len(),
@@ -137,6 +291,7 @@ impl<'a> Keys<'a> {
     #[inline(always)]
     pub(crate) fn stream(&self) -> (*const u8, usize) {
         match self {
+            Keys::Aesh(a) => a.plain().stream(),
             Keys::U64(k) | Keys::Hashes(k) => (k.as_ptr().cast(), 8),
             Keys::U32(k) => (k.as_ptr().cast(), 4),
             Keys::U128(k) => (k.as_ptr().cast(), 16),
@@ -158,6 +313,7 @@ impl<'a> Keys<'a> {
             Keys::Fixed16(k) => Keys::Fixed16(&k[start..end]),
             Keys::Bytes(k) => Keys::Bytes(k.slice(start, end)),
             Keys::Hashes(k) => Keys::Hashes(&k[start..end]),
+            Keys::Aesh(a) => a.plain().slice(start, end).under(KeyHash::Aesh),
         }
     }
 
@@ -193,6 +349,7 @@ impl<'a> Keys<'a> {
             }
             Keys::Bytes(k) => k.hash(seed_from_flip(flip), out),
             Keys::Hashes(k) => out.copy_from_slice(k),
+            Keys::Aesh(a) => a.hash(flip, false, out, |keys, out| keys.hash_scalar(flip, out)),
         }
     }
 
@@ -220,6 +377,7 @@ impl<'a> Keys<'a> {
             Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
             Keys::U128(_) | Keys::Fixed16(_) => l.hash_keys16(flip, self.slice(start, end), out),
             Keys::Bytes(_) => l.hash_bytes(flip, self.slice(start, end), out),
+            Keys::Aesh(_) => l.hash_aesh(flip, self.slice(start, end), out),
         }
     }
 }

@@ -185,6 +185,15 @@ pub(crate) trait Lanes: Copy {
         hash_one_by_one(flip, keys, out)
     }
 
+    /// Hash id 2's hash of [`Keys::Aesh`] keys ([`Aesh::hash`](super::keys::Aesh::hash)),
+    /// `out.len() == keys.len()`: AESH-64 with the software round, unless a tier overrides it
+    /// with [`hash_aesh`] on the CPU's AES instructions (AVX2 and AVX-512: VAES or AES-NI;
+    /// NEON: AESE). The same bits either way.
+    #[inline(always)]
+    fn hash_aesh(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        hash_aesh(self, flip, keys, false, out)
+    }
+
     /// XXH3 of each `u64` key (given the seed's flip constant). `keys.len() == out.len()`.
     /// A tier may override it (AVX-512 hashes with instructions its probe loops avoid).
     #[inline(always)]
@@ -212,6 +221,16 @@ pub(crate) trait Lanes: Copy {
 #[inline(never)]
 pub(crate) fn hash_one_by_one(flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     keys.hash_scalar(flip, out)
+}
+
+/// [`Lanes::hash_aesh`], out of line: on the CPU's AES instructions if `machine`, in software
+/// otherwise; a chunk of 4- and 8-byte strings alone by the tier's XXH3.
+#[inline(never)]
+pub(crate) fn hash_aesh<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, machine: bool, out: &mut [u64]) {
+    match keys {
+        Keys::Aesh(a) => a.hash(flip, machine, out, |k, o| l.hash_bytes(flip, k, o)),
+        other => other.hash_scalar(flip, out),
+    }
 }
 
 /// XXH3's `rrmxmx` finaliser on eight lanes of inputs of `len` bytes.

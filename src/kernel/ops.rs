@@ -10,6 +10,7 @@
 
 use super::pipeline::{PerKey, Sink, Takes, Walk, pipeline};
 use super::{Batch, Keys, Lanes, lanes, scalar};
+use crate::hashing::KeyHash;
 use crate::layout::stripes::{StripeGuard, Stripes};
 use crate::layout::{AtomicBlock, Block, Layout, Row};
 
@@ -23,6 +24,9 @@ pub(crate) struct Shape {
     /// Probes per key divided by the layout's sectors (one round sets one probe per sector).
     pub rounds: usize,
     pub flip: u64,
+    /// The filter's hash ([`KeyHash`]): hash id 2 turns byte strings and 16-byte keys into
+    /// [`Keys::Aesh`] as a batch starts ([`BlockBatch::new`]).
+    pub hash: KeyHash,
     /// Keys per pipelined chunk, from [`chunking`](super::chunking).
     pub chunk: usize,
     /// Whether batches prefetch their blocks (filters beyond the cache).
@@ -31,8 +35,19 @@ pub(crate) struct Shape {
 
 impl PartialEq for Shape {
     fn eq(&self, other: &Shape) -> bool {
-        (self.num_blocks, self.layout, self.rounds, self.flip)
-            == (other.num_blocks, other.layout, other.rounds, other.flip)
+        (
+            self.num_blocks,
+            self.layout,
+            self.rounds,
+            self.flip,
+            self.hash,
+        ) == (
+            other.num_blocks,
+            other.layout,
+            other.rounds,
+            other.flip,
+            other.hash,
+        )
     }
 }
 
@@ -130,7 +145,7 @@ impl<'s, 'k, 'o, O: BlockOp> BlockBatch<'s, 'k, 'o, O> {
         sink.prepare(keys.len(), O::TAKES);
         BlockBatch {
             shape,
-            keys,
+            keys: keys.under(shape.hash),
             op,
             sink,
         }
@@ -425,6 +440,7 @@ mod tests {
             layout: Layout::Sectors8x64,
             rounds: 1,
             flip: 0,
+            hash: crate::hashing::KeyHash::Xxh3,
             chunk: 64,
             prefetch: false,
         }

@@ -39,7 +39,7 @@ pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink:
         Keys::U32(k) => drive(shape, k.iter().map(|&x| u32_with_flip(x, flip)), op, sink),
         Keys::Hashes(k) => drive(shape, k.iter().copied(), op, sink),
         // Hashed a chunk at a time (one dispatch per chunk, not per key), then driven in order.
-        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) => {
+        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) | Keys::Aesh(_) => {
             const CHUNK: usize = 64;
             let len = keys.len();
             let hashes = (0..len).step_by(CHUNK).flat_map(move |start| {

@@ -165,6 +165,7 @@ fn a_cli_built_file_finds_every_member_by_every_method() {
                 .layout(f.layout())
                 .probes(f.probes())
                 .seed(f.seed())
+                .key_hash(f.key_hash())
                 .isa(isa)
                 .build()
                 .unwrap();

@@ -12,6 +12,7 @@ use crate::codec::{
     Encoded, Envelope, Out, decode_slice, kind, read_streamed, read_words, words_le,
 };
 use crate::error::Error;
+use crate::hashing::KeyHash;
 use crate::hashing::seed_flip;
 use crate::isa::Isa;
 use crate::kernel::{Kernel, l2_bytes};
@@ -89,6 +90,7 @@ impl Encoded for BloomierFilter {
         Envelope {
             kind: kind::BLOOMIER,
             param: self.value_bits as u8,
+            hash: KeyHash::Xxh3,
             seed: self.seed,
             fields: [
                 self.len,

@@ -12,6 +12,7 @@ use crate::codec::{
     Encoded, Envelope, Out, decode_slice, kind, read_streamed, read_words_paged, words_le,
 };
 use crate::error::Error;
+use crate::hashing::KeyHash;
 use crate::hashing::seed_flip;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
@@ -82,6 +83,7 @@ impl Encoded for ClassicBloomFilter {
         Envelope {
             kind: kind::CLASSIC,
             param: 0,
+            hash: KeyHash::Xxh3,
             seed: self.seed,
             fields: [
                 self.shape.num_bits,

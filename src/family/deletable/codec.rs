@@ -14,6 +14,7 @@ use crate::codec::{
 };
 use crate::error::Error;
 use crate::filter::BloomFilter;
+use crate::hashing::KeyHash;
 use crate::layout::MAX_BLOCKS;
 
 impl DeletableBloomFilter {
@@ -101,11 +102,13 @@ impl DeletableBloomFilter {
 
 impl Encoded for DeletableBloomFilter {
     const KIND: u8 = kind::DELETABLE;
+    const HASHES: &'static [KeyHash] = &[KeyHash::Xxh3, KeyHash::Aesh];
 
     fn envelope(&self) -> Envelope {
         Envelope {
             kind: kind::DELETABLE,
             param: self.region_shift as u8,
+            hash: self.filter.key_hash(),
             seed: self.filter.seed(),
             fields: [self.num_regions(), self.collided_regions(), 0],
         }
@@ -172,6 +175,11 @@ fn decode<R: Read>(
     if filter.seed() != env.seed {
         return Err(Error::InvalidHeader(
             "deletable filter: inner seed differs from the header's",
+        ));
+    }
+    if filter.key_hash() != env.hash {
+        return Err(Error::InvalidHeader(
+            "deletable filter: inner hash id differs from the header's",
         ));
     }
     if env.fields[0] != regions {

@@ -36,9 +36,8 @@ mod model;
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::filter::BloomFilter;
-use crate::hashing::hash_bytes;
 use crate::kernel::{BlockOp, Keys, Probes, Sink, Takes};
-use crate::key::{Key, hash_key};
+use crate::key::Key;
 use crate::layout::{BLOCK_BITS, Block, block_index};
 
 pub use model::{blocked_deletability, unblocked_deletability};
@@ -186,7 +185,7 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
-        self.insert_hash(hash_key(key, self.filter.seed()))
+        self.insert_hash(self.filter.hash(key))
     }
 
     /// Inserts a raw byte string, hashed exactly.
@@ -198,7 +197,7 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_bytes(&mut self, bytes: &[u8]) {
-        self.insert_hash(hash_bytes(bytes, self.filter.seed()))
+        self.insert_hash(self.filter.hash(bytes))
     }
 
     /// Inserts a pre-computed hash ([`BloomFilter::hash`] of the inner filter).
@@ -340,7 +339,7 @@ impl DeletableBloomFilter {
     /// [`Error::NotDeletable`] if every bit of the key is in a collided region. Either way
     /// nothing changes.
     pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> Result<(), Error> {
-        self.remove_hash(hash_key(key, self.filter.seed()))
+        self.remove_hash(self.filter.hash(key))
     }
 
     /// Removes a raw byte string inserted with [`insert_bytes`](Self::insert_bytes).
@@ -356,7 +355,7 @@ impl DeletableBloomFilter {
     /// # Errors
     /// As [`remove`](Self::remove).
     pub fn remove_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        self.remove_hash(hash_bytes(bytes, self.filter.seed()))
+        self.remove_hash(self.filter.hash(bytes))
     }
 
     /// Removes a pre-computed hash.
@@ -404,8 +403,12 @@ impl DeletableBloomFilter {
         for chunk in keys.chunks(CHUNK) {
             let h = &mut hashes[..chunk.len()];
             let meta = self.filter.meta();
-            meta.kernel
-                .hash_keys(meta.shape.flip, K::as_keys(chunk).0, 0, h);
+            meta.kernel.hash_keys(
+                meta.shape.flip,
+                K::as_keys(chunk).0.under(meta.shape.hash),
+                0,
+                h,
+            );
             for (j, &x) in h.iter().enumerate() {
                 self.prefetch_ahead(h, j);
                 match self.remove_hash(x) {
@@ -429,7 +432,7 @@ impl DeletableBloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn is_deletable<K: Key + ?Sized>(&self, key: &K) -> bool {
-        self.is_deletable_hash(hash_key(key, self.filter.seed()))
+        self.is_deletable_hash(self.filter.hash(key))
     }
 
     /// [`is_deletable`](Self::is_deletable) for a pre-computed hash.

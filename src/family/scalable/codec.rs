@@ -17,6 +17,7 @@ use crate::codec::{
 };
 use crate::error::Error;
 use crate::filter::BloomFilter;
+use crate::hashing::KeyHash;
 use crate::layout::MAX_BLOCKS;
 
 impl ScalableBloomFilter {
@@ -106,6 +107,7 @@ impl Encoded for ScalableBloomFilter {
         Envelope {
             kind: kind::SCALABLE,
             param: 0,
+            hash: KeyHash::Xxh3,
             seed: self.seed,
             fields: [self.initial_capacity, self.len, self.stages.len() as u64],
         }
@@ -201,6 +203,11 @@ fn decode<R: Read>(
         if stage.seed() != env.seed {
             return Err(bad(
                 "scalable filter: a stage's seed differs from the header's",
+            ));
+        }
+        if stage.key_hash() != env.hash {
+            return Err(bad(
+                "scalable filter: a stage's hash id differs from the header's",
             ));
         }
         if stage.capacity() != capacity

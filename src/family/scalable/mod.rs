@@ -47,7 +47,7 @@ mod codec;
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::filter::BloomFilter;
-use crate::hashing::hash_bytes;
+use crate::hashing::{KeyHash, hash_bytes};
 use crate::isa::Isa;
 use crate::key::{Key, hash_key};
 
@@ -313,9 +313,11 @@ impl ScalableBloomFilter {
     /// Opens the next stage. On error nothing changes.
     fn open_stage(&mut self, isa: Isa) -> Result<(), Error> {
         let (capacity, fpr) = self.schedule(self.stages.len());
+        // Stages hash as the scalable filter does: XXH3 (hash id 1), its only hash.
         let stage = BloomFilter::builder()
             .capacity(capacity)
             .fpr(fpr)
+            .key_hash(KeyHash::Xxh3)
             .seed(self.seed)
             .isa(isa)
             .build()?;

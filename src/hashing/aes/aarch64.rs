@@ -3,7 +3,7 @@
 
 use core::arch::aarch64::*;
 
-use super::{AesKeys, Round, hash};
+use super::{AesKeys, KeySource, Round, hash};
 
 /// Whether this CPU has the AES extension (std: detected once and cached by std; no_std: the
 /// build's target features).
@@ -90,9 +90,9 @@ pub(crate) unsafe fn hash_one(keys: &AesKeys, b: &[u8]) -> u64 {
 ///
 /// The CPU must have the AES extension.
 #[target_feature(enable = "aes")]
-pub(crate) unsafe fn hash_batch(keys: &AesKeys, b: &[&[u8]], out: &mut [u64]) {
+pub(crate) unsafe fn hash_batch<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) {
     let k = keys.load(Ce);
-    for (o, key) in out.iter_mut().zip(b) {
-        *o = hash(Ce, &k, key);
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = hash(Ce, &k, src.key(i));
     }
 }

@@ -3,7 +3,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{AesKeys, Round, hash, short_block};
+use super::{AesKeys, KeySource, Round, hash, short_block};
 
 /// Whether this CPU has AES-NI (std: detected once and cached by std; no_std: the build's
 /// target features).
@@ -94,10 +94,10 @@ pub(crate) unsafe fn hash_one(keys: &AesKeys, b: &[u8]) -> u64 {
 ///
 /// The CPU must have AES-NI.
 #[target_feature(enable = "aes,sse4.1")]
-pub(crate) unsafe fn hash_batch(keys: &AesKeys, b: &[&[u8]], out: &mut [u64]) {
+pub(crate) unsafe fn hash_batch<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) {
     let k = keys.load(Ni);
-    for (o, key) in out.iter_mut().zip(b) {
-        *o = hash(Ni, &k, key);
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = hash(Ni, &k, src.key(i));
     }
 }
 
@@ -112,8 +112,12 @@ const GROUP: usize = 8;
 ///
 /// The CPU must have AVX2, AES-NI and VAES.
 #[target_feature(enable = "avx2,aes,vaes,sse4.1")]
-pub(crate) unsafe fn hash_batch_vaes(keys: &AesKeys, b: &[&[u8]], out: &mut [u64]) {
-    assert_eq!(b.len(), out.len());
+pub(crate) unsafe fn hash_batch_vaes<'k, S: KeySource<'k>>(
+    keys: &AesKeys,
+    src: S,
+    out: &mut [u64],
+) {
+    assert_eq!(src.count(), out.len());
     let xk = keys.load(Ni);
     let yk = |i: usize| {
         let k = keys.0[i];
@@ -123,10 +127,10 @@ pub(crate) unsafe fn hash_batch_vaes(keys: &AesKeys, b: &[&[u8]], out: &mut [u64
     let k = [yk(0), yk(1), yk(2), yk(3)];
     // The state before a short key's block, per length: k0 ^ (n << 64).
     let starts: [__m128i; 17] = core::array::from_fn(|n| Ni.xor(xk.0[0], Ni.words(0, n as u64)));
-    let mut groups = b.chunks_exact(GROUP);
     let mut outs = out.chunks_exact_mut(GROUP);
-    for (g, o) in (&mut groups).zip(&mut outs) {
-        let g: &[&[u8]; GROUP] = g.try_into().expect("a group");
+    for (at, o) in (&mut outs).enumerate().map(|(i, o)| (GROUP * i, o)) {
+        let g: [&[u8]; GROUP] = core::array::from_fn(|j| src.key(at + j));
+        let g = &g;
         let o: &mut [u64; GROUP] = o.try_into().expect("a group");
         let chunks = g[0].len().max(1).div_ceil(16);
         if g.iter().all(|k| k.len() <= 16) {
@@ -141,8 +145,9 @@ pub(crate) unsafe fn hash_batch_vaes(keys: &AesKeys, b: &[&[u8]], out: &mut [u64
             }
         }
     }
-    for (h, key) in outs.into_remainder().iter_mut().zip(groups.remainder()) {
-        *h = hash(Ni, &xk, key);
+    let done = src.count() / GROUP * GROUP;
+    for (i, h) in outs.into_remainder().iter_mut().enumerate() {
+        *h = hash(Ni, &xk, src.key(done + i));
     }
 }
 

@@ -6,7 +6,7 @@
 
 use core::arch::aarch64::*;
 
-use crate::kernel::{Batch, Lanes};
+use crate::kernel::{Batch, Keys, Lanes};
 
 /// Proof that the CPU supports NEON: only [`Neon::new_unchecked`] makes one.
 #[derive(Clone, Copy)]
@@ -89,6 +89,12 @@ impl Lanes for Neon {
     type V = V;
     type H = H;
     const ISA: crate::isa::Isa = crate::isa::Isa::Neon;
+
+    #[inline(always)]
+    fn hash_aesh(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        // AESE where this CPU has the AES extension (the AES code checks and enables it).
+        crate::kernel::lanes::hash_aesh(self, flip, keys, true, out)
+    }
 
     #[inline(always)]
     fn splat(self, x: u64) -> V {

@@ -244,6 +244,11 @@ impl Lanes for Avx512 {
         }
     }
     #[inline(always)]
+    fn hash_aesh(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        // VAES or AES-NI, as this CPU has them (the AES code checks and enables its features).
+        crate::kernel::lanes::hash_aesh(self, flip, keys, true, out)
+    }
+    #[inline(always)]
     fn hash_keys16(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
         unsafe { hash_keys16(self, flip, keys, out) }
