@@ -55,7 +55,9 @@ class _Filter:
 
 class BloomFilter(_Filter):
     """A cache-line-blocked Bloom filter for ``capacity`` keys at a false-positive rate at or
-    below ``fpr``. ``keyed=True`` draws a secret random seed (against crafted keys)."""
+    below ``fpr``. ``keyed=True`` draws a secret random seed (against crafted keys);
+    ``key_hash="xxh3-64"`` builds on hash id 1, as every filter before hash id 2 (to merge with
+    one of them)."""
 
     def __init__(
         self,
@@ -66,6 +68,7 @@ class BloomFilter(_Filter):
         layout: Layout | None = None,
         probes: int | None = None,
         keyed: bool = False,
+        key_hash: Literal["aesh-64", "xxh3-64"] = "aesh-64",
     ) -> None: ...
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, /) -> BloomFilter:
@@ -87,6 +90,10 @@ class BloomFilter(_Filter):
     def target_fpr(self) -> float | None: ...
     @property
     def seed(self) -> int: ...
+    @property
+    def key_hash(self) -> Literal["aesh-64", "xxh3-64"]:
+        """The key hash: ``"aesh-64"`` (hash id 2, the default: AESH-64, XXH3-64 for keys of
+        4 and 8 bytes) or ``"xxh3-64"`` (hash id 1, every filter's hash before id 2)."""
     @property
     def probes(self) -> int: ...
     @property
@@ -111,6 +118,7 @@ class AtomicBloomFilter(_Filter):
         layout: Layout | None = None,
         probes: int | None = None,
         keyed: bool = False,
+        key_hash: Literal["aesh-64", "xxh3-64"] = "aesh-64",
     ) -> None: ...
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, /) -> AtomicBloomFilter: ...
@@ -129,6 +137,10 @@ class AtomicBloomFilter(_Filter):
     def target_fpr(self) -> float | None: ...
     @property
     def seed(self) -> int: ...
+    @property
+    def key_hash(self) -> Literal["aesh-64", "xxh3-64"]:
+        """The key hash: ``"aesh-64"`` (hash id 2, the default: AESH-64, XXH3-64 for keys of
+        4 and 8 bytes) or ``"xxh3-64"`` (hash id 1, every filter's hash before id 2)."""
     @property
     def probes(self) -> int: ...
     @property

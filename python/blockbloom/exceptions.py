@@ -24,7 +24,7 @@ class DecodeError(BlockbloomError, ValueError):
 
 
 class IncompatibleFiltersError(BlockbloomError, ValueError):
-    """Two filters cannot be combined (different shape, seed or size)."""
+    """Two filters cannot be combined (different shape, seed, key hash or size)."""
 
 
 class NotPresentError(BlockbloomError, KeyError):

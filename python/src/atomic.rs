@@ -11,7 +11,10 @@ use crate::batches::{contains_batch_with, insert_batch_with};
 use crate::bloom::PyBloomFilter;
 use crate::errors::to_py;
 use crate::keys;
-use crate::{bytes_of, compare, hash_key, hashes_of, is_batch, parse_layout, read, reduce, write};
+use crate::{
+    bytes_of, compare, hash_key, hashes_of, is_batch, key_at, parse_key_hash, parse_layout, read,
+    reduce, write,
+};
 
 /// A Bloom filter that takes inserts from many threads at once (relaxed atomic ORs): its
 /// `insert_batch` runs in parallel across Python threads with the GIL released.
@@ -38,7 +41,9 @@ impl PyAtomicBloomFilter {
 #[pymethods]
 impl PyAtomicBloomFilter {
     #[new]
-    #[pyo3(signature = (capacity, fpr, seed = 0, *, layout = None, probes = None, keyed = false))]
+    #[pyo3(signature = (capacity, fpr, seed = 0, *, layout = None, probes = None, keyed = false, key_hash = "aesh-64"))]
+    // One parameter per keyword argument of the Python constructor.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         capacity: u64,
@@ -47,11 +52,13 @@ impl PyAtomicBloomFilter {
         layout: Option<&str>,
         probes: Option<u32>,
         keyed: bool,
+        key_hash: &str,
     ) -> PyResult<Self> {
         let mut b = BloomFilter::builder()
             .capacity(capacity)
             .fpr(fpr)
-            .seed(seed);
+            .seed(seed)
+            .key_hash(parse_key_hash(key_hash)?);
         if let Some(l) = parse_layout(layout)? {
             b = b.layout(l);
         }
@@ -68,7 +75,7 @@ impl PyAtomicBloomFilter {
     /// Adds one key (`int`, `str` or `bytes`).
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let f = read(&self.inner);
-        f.insert_hash(hash_key(key, f.seed())?);
+        f.insert_hash(hash_key(key, key_at(&f))?);
         Ok(())
     }
 
@@ -77,8 +84,8 @@ impl PyAtomicBloomFilter {
         if is_batch(keys)? {
             return self.insert_batch(keys);
         }
-        let seed = read(&self.inner).seed();
-        let hashes = hashes_of(keys, |k| hash_key(k, seed))?;
+        let at = key_at(&read(&self.inner));
+        let hashes = hashes_of(keys, |k| hash_key(k, at))?;
         keys.py()
             .allow_threads(|| read(&self.inner).insert_hash_batch(&hashes));
         Ok(())
@@ -86,7 +93,7 @@ impl PyAtomicBloomFilter {
 
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let f = read(&self.inner);
-        Ok(f.contains_hash(hash_key(key, f.seed())?))
+        Ok(f.contains_hash(hash_key(key, key_at(&f))?))
     }
 
     /// As `BloomFilter.insert_batch`; threads insert at the same time.
@@ -195,6 +202,11 @@ impl PyAtomicBloomFilter {
     #[getter]
     fn seed(&self) -> u64 {
         read(&self.inner).seed()
+    }
+    /// The key hash: `"aesh-64"` (hash id 2) or `"xxh3-64"` (hash id 1).
+    #[getter]
+    fn key_hash(&self) -> &'static str {
+        read(&self.inner).key_hash().name()
     }
     #[getter]
     fn probes(&self) -> u32 {

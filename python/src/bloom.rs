@@ -10,7 +10,10 @@ use pyo3::types::{PyBytes, PyType};
 use crate::batches::{contains_batch_with, insert_batch_with};
 use crate::errors::to_py;
 use crate::keys;
-use crate::{bytes_of, compare, hash_key, hashes_of, is_batch, parse_layout, read, reduce, write};
+use crate::{
+    bytes_of, compare, hash_key, hashes_of, is_batch, key_at, parse_key_hash, parse_layout, read,
+    reduce, write,
+};
 
 /// A cache-line-blocked Bloom filter: every key sets its bits in one 64-byte block.
 ///
@@ -39,7 +42,9 @@ impl PyBloomFilter {
 #[pymethods]
 impl PyBloomFilter {
     #[new]
-    #[pyo3(signature = (capacity, fpr, seed = 0, *, layout = None, probes = None, keyed = false))]
+    #[pyo3(signature = (capacity, fpr, seed = 0, *, layout = None, probes = None, keyed = false, key_hash = "aesh-64"))]
+    // One parameter per keyword argument of the Python constructor.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         capacity: u64,
@@ -48,11 +53,13 @@ impl PyBloomFilter {
         layout: Option<&str>,
         probes: Option<u32>,
         keyed: bool,
+        key_hash: &str,
     ) -> PyResult<Self> {
         let mut b = BloomFilter::builder()
             .capacity(capacity)
             .fpr(fpr)
-            .seed(seed);
+            .seed(seed)
+            .key_hash(parse_key_hash(key_hash)?);
         if let Some(l) = parse_layout(layout)? {
             b = b.layout(l);
         }
@@ -68,8 +75,8 @@ impl PyBloomFilter {
 
     /// Adds one key (`int`, `str` or `bytes`).
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        let seed = read(&self.inner).seed();
-        let h = hash_key(key, seed)?;
+        let at = key_at(&read(&self.inner));
+        let h = hash_key(key, at)?;
         write(&self.inner).insert_hash(h);
         Ok(())
     }
@@ -80,8 +87,8 @@ impl PyBloomFilter {
         if is_batch(keys)? {
             return self.insert_batch(keys);
         }
-        let seed = read(&self.inner).seed();
-        let hashes = hashes_of(keys, |k| hash_key(k, seed))?;
+        let at = key_at(&read(&self.inner));
+        let hashes = hashes_of(keys, |k| hash_key(k, at))?;
         let py = keys.py();
         py.allow_threads(|| write(&self.inner).insert_hash_batch(&hashes));
         Ok(())
@@ -89,7 +96,7 @@ impl PyBloomFilter {
 
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let f = read(&self.inner);
-        Ok(f.contains_hash(hash_key(key, f.seed())?))
+        Ok(f.contains_hash(hash_key(key, key_at(&f))?))
     }
 
     /// Inserts a batch of keys without the interpreter: a 1-D C-contiguous NumPy array of
@@ -147,7 +154,7 @@ impl PyBloomFilter {
     }
 
     /// A new filter holding the keys of both (exact: bitwise or). The filters must have the
-    /// same shape and seed, else `IncompatibleFiltersError`.
+    /// same shape, seed and key hash, else `IncompatibleFiltersError`.
     fn union(&self, other: &Bound<'_, PyBloomFilter>) -> PyResult<Self> {
         let mut f = self.cloned();
         f.union(&other.get().cloned()).map_err(to_py)?;
@@ -216,6 +223,11 @@ impl PyBloomFilter {
     #[getter]
     fn seed(&self) -> u64 {
         read(&self.inner).seed()
+    }
+    /// The key hash: `"aesh-64"` (hash id 2) or `"xxh3-64"` (hash id 1).
+    #[getter]
+    fn key_hash(&self) -> &'static str {
+        read(&self.inner).key_hash().name()
     }
     #[getter]
     fn probes(&self) -> u32 {

@@ -2,7 +2,7 @@
 
 use std::sync::RwLock;
 
-use blockbloom::{CounterBits, CountingBloomFilter, Error};
+use blockbloom::{CounterBits, CountingBloomFilter, Error, KeyHash};
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
 use pyo3::types::{PyBytes, PyType};
@@ -60,7 +60,7 @@ impl PyCountingBloomFilter {
 
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let seed = read(&self.inner).seed();
-        let h = hash_key(key, seed)?;
+        let h = hash_key(key, (KeyHash::Xxh3, seed))?;
         write(&self.inner).insert_hash(h);
         Ok(())
     }
@@ -70,7 +70,7 @@ impl PyCountingBloomFilter {
             return self.insert_batch(keys);
         }
         let seed = read(&self.inner).seed();
-        let hashes = hashes_of(keys, |k| hash_key(k, seed))?;
+        let hashes = hashes_of(keys, |k| hash_key(k, (KeyHash::Xxh3, seed)))?;
         keys.py()
             .allow_threads(|| write(&self.inner).insert_hash_batch(&hashes));
         Ok(())
@@ -80,14 +80,14 @@ impl PyCountingBloomFilter {
     /// certainly absent; nothing is changed then.
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let seed = read(&self.inner).seed();
-        let h = hash_key(key, seed)?;
+        let h = hash_key(key, (KeyHash::Xxh3, seed))?;
         write(&self.inner).remove_hash(h).map_err(to_py)
     }
 
     /// Removes one occurrence of a key if it may be present; returns whether it did.
     fn discard(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let seed = read(&self.inner).seed();
-        let h = hash_key(key, seed)?;
+        let h = hash_key(key, (KeyHash::Xxh3, seed))?;
         match write(&self.inner).remove_hash(h) {
             Ok(()) => Ok(true),
             Err(Error::NotPresent) => Ok(false),
@@ -98,12 +98,12 @@ impl PyCountingBloomFilter {
     /// An upper estimate of how many times the key was inserted (its smallest counter).
     fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<u32> {
         let f = read(&self.inner);
-        Ok(f.estimate_count_hash(hash_key(key, f.seed())?))
+        Ok(f.estimate_count_hash(hash_key(key, (KeyHash::Xxh3, f.seed()))?))
     }
 
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let f = read(&self.inner);
-        Ok(f.contains_hash(hash_key(key, f.seed())?))
+        Ok(f.contains_hash(hash_key(key, (KeyHash::Xxh3, f.seed()))?))
     }
 
     /// As `BloomFilter.insert_batch`.

@@ -10,7 +10,7 @@
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use blockbloom::{BloomFilter, layout::Layout};
+use blockbloom::{BloomFilter, KeyForm, KeyHash, layout::Layout};
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
 use pyo3::types::PyBytes;
@@ -43,12 +43,30 @@ fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 // ---------------------------------------------------------------------------------------------
 // Single keys.
 
-/// The filter hash of a Python key (the same as the Rust crate's `insert`/`insert_bytes`).
-fn hash_key(obj: &Bound<'_, PyAny>, seed: u64) -> PyResult<u64> {
+/// The filter hash of a Python key under a filter's key hash and seed (the same as the Rust
+/// crate's `insert`/`insert_bytes`).
+fn hash_key(obj: &Bound<'_, PyAny>, (hash, seed): (KeyHash, u64)) -> PyResult<u64> {
     Ok(match keys::key(obj)? {
-        Key::Int(v) => blockbloom::hash::hash_u64(v, seed),
-        Key::Bytes(b) => blockbloom::hash::hash_bytes(&b, seed),
+        Key::Int(v) => KeyForm::U64(v).hash_with(hash, seed),
+        Key::Bytes(b) => KeyForm::Bytes(&b).hash_with(hash, seed),
     })
+}
+
+/// A plain or atomic filter's key hash and seed: what [`hash_key`] needs.
+fn key_at<S: blockbloom::Storage>(f: &blockbloom::Filter<S>) -> (KeyHash, u64) {
+    (f.key_hash(), f.seed())
+}
+
+/// The `key_hash` argument of the constructors: `"aesh-64"` (hash id 2, the default) or
+/// `"xxh3-64"` (hash id 1, every filter's hash before id 2).
+fn parse_key_hash(name: &str) -> PyResult<KeyHash> {
+    match name {
+        "aesh-64" => Ok(KeyHash::Aesh),
+        "xxh3-64" => Ok(KeyHash::Xxh3),
+        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown key_hash {other:?}: expected \"aesh-64\" or \"xxh3-64\""
+        ))),
+    }
 }
 
 /// The Parquet hash of a Python key: `int` as INT64, `str`/`bytes` as BYTE_ARRAY.

@@ -2,7 +2,7 @@
 
 use std::sync::RwLock;
 
-use blockbloom::ScalableBloomFilter;
+use blockbloom::{KeyHash, ScalableBloomFilter};
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
 use pyo3::types::{PyBytes, PyType};
@@ -55,7 +55,7 @@ impl PyScalableBloomFilter {
 
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let seed = read(&self.inner).seed();
-        let h = hash_key(key, seed)?;
+        let h = hash_key(key, (KeyHash::Xxh3, seed))?;
         write(&self.inner).insert_hash(h).map(drop).map_err(to_py)
     }
 
@@ -64,7 +64,7 @@ impl PyScalableBloomFilter {
             return self.insert_batch(keys);
         }
         let seed = read(&self.inner).seed();
-        let hashes = hashes_of(keys, |k| hash_key(k, seed))?;
+        let hashes = hashes_of(keys, |k| hash_key(k, (KeyHash::Xxh3, seed)))?;
         let mut f = write(&self.inner);
         for h in hashes {
             f.insert_hash(h).map_err(to_py)?;
@@ -74,7 +74,7 @@ impl PyScalableBloomFilter {
 
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let f = read(&self.inner);
-        Ok(f.contains_hash(hash_key(key, f.seed())?))
+        Ok(f.contains_hash(hash_key(key, (KeyHash::Xxh3, f.seed()))?))
     }
 
     /// As `BloomFilter.insert_batch`.

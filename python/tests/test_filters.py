@@ -19,6 +19,7 @@ SEED = 12345
 # Filters of every kind for 20,000 keys at 1%.
 MAKERS = {
     "bloom": lambda: bb.BloomFilter(20_000, 0.01, seed=SEED),
+    "bloom-xxh3": lambda: bb.BloomFilter(20_000, 0.01, seed=SEED, key_hash="xxh3-64"),
     "atomic": lambda: bb.AtomicBloomFilter(20_000, 0.01, seed=SEED),
     "counting": lambda: bb.CountingBloomFilter(20_000, 0.01, seed=SEED),
     "scalable": lambda: bb.ScalableBloomFilter(5_000, 0.01, seed=SEED),
@@ -84,6 +85,23 @@ def test_python_keys_hash_as_documented():
     # NumPy integer scalars are ints.
     assert np.int64(42) in f and np.uint32(42) in f
     assert 43 not in f or f.expected_fpr() > 0
+
+
+def test_key_hash_is_chosen_kept_and_checked():
+    new, old = bb.BloomFilter(1000, 0.01), bb.BloomFilter(1000, 0.01, key_hash="xxh3-64")
+    assert (new.key_hash, old.key_hash) == ("aesh-64", "xxh3-64")
+    assert bb.AtomicBloomFilter(1000, 0.01).key_hash == "aesh-64"
+    for f in (new, old):
+        f.add("user:17")
+        f.add(7)
+        g = bb.BloomFilter.from_bytes(f.to_bytes())
+        assert g.key_hash == f.key_hash and "user:17" in g and 7 in g
+    # Integers hash alike under both; other keys do not, so the two cannot merge.
+    assert bytes(new.to_bytes())[12] == 2 and bytes(old.to_bytes())[12] == 1
+    with pytest.raises(bb.IncompatibleFiltersError, match="key hash"):
+        new.union(old)
+    with pytest.raises(ValueError, match="key_hash"):
+        bb.BloomFilter(1000, 0.01, key_hash="md5")
 
 
 # --- batches == single keys ------------------------------------------------------------------

@@ -16,6 +16,8 @@ import pytest
 
 import blockbloom as bb
 
+pa = pytest.importorskip("pyarrow")
+
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "data"
 GOLDEN_SEED = 0x0123_4567_89AB_CDEF
@@ -32,12 +34,30 @@ def test_golden_plain_filter_is_rebuilt_bit_for_bit():
     # tests/format.rs: capacity 100, fpr 0.01, seed GOLDEN_SEED, layout 8x64, the u64 keys
     # 0..100 and `insert("golden")` (Rust's Hash for str appends 0xff to the bytes).
     stored = golden("v1-8x64.bin")
-    f = bb.BloomFilter(100, 0.01, seed=GOLDEN_SEED, layout="8x64")
+    f = bb.BloomFilter(100, 0.01, seed=GOLDEN_SEED, layout="8x64", key_hash="xxh3-64")
     f.insert_batch(np.arange(100, dtype=np.uint64))
     f.add(b"golden\xff")
     assert f.to_bytes() == stored
     g = bb.BloomFilter.from_bytes(stored)
     assert g == f and all(k in g for k in range(100))
+
+
+def test_golden_hash_id_2_filter_is_rebuilt_bit_for_bit():
+    # tests/format.rs: capacity 200, fpr 0.01, seed GOLDEN_SEED, hash id 2 (the default): the
+    # prefixes of one sentence (0 to 40 bytes), the 16-byte keys i << 64 | i and the u64 keys
+    # 0..40, and two single keys.
+    stored = golden("v1-aesh.bin")
+    f = bb.BloomFilter(200, 0.01, seed=GOLDEN_SEED)
+    text = "the quick brown fox jumps over the lazy dog"
+    f.insert_batch(pa.array([text[:n] for n in range(41)]))
+    f.insert_batch(pa.array([(i << 64 | i).to_bytes(16, "little") for i in range(40)], pa.binary(16)))
+    f.insert_batch(np.arange(40, dtype=np.uint64))
+    f.add("golden, hash id 2")
+    f.add((0xFEED).to_bytes(16, "little"))
+    assert f.key_hash == "aesh-64"
+    assert f.to_bytes() == stored
+    g = bb.BloomFilter.from_bytes(stored)
+    assert g == f and g.key_hash == "aesh-64" and all(text[:n] in g for n in range(41))
 
 
 def test_golden_scalable_filter_is_rebuilt_bit_for_bit():

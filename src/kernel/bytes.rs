@@ -210,6 +210,8 @@ pub(super) mod tests {
     use crate::hashing::seed_flip;
     use crate::isa::Isa;
     use crate::kernel::keys::ByteKeys;
+    use crate::hashing::KeyHash;
+    use crate::hashing::aes::hash_bytes_aes;
     use xxhash_rust::xxh3::xxh3_64_with_seed;
 
     /// SplitMix64.
@@ -231,9 +233,18 @@ pub(super) mod tests {
             .collect()
     }
 
+    /// Every source of `keys`, on every tier, from several starts, under both hash ids: XXH3
+    /// (id 1), and AESH-64 but for 4- and 8-byte keys (id 2).
     fn check(keys: &[Vec<u8>], seed: u64, what: &str) {
         let slices: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        let want: Vec<u64> = slices.iter().map(|k| xxh3_64_with_seed(k, seed)).collect();
+        let xxh3: Vec<u64> = slices.iter().map(|k| xxh3_64_with_seed(k, seed)).collect();
+        let aesh: Vec<u64> = slices
+            .iter()
+            .map(|&k| match k.len() {
+                4 | 8 => xxh3_64_with_seed(k, seed),
+                _ => hash_bytes_aes(k, seed),
+            })
+            .collect();
         let mut offsets = alloc::vec![0i64];
         let mut values = Vec::new();
         for k in keys {
@@ -274,9 +285,16 @@ pub(super) mod tests {
                     continue;
                 }
                 for &(name, source) in &sources {
-                    let mut out = alloc::vec![0u64; keys.len() - start];
-                    kernel.hash_keys(seed_flip(seed), Keys::Bytes(source), start, &mut out);
-                    assert_eq!(out, want[start..], "{isa}, {name}, {what}, from {start}");
+                    for (hash, want) in [(KeyHash::Xxh3, &xxh3), (KeyHash::Aesh, &aesh)] {
+                        let mut out = alloc::vec![0u64; keys.len() - start];
+                        let keys = Keys::Bytes(source).under(hash);
+                        kernel.hash_keys(seed_flip(seed), keys, start, &mut out);
+                        assert_eq!(
+                            out,
+                            want[start..],
+                            "{isa}, {hash}, {name}, {what}, from {start}"
+                        );
+                    }
                 }
             }
         }
@@ -285,7 +303,7 @@ pub(super) mod tests {
     /// Every key source (slices, `&str`, 32- and 64-bit offsets) through the lanes and around
     /// them: ASCII keys, so that they are also `&str`.
     #[test]
-    fn every_source_hashes_as_xxh3_on_every_tier() {
+    fn every_source_hashes_as_its_hash_id_on_every_tier() {
         let mut state = 3;
         let ascii = |k: Vec<Vec<u8>>| -> Vec<Vec<u8>> {
             k.into_iter()
@@ -305,7 +323,7 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn every_length_hashes_as_xxh3_on_every_tier() {
+    fn every_length_hashes_as_its_hash_id_on_every_tier() {
         let mut state = 1;
         for seed in [0, 7, u64::MAX - 3] {
             for len in 0..=200 {

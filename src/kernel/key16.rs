@@ -100,7 +100,8 @@ mod tests {
     use alloc::vec::Vec;
 
     use super::super::{Kernel, Keys};
-    use crate::hashing::seed_flip;
+    use crate::hashing::aes::hash_bytes_aes;
+    use crate::hashing::{KeyHash, seed_flip};
     use crate::isa::Isa;
     use crate::kernel::bytes::tests::mix;
     use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -121,6 +122,33 @@ mod tests {
                 assert_eq!(out, want, "{isa}: u128");
                 kernel.hash_keys(seed_flip(seed), Keys::Fixed16(&fixed), 0, &mut out);
                 assert_eq!(out, want, "{isa}: [u8; 16]");
+            }
+        }
+    }
+
+    /// Under hash id 2, AESH-64 of the 16 bytes, from both sources, on every tier, from every
+    /// start (groups of eight at every offset, and the tail).
+    #[test]
+    fn sixteen_byte_keys_hash_as_aesh_under_hash_id_2_on_every_tier() {
+        let mut state = 6;
+        let wide: Vec<u128> = (0..300)
+            .map(|_| (mix(&mut state) as u128) << 64 | mix(&mut state) as u128)
+            .collect();
+        let fixed: Vec<[u8; 16]> = wide.iter().map(|k| k.to_le_bytes()).collect();
+        for seed in [0, 99] {
+            let want: Vec<u64> = fixed.iter().map(|k| hash_bytes_aes(k, seed)).collect();
+            for isa in Isa::supported() {
+                let kernel = Kernel::get(isa).unwrap();
+                for start in [0, 1, 7, 9] {
+                    let mut out = alloc::vec![0u64; wide.len() - start];
+                    let flip = seed_flip(seed);
+                    let u128s = Keys::U128(&wide).under(KeyHash::Aesh);
+                    kernel.hash_keys(flip, u128s, start, &mut out);
+                    assert_eq!(out, want[start..], "{isa}: u128 from {start}");
+                    let arrays = Keys::Fixed16(&fixed).under(KeyHash::Aesh);
+                    kernel.hash_keys(flip, arrays, start, &mut out);
+                    assert_eq!(out, want[start..], "{isa}: [u8; 16] from {start}");
+                }
             }
         }
     }
