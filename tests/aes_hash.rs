@@ -8,8 +8,8 @@ mod common;
 
 use std::collections::HashSet;
 
-use blockbloom::{BloomFilter, KeyHash};
 use blockbloom::hash::{hash_bytes_aes, hash_bytes_aes_batch};
+use blockbloom::{BloomFilter, KeyHash};
 
 /// SplitMix64: the deterministic bytes of the sampled keys.
 fn splitmix(state: &mut u64) -> u64 {
@@ -174,7 +174,10 @@ fn low_entropy_sets_meet_the_target_rate_on_every_tier() {
                 f.insert_batch(&members);
                 let fp = f.count_batch(&queries) as f64;
                 let single = queries.iter().filter(|&&k| f.contains(k)).count();
-                assert_eq!(single, fp as usize, "{name} at {target} ({isa}): single keys");
+                assert_eq!(
+                    single, fp as usize,
+                    "{name} at {target} ({isa}): single keys"
+                );
                 let q = queries.len() as f64;
                 let realized = f.expected_fpr() * q;
                 assert!(

@@ -339,18 +339,17 @@ pub(crate) fn hash_soft(keys: &AesKeys, b: &[u8]) -> u64 {
 /// assert_ne!(h, blockbloom::hash::hash_bytes_aes(b"2001:db8::1", 8));
 /// ```
 pub fn hash_bytes_aes(bytes: &[u8], seed: u64) -> u64 {
-    let keys = AesKeys::new(seed);
     #[cfg(target_arch = "x86_64")]
     if x86_64::has_aes() {
         // SAFETY: the CPU has AES-NI (checked just above).
-        return unsafe { x86_64::hash_one(&keys, bytes) };
+        return unsafe { x86_64::hash_one(seed, bytes) };
     }
     #[cfg(target_arch = "aarch64")]
     if aarch64::has_aes() {
         // SAFETY: the CPU has the AES extension (checked just above).
-        return unsafe { aarch64::hash_one(&keys, bytes) };
+        return unsafe { aarch64::hash_one(seed, bytes) };
     }
-    hash_soft(&keys, bytes)
+    hash_soft(&AesKeys::new(seed), bytes)
 }
 
 /// AESH-64 of each key with `seed` into `out` (same length): what [`hash_bytes_aes`] gives
@@ -447,7 +446,7 @@ mod tests {
                 if x86_64::has_aes() {
                     for (b, &r) in slices.iter().zip(&reference) {
                         // SAFETY: the CPU has AES-NI (checked).
-                        assert_eq!(unsafe { x86_64::hash_one(&k, b) }, r);
+                        assert_eq!(unsafe { x86_64::hash_one(seed, b) }, r);
                     }
                     out.fill(0);
                     // SAFETY: as above.

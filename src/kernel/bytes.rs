@@ -207,11 +207,11 @@ pub(super) mod tests {
     use alloc::vec::Vec;
 
     use super::super::{Kernel, Keys};
+    use crate::hashing::KeyHash;
+    use crate::hashing::aes::hash_bytes_aes;
     use crate::hashing::seed_flip;
     use crate::isa::Isa;
     use crate::kernel::keys::ByteKeys;
-    use crate::hashing::KeyHash;
-    use crate::hashing::aes::hash_bytes_aes;
     use xxhash_rust::xxh3::xxh3_64_with_seed;
 
     /// SplitMix64.
