@@ -6,9 +6,9 @@
 
 mod common;
 
-use blockbloom::BloomFilter;
 use blockbloom::hash::hash_u64;
 use blockbloom::layout::{Block, block_index, pattern_scalar};
+use blockbloom::{BloomFilter, KeyHash};
 use common::{SplitMix64, keys_in};
 
 /// The attacker's view of a filter: its shape is public (it is in every file header) and so
@@ -193,8 +193,21 @@ fn keyed_filters_persist_and_answer_the_same_after_loading() {
         "every filter draws its own seed"
     );
     f.insert_batch(&[1u64, 2, 3]);
+    // String keys on the default hash (id 2: AESH-64, its round keys from the drawn seed),
+    // through the batch and the single-key path.
+    let strs = ["alpha", "a key of more than sixteen bytes", "2001:db8::1"];
+    f.insert_batch(&strs);
+    f.insert("beta");
+    assert_eq!(f.key_hash(), KeyHash::Aesh);
+    let public = filter(Some(0));
+    assert_ne!(
+        f.hash("alpha"),
+        public.hash("alpha"),
+        "the seed keys AESH-64"
+    );
     let g = BloomFilter::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(g.seed(), f.seed());
-    assert_eq!(g, f);
-    assert!(g.contains(&2u64));
+    assert_eq!((g.key_hash(), &g), (KeyHash::Aesh, &f));
+    assert!(g.contains(&2u64) && g.contains("beta"));
+    assert_eq!(g.count_batch(&strs), strs.len());
 }

@@ -192,7 +192,8 @@ impl Builder {
     /// is different for every filter, and is stored in the filter's encoding like any seed:
     /// a keyed filter persists, and answers identically on every machine that loads it. Keep
     /// its file as secret as the seed should be. The batch paths stay on SIMD lanes (the hash
-    /// is the same seeded XXH3). A later `seed(..)` replaces it; filters must share a seed to
+    /// is the same, seeded: XXH3-64, and AESH-64 with round keys from the seed under hash id 2,
+    /// [`key_hash`](Self::key_hash)). A later `seed(..)` replaces it; filters must share a seed to
     /// be merged, so draw one keyed filter and derive the others with `seed(f.seed())`.
     ///
     /// ```
