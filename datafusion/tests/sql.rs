@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use blockbloom::BloomFilter;
+use blockbloom::{BloomFilter, KeyHash};
 use blockbloom_datafusion::datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, FixedSizeBinaryArray, Int32Array,
     Int64Array, LargeBinaryArray, LargeStringArray, RecordBatch, StringArray, StringViewArray,
@@ -322,6 +322,42 @@ async fn filter_argument_forms() -> Result<()> {
         column,
         [Some(true), Some(false), Some(true), None, Some(false)]
     );
+    Ok(())
+}
+
+/// Filters of either hash id answer (files written before hash id 2 carry id 1), and the
+/// aggregate writes the default, hash id 2, whose string keys hash with AESH-64.
+#[tokio::test]
+async fn filters_of_either_hash_id_answer() -> Result<()> {
+    let ctx = ctx(2);
+    let keys = ["alpha", "user:17", "a key of more than sixteen bytes"];
+    for hash in [KeyHash::Xxh3, KeyHash::Aesh] {
+        let mut f = BloomFilter::builder()
+            .capacity(100)
+            .fpr(0.001)
+            .key_hash(hash)
+            .build()
+            .unwrap();
+        f.insert_batch(&keys);
+        let hex: String = f.to_bytes().iter().map(|x| format!("{x:02x}")).collect();
+        let got = booleans(
+            &ctx,
+            &format!(
+                "SELECT might_contain(X'{hex}', k) FROM (VALUES ('alpha'), ('user:17'), \
+                 ('a key of more than sixteen bytes'), ('absent key')) v(k)"
+            ),
+        )
+        .await?;
+        assert_eq!(got[..3], [Some(true); 3], "{hash}");
+    }
+    let bytes = one_binary(
+        &ctx,
+        "SELECT bloom_filter_agg(k) FROM (VALUES ('alpha'), ('user:17')) v(k)",
+    )
+    .await?;
+    let f = BloomFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(f.key_hash(), KeyHash::Aesh);
+    assert!(f.contains("alpha") && f.contains("user:17"));
     Ok(())
 }
 

@@ -56,9 +56,19 @@ impl<'a> Aesh<'a> {
         out: &mut [u64],
         xxh3: impl FnOnce(Keys<'_>, &mut [u64]),
     ) {
+        if self.hash_aes(flip, machine, out) {
+            xxh3(self.plain(), out)
+        }
+    }
+
+    /// [`hash`](Self::hash) but for a chunk of 4- and 8-byte strings alone, which it leaves
+    /// to the caller (`true`, nothing written). Out of line and not generic: every tier shares
+    /// one copy of the AES paths (per tier, they were most of the crate's unoptimised build).
+    #[inline(never)]
+    fn hash_aes(self, flip: u64, machine: bool, out: &mut [u64]) -> bool {
         let seed = seed_from_flip(flip);
         let k = AesKeys::new(seed);
-        let all_xxh3 = match self {
+        match self {
             Aesh::U128(keys) => {
                 let mut bytes = [0u8; 16 * 64];
                 for (keys, out) in keys.chunks(64).zip(out.chunks_mut(64)) {
@@ -82,9 +92,6 @@ impl<'a> Aesh<'a> {
             Aesh::Bytes(ByteKeys::Offsets64 { offsets, values }) => {
                 split(Offsets { offsets, values }, &k, seed, machine, out)
             }
-        };
-        if all_xxh3 {
-            xxh3(self.plain(), out)
         }
     }
 }

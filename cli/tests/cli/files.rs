@@ -102,6 +102,52 @@ fn build_from_stdin_equals_build_from_file() {
     assert_eq!(&a[..8], b"BLKBLOOM");
 }
 
+/// `--hash xxh3-64` writes hash id 1, the default hash id 2; `query` hashes lines with the
+/// file's hash either way, a batch of stdin lines as the keys given one by one.
+#[test]
+fn build_writes_either_hash_and_query_reads_it() {
+    let dir = scratch("hash-ids");
+    let keys = keys_file(&dir, "keys.txt", members(0..2_000));
+    for (hash, shown) in [
+        ("xxh3-64", "xxh3-64 (hash id 1)"),
+        ("aesh-64", "aesh-64 (hash id 2)"),
+    ] {
+        let f = path(&dir, &format!("{hash}.bb"));
+        ok(&blockbloom(
+            &["build", "--fpr", "0.001", "--hash", hash, &keys, "-o", &f],
+            None,
+        ));
+        assert_eq!(
+            std::fs::read(&f).unwrap()[12],
+            if hash == "xxh3-64" { 1 } else { 2 }
+        );
+        assert_eq!(field(&ok(&blockbloom(&["info", &f], None)), "hash"), shown);
+        let out = ok(&blockbloom(&["query", &f, "key-7", "key-1999"], None));
+        assert_eq!(out, "key-7\tmaybe\nkey-1999\tmaybe\n", "{hash}");
+        let lines: String = members(0..2_000).map(|k| k + "\n").collect();
+        let found = ok(&blockbloom_stdin(&["query", &f], lines.as_bytes()));
+        assert_eq!(
+            found.lines().count(),
+            2_000,
+            "{hash}: every member through the prefilter"
+        );
+    }
+    let bad = blockbloom(
+        &[
+            "build",
+            "--fpr",
+            "0.01",
+            "--hash",
+            "md5",
+            &keys,
+            "-o",
+            &path(&dir, "x.bb"),
+        ],
+        None,
+    );
+    assert!(!bad.status.success());
+}
+
 #[test]
 fn info_reports_the_header_and_the_fill() {
     let dir = scratch("info");
@@ -119,6 +165,7 @@ fn info_reports_the_header_and_the_fill() {
             .to_string()
     };
     assert_eq!(field("version"), "1");
+    assert_eq!(field("hash"), "aesh-64 (hash id 2)");
     assert_eq!(field("layout"), "4x128");
     assert_eq!(field("k"), "12");
     assert_eq!(field("seed"), "42");
