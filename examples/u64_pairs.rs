@@ -1,51 +1,124 @@
-//! Batch `contains` of `u64` keys against sbbf-rs (XXH3 of the key's 8 little-endian bytes, the
-//! best peer of the `blockbloom-perf` suite's `u64` rows) at 50k and 1M keys and 1%, measured
-//! in interleaved rounds so that every ratio's two sides see the same state of a shared
-//! machine (see `build_pairs.rs` for why criterion's windows do not).
+//! Batch `contains` of `u64` keys against the peers at 50k, 1M and 64M keys and 1%, measured
+//! in interleaved rounds so that every ratio's sides see the same state of a shared machine
+//! (see `build_pairs.rs` for why criterion's windows do not).
 //!
 //! Each filter is asked two query arrays, half members and half not: 65,536 keys (512 KiB,
 //! which stay in the cache between rounds) and 4,194,304 keys (32 MiB, streamed from memory
-//! every round, as the suite's 4M lookups are). Sides, in a rotating order per round:
-//! * `batch`: `count_batch` in calls of 1,024 keys;
-//! * `sbbf`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key (sized at 11 bits a key,
-//!   0.8%, the suite's pick for 1%).
+//! every round, as the `blockbloom-perf` suite's 4M lookups are); at 64M keys only the
+//! streamed one. Sides, in a rotating order per round:
+//! * `batch-xxh3`: `count_batch` in calls of 1,024 keys, hash id 2 (the default: XXH3-64 for
+//!   `u64` keys);
+//! * `batch-mx32`: the same on hash id 3 (MX32-64, 32-bit lane multiplies);
+//! * `sbbf-rs`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key (sized at 11 bits a key,
+//!   0.8%, the suite's pick for 1%), its AVX2 path where the CPU has it;
+//! * `fastbloom`: fastbloom 0.17 at 1% with foldhash, `contains` per key;
+//! * `parquet`: parquet's `Sbbf` at 1% (XXH64), `check` per key;
+//! * `hashed`: the hash id 3 filter's `count_hash_batch` over the queries' hashes computed
+//!   beforehand: the probe alone, as if hashing cost nothing (the floor a faster hash could
+//!   reach);
+//! * `lines`: per query, a load of the same 64-byte line of an array the filter's size (its
+//!   block index computed beforehand) and nothing else: the memory's floor under any probe.
 //!
-//! It prints each side's median ns/key and the median and quartiles over the rounds of
-//! `sbbf`'s time over `batch`'s.
+//! It prints each side's median ns/key, and for each of our batches the best peer's time over
+//! the batch's (the median and quartiles over the rounds: above 1, ours is faster), and the
+//! same for `hashed`. `U64_PAIRS_DEPTH=N` sets our filters' prefetch depth (default: the
+//! filter's own choice).
+//! `BLOCKBLOOM_ISA=avx2` (or `scalar`, `portable`, `avx512`, `neon`) forces our tier; the
+//! first line names the tier and the CPU.
 //!
 //! ```sh
-//! cargo run --release --example u64_pairs -- 100   # rounds
+//! cargo run --release --example u64_pairs -- 100        # rounds (64M keys: a fifth of them)
+//! cargo run --release --example u64_pairs -- 100 1000000  # only these key counts
 //! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use blockbloom::BloomFilter;
-use pairs::{Rng, median, ratio_summary};
+use blockbloom::{BloomFilter, KeyHash};
+use pairs::{Rng, cpu_name, median, ratio_summary};
+use parquet::bloom_filter::Sbbf;
 use xxhash_rust::xxh3::xxh3_64;
 
 mod pairs;
 
 const BATCH: usize = 1024;
+const SIDES: [&str; 7] = [
+    "batch-xxh3",
+    "batch-mx32",
+    "hashed",
+    "lines",
+    "sbbf-rs",
+    "fastbloom",
+    "parquet",
+];
+/// The sides that are ours (the rest are peers).
+const OURS: usize = 4;
+
+type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
 
 fn main() -> Result<(), blockbloom::Error> {
-    let rounds: usize = std::env::args().nth(1).map_or(100, |s| {
+    let mut args = std::env::args().skip(1);
+    let rounds: usize = args.next().map_or(100, |s| {
         s.parse()
             .ok()
             .filter(|&v| v > 0)
             .expect("a positive number of rounds")
     });
-    println!("u64 keys, count_batch vs sbbf-rs at 1%: {rounds} rounds, sides interleaved");
-    for n in [50_000usize, 1_000_000] {
+    let sizes: Vec<usize> = args
+        .map(|s| s.parse().expect("key counts are numbers"))
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![50_000, 1_000_000, 64_000_000]
+    } else {
+        sizes
+    };
+    let probe = BloomFilter::with_capacity(1, 0.01)?;
+    println!(
+        "u64 keys, count_batch vs sbbf-rs, fastbloom and parquet at 1%: {rounds} rounds, sides \
+         interleaved; tier {}; {}",
+        probe.isa(),
+        cpu_name()
+    );
+    for n in sizes {
         let mut r = Rng(n as u64);
         let members: Vec<u64> = (0..n).map(|_| r.next()).collect();
-        let mut bb = BloomFilter::with_capacity(n as u64, 0.01)?;
-        bb.insert_batch(&members);
+        let build = |hash| -> Result<BloomFilter, blockbloom::Error> {
+            let mut f = BloomFilter::builder()
+                .capacity(n as u64)
+                .fpr(0.01)
+                .key_hash(hash)
+                .build()?;
+            f.insert_batch(&members);
+            if let Some(d) = std::env::var("U64_PAIRS_DEPTH")
+                .ok()
+                .and_then(|d| d.parse().ok())
+            {
+                f.set_prefetch_depth(d)?;
+            }
+            Ok(f)
+        };
+        let ours = [build(KeyHash::Aesh)?, build(KeyHash::Mx32)?];
         let mut sb = sbbf_rs_safe::Filter::new(11, n);
-        for &m in &members {
+        let mut fast: Fast = fastbloom::BloomFilter::with_false_pos(0.01)
+            .hasher(foldhash::fast::RandomState::default())
+            .expected_items(n);
+        let mut pq = Sbbf::new_with_ndv_fpp(n as u64, 0.01).expect("a valid Sbbf");
+        for m in &members {
             sb.insert_hash(xxh3_64(&m.to_le_bytes()));
+            fast.insert(m);
+            pq.insert(m);
         }
-        for queries in [1usize << 16, 1 << 22] {
+        let query_sets: &[usize] = if n > 10_000_000 {
+            &[1 << 22]
+        } else {
+            &[1 << 16, 1 << 22]
+        };
+        let rounds = if n > 10_000_000 {
+            rounds.div_ceil(5)
+        } else {
+            rounds
+        };
+        for &queries in query_sets {
             let q: Vec<u64> = (0..queries)
                 .map(|i| {
                     if i % 2 == 0 {
@@ -55,38 +128,71 @@ fn main() -> Result<(), blockbloom::Error> {
                     }
                 })
                 .collect();
-            let batch = || q.chunks(BATCH).map(|c| bb.count_batch(c)).sum::<usize>();
-            let sbbf = || {
-                q.iter()
-                    .filter(|k| sb.contains_hash(xxh3_64(&k.to_le_bytes())))
-                    .count()
+            let hashes: Vec<u64> = q.iter().map(|k| ours[1].hash(k)).collect();
+            let blocks = ours[1].num_blocks();
+            let lines = vec![[1u64; 8]; blocks as usize];
+            let index: Vec<u32> = hashes
+                .iter()
+                .map(|&h| blockbloom::layout::block_index(h, blocks) as u32)
+                .collect();
+            let side = |s: usize| -> usize {
+                match s {
+                    0 | 1 => q.chunks(BATCH).map(|c| ours[s].count_batch(c)).sum(),
+                    2 => hashes
+                        .chunks(BATCH)
+                        .map(|c| ours[1].count_hash_batch(c))
+                        .sum(),
+                    3 => index
+                        .iter()
+                        .map(|&i| {
+                            let line = &lines[i as usize];
+                            (line[0] & line[7]) as usize
+                        })
+                        .sum(),
+                    4 => q
+                        .iter()
+                        .filter(|k| sb.contains_hash(xxh3_64(&k.to_le_bytes())))
+                        .count(),
+                    5 => q.iter().filter(|k| fast.contains(k)).count(),
+                    _ => q.iter().filter(|k| pq.check(*k)).count(),
+                }
             };
-            // Both find every member (and a few false positives).
-            let hits = [batch(), sbbf()];
-            assert!(hits.iter().all(|&h| h >= queries / 2), "{hits:?}");
-
-            let mut times: [Vec<f64>; 2] = Default::default();
+            // Every side finds every member (and a few false positives); `lines` counts
+            // every query.
+            for (s, name) in SIDES.iter().enumerate() {
+                let hits = side(s);
+                assert!(hits >= queries / 2, "{name}: {hits}");
+            }
+            let mut times: Vec<Vec<f64>> = vec![Vec::new(); SIDES.len()];
             for round in 0..rounds {
-                for j in 0..2 {
-                    let side = (round + j) % 2;
+                for j in 0..SIDES.len() {
+                    let s = (round + j) % SIDES.len();
                     let t = Instant::now();
-                    black_box(if side == 0 { batch() } else { sbbf() });
-                    times[side].push(t.elapsed().as_secs_f64() * 1e9 / queries as f64);
+                    black_box(side(s));
+                    times[s].push(t.elapsed().as_secs_f64() * 1e9 / queries as f64);
                 }
             }
             println!(
                 "{n} keys (filter {} KiB, prefetch depth {}), {queries} queries ({} KiB):",
-                bb.size_in_bytes() >> 10,
-                bb.prefetch_depth(),
+                ours[0].size_in_bytes() >> 10,
+                ours[0].prefetch_depth(),
                 queries * 8 / 1024
             );
-            for (name, i) in [("batch", 0), ("sbbf", 1)] {
+            let medians: Vec<f64> = times.iter().map(|t| median(&mut t.clone())).collect();
+            for (name, m) in SIDES.iter().zip(&medians) {
+                println!("  {name:>10}: median {m:.2} ns/key");
+            }
+            // The best peer of this set: the lowest median.
+            let best = (OURS..SIDES.len())
+                .min_by(|&a, &b| medians[a].total_cmp(&medians[b]))
+                .expect("peers");
+            for (s, name) in SIDES.iter().enumerate().take(OURS) {
                 println!(
-                    "{name:>8}: median {:.2} ns/key",
-                    median(&mut times[i].clone())
+                    "  {} / {name}: {}",
+                    SIDES[best],
+                    ratio_summary(&times[best], &times[s])
                 );
             }
-            println!("  sbbf / batch: {}", ratio_summary(&times[1], &times[0]));
         }
     }
     Ok(())

@@ -38,4 +38,6 @@
 //! ```
 
 // The codec (`src/codec/`) defines these once; this module is its public face.
-pub use crate::codec::{HASH_AESH, HASH_XXH3, HEADER_BYTES, MAGIC, NO_TARGET_FPR, VERSION, kind};
+pub use crate::codec::{
+    HASH_AESH, HASH_MX32, HASH_XXH3, HEADER_BYTES, MAGIC, NO_TARGET_FPR, VERSION, kind,
+};

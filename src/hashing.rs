@@ -3,6 +3,7 @@
 //! (in `lib.rs`) re-exports these beside the kernel tiers' batch forms.
 
 pub(crate) mod aes;
+pub(crate) mod mx32;
 
 use alloc::boxed::Box;
 
@@ -114,6 +115,7 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
 /// | :--- | ---: | :--- | :--- |
 /// | [`Xxh3`](KeyHash::Xxh3) | 1 | XXH3-64 | XXH3-64 |
 /// | [`Aesh`](KeyHash::Aesh) (default) | 2 | XXH3-64 | AESH-64 ([`hash_bytes_aes`](crate::hash::hash_bytes_aes)) |
+/// | [`Mx32`](KeyHash::Mx32) | 3 | MX32-64 ([`hash_u64_mx32`](crate::hash::hash_u64_mx32)), and 16-byte keys | AESH-64 |
 ///
 /// A key is its form's little-endian bytes ([`KeyForm`](crate::KeyForm)). The `U32` and `U64`
 /// forms are 4 and 8 bytes, so under either hash an integer key and its bytes stay one key, and
@@ -121,6 +123,11 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
 /// 16-byte keys, which AES rounds hash in lanes faster than XXH3 (`docs/PERFORMANCE.md`).
 /// [`ByHash`](crate::ByHash) keys hash their `Hash` stream with XXH3 under both. Files written
 /// before hash id 2 existed carry id 1 and answer as they did.
+///
+/// Hash id 3 hashes keys of 4, 8 and 16 bytes (the integer forms, IP addresses, and byte
+/// strings of those lengths) with MX32-64, built from the 32-by-32-bit multiplies every SIMD
+/// tier has in its lanes, where XXH3 needs 64-by-64-bit ones that AVX2 and NEON build from
+/// three (`docs/PERFORMANCE.md` has the figures); other byte strings as under id 2.
 ///
 /// ```
 /// use blockbloom::{BloomFilter, KeyHash};
@@ -144,6 +151,8 @@ pub enum KeyHash {
     /// for new filters.
     #[default]
     Aesh,
+    /// Hash id 3: MX32-64 for keys of 4, 8 and 16 bytes, AESH-64 for every other key.
+    Mx32,
 }
 
 impl KeyHash {
@@ -152,6 +161,7 @@ impl KeyHash {
         match self {
             KeyHash::Xxh3 => 1,
             KeyHash::Aesh => 2,
+            KeyHash::Mx32 => 3,
         }
     }
 
@@ -166,25 +176,56 @@ impl KeyHash {
         match id {
             1 => Some(KeyHash::Xxh3),
             2 => Some(KeyHash::Aesh),
+            3 => Some(KeyHash::Mx32),
             _ => None,
         }
     }
 
-    /// Its name, as `blockbloom info` prints it: `xxh3-64` or `aesh-64`.
+    /// Its name, as `blockbloom info` prints it: `xxh3-64`, `aesh-64` or `mx32-64`.
     pub const fn name(self) -> &'static str {
         match self {
             KeyHash::Xxh3 => "xxh3-64",
             KeyHash::Aesh => "aesh-64",
+            KeyHash::Mx32 => "mx32-64",
         }
     }
 
+    /// The hash of a [`name`](Self::name), if this build knows it.
+    ///
+    /// ```
+    /// use blockbloom::KeyHash;
+    /// assert_eq!(KeyHash::from_name("mx32-64"), Some(KeyHash::Mx32));
+    /// assert_eq!(KeyHash::from_name("md5"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<KeyHash> {
+        KeyHash::ALL.into_iter().find(|h| h.name() == name)
+    }
+
+    /// Every hash this build knows, in id order.
+    pub const ALL: [KeyHash; 3] = [KeyHash::Xxh3, KeyHash::Aesh, KeyHash::Mx32];
+
     /// The hash of a byte string: XXH3-64 under id 1, and under id 2 for 4 and 8 bytes
-    /// (what the integer forms of those widths hash to), AESH-64 for every other length.
+    /// (what the integer forms of those widths hash to), AESH-64 for every other length;
+    /// under id 3, MX32-64 for 4, 8 and 16 bytes, AESH-64 for every other length.
     #[inline]
     pub(crate) fn bytes(self, b: &[u8], seed: u64) -> u64 {
         match (self, b.len()) {
             (KeyHash::Xxh3, _) | (KeyHash::Aesh, 4 | 8) => bytes_with_seed(b, seed),
-            (KeyHash::Aesh, _) => aes::hash_bytes_aes(b, seed),
+            (KeyHash::Mx32, 4 | 8 | 16) => mx32::hash_bytes_mx32(b, seed).unwrap_or_default(),
+            (KeyHash::Aesh | KeyHash::Mx32, _) => aes::hash_bytes_aes(b, seed),
+        }
+    }
+
+    /// Whether this hash gives a byte string of `len` bytes another hash than AESH-64: 4 and
+    /// 8 bytes under id 2 (XXH3), 4, 8 and 16 bytes under id 3 (MX32); none under id 1, which
+    /// does not use AESH-64. The AES batch hashes the others and leaves these to
+    /// [`bytes`](Self::bytes).
+    #[inline(always)]
+    pub(crate) const fn word_width(self, len: usize) -> bool {
+        match self {
+            KeyHash::Xxh3 => false,
+            KeyHash::Aesh => matches!(len, 4 | 8),
+            KeyHash::Mx32 => matches!(len, 4 | 8 | 16),
         }
     }
 }

@@ -19,6 +19,7 @@ use core::hash::{Hash, Hasher};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::hashing::aes::hash_bytes_aes;
+use crate::hashing::mx32::{hash_u32_mx32, hash_u64_mx32, hash_u128_mx32};
 use crate::hashing::{
     KeyHash, StableHasher, bytes_with_seed, hash_u32, hash_u64, u32_with_flip, u64_with_flip,
     u128_with_seed,
@@ -101,7 +102,9 @@ impl KeyForm<'_> {
     /// The hash of this key under `hash` with `seed` ([`KeyHash`]): [`hash`](Self::hash)
     /// under [`KeyHash::Xxh3`]; under [`KeyHash::Aesh`], the same for the `U32`, `U64` and
     /// `ByHash` forms and byte strings of 4 and 8 bytes, and AESH-64 of the form's bytes for
-    /// every other key. What a filter of that hash computes for the key.
+    /// every other key; under [`KeyHash::Mx32`], MX32-64 for the `U32`, `U64` and `U128`
+    /// forms and byte strings of 4, 8 and 16 bytes, XXH3 for `ByHash`, and AESH-64 for every
+    /// other key. What a filter of that hash computes for the key.
     ///
     /// ```
     /// use blockbloom::{KeyForm, KeyHash, hash::hash_bytes_aes};
@@ -111,12 +114,33 @@ impl KeyForm<'_> {
     /// assert_eq!(aesh(KeyForm::Bytes(&7u64.to_le_bytes())), aesh(KeyForm::U64(7)));
     /// assert_eq!(aesh(KeyForm::U128(7)), hash_bytes_aes(&7u128.to_le_bytes(), 3));
     /// assert_eq!(aesh(KeyForm::Bytes(b"user:17")), hash_bytes_aes(b"user:17", 3));
+    ///
+    /// let mx32 = |k: KeyForm<'_>| k.hash_with(KeyHash::Mx32, 3);
+    /// assert_eq!(mx32(KeyForm::U64(7)), blockbloom::hash::hash_u64_mx32(7, 3));
+    /// assert_eq!(mx32(KeyForm::Bytes(&7u128.to_le_bytes())), mx32(KeyForm::U128(7)));
+    /// assert_eq!(mx32(KeyForm::Bytes(b"user:17")), aesh(KeyForm::Bytes(b"user:17")));
     /// ```
     #[inline(always)]
     pub fn hash_with(self, hash: KeyHash, seed: u64) -> u64 {
         match hash {
             KeyHash::Xxh3 => self.hash(seed),
             KeyHash::Aesh => self.hash_aesh(seed),
+            KeyHash::Mx32 => self.hash_mx32(seed),
+        }
+    }
+
+    /// The hash under [`KeyHash::Mx32`].
+    #[inline(always)]
+    fn hash_mx32(self, seed: u64) -> u64 {
+        match self {
+            KeyForm::U32(v) => hash_u32_mx32(v, seed),
+            KeyForm::U64(v) => hash_u64_mx32(v, seed),
+            KeyForm::U128(v) => hash_u128_mx32(v, seed),
+            KeyForm::Bytes(b) => KeyHash::Mx32.bytes(b, seed),
+            // The other widths as under hash id 2, the `Hash` stream as under both.
+            other @ (KeyForm::U8(_) | KeyForm::U16(_) | KeyForm::ByHash(_)) => {
+                other.hash_aesh(seed)
+            }
         }
     }
 
@@ -137,10 +161,10 @@ impl KeyForm<'_> {
     /// it), so an integer key skips deriving it.
     #[inline(always)]
     pub(crate) fn hash_by(self, hash: KeyHash, seed: u64, flip: u64) -> u64 {
-        match self {
-            KeyForm::U32(v) => u32_with_flip(v, flip),
-            KeyForm::U64(v) => u64_with_flip(v, flip),
-            other => other.hash_with(hash, seed),
+        match (hash, self) {
+            (KeyHash::Xxh3 | KeyHash::Aesh, KeyForm::U32(v)) => u32_with_flip(v, flip),
+            (KeyHash::Xxh3 | KeyHash::Aesh, KeyForm::U64(v)) => u64_with_flip(v, flip),
+            (hash, other) => other.hash_with(hash, seed),
         }
     }
 }

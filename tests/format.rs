@@ -21,7 +21,7 @@ fn filled(capacity: u64, fpr: f64, seed: u64, keys: std::ops::Range<u64>) -> Blo
 }
 
 /// The golden filters: small, fixed, one per layout, on hash id 1 (every filter's hash before
-/// id 2); and one on hash id 2.
+/// id 2); one on hash id 2; one on hash id 3.
 fn golden() -> Vec<(&'static str, BloomFilter)> {
     let mut a = BloomFilter::builder()
         .capacity(100)
@@ -59,7 +59,27 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     c.insert_batch(&(0..40u64).collect::<Vec<_>>());
     c.insert("golden, hash id 2");
     c.insert(&0xfeed_u128);
-    vec![("v1-8x64.bin", a), ("v1-4x128.bin", b), ("v1-aesh.bin", c)]
+    // Hash id 3: the same keys (4, 8 and 16 bytes take MX32) and `u32` keys.
+    let mut d = BloomFilter::builder()
+        .capacity(250)
+        .fpr(0.01)
+        .seed(0x0123_4567_89ab_cdef)
+        .key_hash(KeyHash::Mx32)
+        .build()
+        .unwrap();
+    d.insert_batch(&strs);
+    d.insert_batch(&(0..40u128).map(|i| i << 64 | i).collect::<Vec<_>>());
+    d.insert_batch(&(0..40u64).collect::<Vec<_>>());
+    d.insert_batch(&(0..40u32).map(|i| i << 20).collect::<Vec<_>>());
+    d.insert("golden, hash id 3");
+    d.insert(&0xfeed_u128);
+    d.insert(&7u32);
+    vec![
+        ("v1-8x64.bin", a),
+        ("v1-4x128.bin", b),
+        ("v1-aesh.bin", c),
+        ("v1-mx32.bin", d),
+    ]
 }
 
 #[test]
@@ -128,7 +148,7 @@ fn every_decoding_error_is_typed() {
     assert_eq!(err(&with(8, 2)), Error::UnsupportedVersion(2));
     assert_eq!(err(&with(10, 9)), Error::UnsupportedLayout(9));
     assert!(matches!(err(&with(11, 7)), Error::InvalidHeader(_)));
-    assert_eq!(err(&with(12, 3)), Error::UnsupportedHash(3));
+    assert_eq!(err(&with(12, 4)), Error::UnsupportedHash(4));
     assert!(matches!(err(&with(13, 1)), Error::InvalidHeader(_)));
     assert!(matches!(err(&with(60, 1)), Error::InvalidHeader(_)));
     // Block count 0, and more than 2^32.

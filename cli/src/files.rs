@@ -82,10 +82,11 @@ pub struct BuildArgs {
     #[arg(long, conflicts_with = "seed")]
     keyed: bool,
     /// The key hash the filter is built with: aesh-64 (hash id 2, the default: AESH-64 for
-    /// lines of other lengths than 4 and 8 bytes, XXH3-64 for those) or xxh3-64 (hash id 1,
+    /// lines of other lengths than 4 and 8 bytes, XXH3-64 for those), mx32-64 (hash id 3:
+    /// MX32-64 for lines of 4, 8 and 16 bytes, AESH-64 for the others) or xxh3-64 (hash id 1,
     /// what every filter before hash id 2 used). Filters merge only with filters of the same
     /// hash.
-    #[arg(long, default_value = "aesh-64", value_parser = ["aesh-64", "xxh3-64"])]
+    #[arg(long, default_value = "aesh-64", value_parser = ["aesh-64", "mx32-64", "xxh3-64"])]
     hash: String,
     /// Files of newline-delimited keys; none or `-` reads stdin.
     keys: Vec<PathBuf>,
@@ -363,11 +364,8 @@ pub fn build(args: BuildArgs) -> Result<()> {
             total
         }
     };
-    let key_hash = if args.hash == "xxh3-64" {
-        KeyHash::Xxh3
-    } else {
-        KeyHash::Aesh
-    };
+    // The parser admits only the names of known hashes.
+    let key_hash = KeyHash::from_name(&args.hash).unwrap_or_default();
     let builder = BloomFilter::builder()
         .capacity(capacity)
         .fpr(args.fpr)

@@ -20,11 +20,12 @@
 //! filter is there for the code paths (prefetching, batching windows) that depend on size.
 //!
 //! `hash_u64_batch` has no ISA parameter: it uses the active ISA, which under valgrind is
-//! `avx2` (hence `active_avx2`).
+//! `avx2` (hence `active_avx2`). `plain_count_batch_mx32` is `plain_count_batch` on a filter
+//! of hash id 3 (`KeyHash::Mx32`: MX32-64 for the `u64` keys instead of XXH3-64).
 
 use std::hint::black_box;
 
-use blockbloom::{AtomicBloomFilter, BloomFilter, Isa};
+use blockbloom::{AtomicBloomFilter, BloomFilter, Isa, KeyHash};
 use iai_callgrind::{library_benchmark, library_benchmark_group, main};
 
 /// Keys per case: per-key cost = reported total / `KEYS`.
@@ -48,10 +49,15 @@ fn keys(start: u64) -> Vec<u64> {
 }
 
 fn filter(isa: Isa, capacity: u64) -> BloomFilter {
+    filter_hashed(isa, capacity, KeyHash::default())
+}
+
+fn filter_hashed(isa: Isa, capacity: u64, hash: KeyHash) -> BloomFilter {
     BloomFilter::builder()
         .capacity(capacity)
         .fpr(FPR)
         .isa(isa)
+        .key_hash(hash)
         .build()
         .expect("valid filter")
 }
@@ -68,6 +74,14 @@ fn full_plain(isa: Isa, capacity: u64) -> (BloomFilter, Vec<u64>) {
     let mut queries = keys(0);
     queries.truncate(KEYS / 2);
     queries.extend_from_slice(&keys(1 << 40)[..KEYS / 2]);
+    (f, queries)
+}
+
+/// [`full_plain`] on hash id 3.
+fn full_plain_mx32(isa: Isa, capacity: u64) -> (BloomFilter, Vec<u64>) {
+    let mut f = filter_hashed(isa, capacity, KeyHash::Mx32);
+    let (_, queries) = full_plain(isa, capacity);
+    f.insert_batch(&keys(0));
     (f, queries)
 }
 
@@ -134,6 +148,15 @@ fn plain_count_batch(input: (BloomFilter, Vec<u64>)) -> usize {
 }
 
 #[library_benchmark]
+#[bench::scalar_n10k_4096keys(args = (Isa::Scalar, SMALL), setup = full_plain_mx32)]
+#[bench::avx2_n10k_4096keys(args = (Isa::Avx2, SMALL), setup = full_plain_mx32)]
+#[bench::avx2_n16m_4096keys(args = (Isa::Avx2, LARGE), setup = full_plain_mx32)]
+fn plain_count_batch_mx32(input: (BloomFilter, Vec<u64>)) -> usize {
+    let (f, keys) = input;
+    f.count_batch(black_box(&keys))
+}
+
+#[library_benchmark]
 #[bench::scalar_n10k_4096keys(args = (Isa::Scalar, SMALL), setup = empty_atomic)]
 #[bench::scalar_n16m_4096keys(args = (Isa::Scalar, LARGE), setup = empty_atomic)]
 #[bench::avx2_n10k_4096keys(args = (Isa::Avx2, SMALL), setup = empty_atomic)]
@@ -177,7 +200,8 @@ fn hash_u64_batch(input: (Vec<u64>, Vec<u64>)) -> Vec<u64> {
 
 library_benchmark_group!(
     name = plain;
-    benchmarks = plain_insert, plain_insert_batch, plain_contains, plain_count_batch
+    benchmarks = plain_insert, plain_insert_batch, plain_contains, plain_count_batch,
+        plain_count_batch_mx32
 );
 
 library_benchmark_group!(

@@ -57,16 +57,14 @@ fn key_at<S: blockbloom::Storage>(f: &blockbloom::Filter<S>) -> (KeyHash, u64) {
     (f.key_hash(), f.seed())
 }
 
-/// The `key_hash` argument of the constructors: `"aesh-64"` (hash id 2, the default) or
-/// `"xxh3-64"` (hash id 1, every filter's hash before id 2).
+/// The `key_hash` argument of the constructors: `"aesh-64"` (hash id 2, the default),
+/// `"mx32-64"` (hash id 3) or `"xxh3-64"` (hash id 1, every filter's hash before id 2).
 fn parse_key_hash(name: &str) -> PyResult<KeyHash> {
-    match name {
-        "aesh-64" => Ok(KeyHash::Aesh),
-        "xxh3-64" => Ok(KeyHash::Xxh3),
-        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "unknown key_hash {other:?}: expected \"aesh-64\" or \"xxh3-64\""
-        ))),
-    }
+    KeyHash::from_name(name).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown key_hash {name:?}: expected \"aesh-64\", \"mx32-64\" or \"xxh3-64\""
+        ))
+    })
 }
 
 /// The Parquet hash of a Python key: `int` as INT64, `str`/`bytes` as BYTE_ARRAY.

@@ -20,6 +20,7 @@ SEED = 12345
 MAKERS = {
     "bloom": lambda: bb.BloomFilter(20_000, 0.01, seed=SEED),
     "bloom-xxh3": lambda: bb.BloomFilter(20_000, 0.01, seed=SEED, key_hash="xxh3-64"),
+    "bloom-mx32": lambda: bb.BloomFilter(20_000, 0.01, seed=SEED, key_hash="mx32-64"),
     "atomic": lambda: bb.AtomicBloomFilter(20_000, 0.01, seed=SEED),
     "counting": lambda: bb.CountingBloomFilter(20_000, 0.01, seed=SEED),
     "scalable": lambda: bb.ScalableBloomFilter(5_000, 0.01, seed=SEED),
@@ -102,6 +103,16 @@ def test_key_hash_is_chosen_kept_and_checked():
         new.union(old)
     with pytest.raises(ValueError, match="key_hash"):
         bb.BloomFilter(1000, 0.01, key_hash="md5")
+    # Hash id 3: integers hash with MX32-64, so neither merges with it.
+    mx = bb.BloomFilter(1000, 0.01, key_hash="mx32-64")
+    mx.add(7)
+    mx.add("user:17")
+    g = bb.BloomFilter.from_bytes(mx.to_bytes())
+    assert (g.key_hash, bytes(g.to_bytes())[12]) == ("mx32-64", 3)
+    assert 7 in g and "user:17" in g
+    assert bb.AtomicBloomFilter(1000, 0.01, key_hash="mx32-64").key_hash == "mx32-64"
+    with pytest.raises(bb.IncompatibleFiltersError, match="key hash"):
+        new.union(mx)
 
 
 # --- batches == single keys ------------------------------------------------------------------

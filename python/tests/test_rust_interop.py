@@ -60,6 +60,24 @@ def test_golden_hash_id_2_filter_is_rebuilt_bit_for_bit():
     assert g == f and g.key_hash == "aesh-64" and all(text[:n] in g for n in range(41))
 
 
+def test_golden_hash_id_3_filter_is_rebuilt_bit_for_bit():
+    # tests/format.rs: capacity 250, fpr 0.01, seed GOLDEN_SEED, hash id 3: the keys of the
+    # hash id 2 file, the u32 keys i << 20 for i in 0..40, and three single keys.
+    stored = golden("v1-mx32.bin")
+    f = bb.BloomFilter(250, 0.01, seed=GOLDEN_SEED, key_hash="mx32-64")
+    text = "the quick brown fox jumps over the lazy dog"
+    f.insert_batch(pa.array([text[:n] for n in range(41)]))
+    f.insert_batch(pa.array([(i << 64 | i).to_bytes(16, "little") for i in range(40)], pa.binary(16)))
+    f.insert_batch(np.arange(40, dtype=np.uint64))
+    f.insert_batch(np.arange(40, dtype=np.uint32) << 20)
+    f.add("golden, hash id 3")
+    f.add((0xFEED).to_bytes(16, "little"))
+    f.add((7).to_bytes(4, "little"))
+    assert f.to_bytes() == stored
+    g = bb.BloomFilter.from_bytes(stored)
+    assert g == f and g.key_hash == "mx32-64" and all(text[:n] in g for n in range(41))
+
+
 def test_golden_scalable_filter_is_rebuilt_bit_for_bit():
     stored = golden("scalable-v1.bin")
     f = bb.ScalableBloomFilter(20, 0.01, seed=GOLDEN_SEED)

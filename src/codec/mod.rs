@@ -40,6 +40,9 @@ pub const HASH_XXH3: u8 = KeyHash::Xxh3.id();
 /// The hash id of XXH3-64 for 4- and 8-byte keys and AESH-64 for every other key
 /// ([`KeyHash::Aesh`]).
 pub const HASH_AESH: u8 = KeyHash::Aesh.id();
+/// The hash id of MX32-64 for keys of 4, 8 and 16 bytes, AESH-64 for the others
+/// ([`KeyHash::Mx32`]).
+pub const HASH_MX32: u8 = KeyHash::Mx32.id();
 
 /// The bits of the target-FPR field for a filter sized by a budget: the canonical quiet NaN.
 pub const NO_TARGET_FPR: u64 = 0x7ff8_0000_0000_0000;

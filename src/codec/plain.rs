@@ -87,7 +87,7 @@ fn reserve_blocks(env: &Envelope) -> Result<PageBuf<Block>, Error> {
 impl Encoded for BloomFilter {
     const KIND: u8 = kind::PLAIN_8X64;
     const STATES_LEN: bool = false;
-    const HASHES: &'static [KeyHash] = &[KeyHash::Xxh3, KeyHash::Aesh];
+    const HASHES: &'static [KeyHash] = &KeyHash::ALL;
 
     fn envelope(&self) -> Envelope {
         let m = self.meta();

@@ -873,7 +873,7 @@ struct Compressed {
 
 impl Encoded for Compressed {
     const KIND: u8 = kind::COMPRESSED;
-    const HASHES: &'static [KeyHash] = &[KeyHash::Xxh3, KeyHash::Aesh];
+    const HASHES: &'static [KeyHash] = &KeyHash::ALL;
 
     fn envelope(&self) -> Envelope {
         Envelope {

@@ -87,7 +87,9 @@ impl BloomFilter {
             let mut len = 0;
             for chunk in keys.chunks(PAR_CHUNK) {
                 let hashed = &mut hashed[..chunk.len()];
-                meta.kernel.hash_u64(meta.shape.flip, chunk, hashed);
+                // The filter's hash id decides the integer hash (XXH3, or MX32 under id 3).
+                let chunk = Keys::U64(chunk).under(meta.shape.hash);
+                meta.kernel.hash_keys(meta.shape.flip, chunk, 0, hashed);
                 // Branch-free selection: "is this key mine" is a coin flip per key, and a
                 // mispredicted branch would cost more than the insert.
                 for &h in hashed.iter() {

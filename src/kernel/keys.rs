@@ -6,7 +6,7 @@ use super::Lanes;
 use crate::error::Error;
 use crate::hashing::aes::{self, AesKeys, Fixed, KeySource};
 use crate::hashing::{
-    KeyHash, bytes_with_seed, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
+    KeyHash, bytes_with_seed, mx32, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
 };
 
 /// Keys of a batch: raw integer keys (hashed in lanes), 16-byte keys, byte strings, or hashes.
@@ -20,18 +20,72 @@ pub enum Keys<'a> {
     Fixed16(&'a [[u8; 16]]),
     Bytes(ByteKeys<'a>),
     Hashes(&'a [u64]),
-    /// Keys of a filter of hash id 2 that AESH-64 hashes ([`Keys::under`]).
+    /// Keys of a filter of hash id 2 or 3 that AESH-64 hashes ([`Keys::under`]).
     Aesh(Aesh<'a>),
+    /// Keys of 4, 8 and 16 bytes of a filter of hash id 3, which MX32-64 hashes.
+    Mx32(Mx32<'a>),
+}
+
+/// The keys hash id 3 ([`KeyHash::Mx32`]) hashes with MX32-64: the integer forms of 4, 8 and
+/// 16 bytes (byte strings of those lengths are among [`Aesh::BytesMx32`]).
+#[derive(Clone, Copy)]
+pub enum Mx32<'a> {
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    U128(&'a [u128]),
+    Fixed16(&'a [[u8; 16]]),
+}
+
+impl<'a> Mx32<'a> {
+    /// The same keys as hash id 1 holds them.
+    #[inline(always)]
+    fn plain(self) -> Keys<'a> {
+        match self {
+            Mx32::U32(k) => Keys::U32(k),
+            Mx32::U64(k) => Keys::U64(k),
+            Mx32::U128(k) => Keys::U128(k),
+            Mx32::Fixed16(k) => Keys::Fixed16(k),
+        }
+    }
+
+    /// Hashes every key into `out` (same length), one at a time: the scalar reference's.
+    fn hash_scalar(self, k: u64, out: &mut [u64]) {
+        match self {
+            Mx32::U32(keys) => {
+                for (o, &x) in out.iter_mut().zip(keys) {
+                    *o = mx32::u32_with_key(x, k);
+                }
+            }
+            Mx32::U64(keys) => {
+                for (o, &x) in out.iter_mut().zip(keys) {
+                    *o = mx32::u64_with_key(x, k);
+                }
+            }
+            Mx32::U128(keys) => {
+                for (o, &x) in out.iter_mut().zip(keys) {
+                    *o = mx32::u128_with_key(x, k);
+                }
+            }
+            Mx32::Fixed16(keys) => {
+                for (o, x) in out.iter_mut().zip(keys) {
+                    *o = mx32::u128_with_key(u128::from_le_bytes(*x), k);
+                }
+            }
+        }
+    }
 }
 
 /// The keys hash id 2 ([`KeyHash::Aesh`]) hashes with AESH-64: byte strings (but those of 4
 /// and 8 bytes, which XXH3 hashes as under hash id 1, as it does the integer forms of those
-/// widths) and 16-byte keys.
+/// widths) and 16-byte keys; and the byte strings of hash id 3 ([`KeyHash::Mx32`]).
 #[derive(Clone, Copy)]
 pub enum Aesh<'a> {
     Bytes(ByteKeys<'a>),
     U128(&'a [u128]),
     Fixed16(&'a [[u8; 16]]),
+    /// Byte strings under hash id 3: those of 4, 8 and 16 bytes hash with MX32-64, as the
+    /// integer forms of those widths do.
+    BytesMx32(ByteKeys<'a>),
 }
 
 impl<'a> Aesh<'a> {
@@ -39,7 +93,7 @@ impl<'a> Aesh<'a> {
     #[inline(always)]
     fn plain(self) -> Keys<'a> {
         match self {
-            Aesh::Bytes(b) => Keys::Bytes(b),
+            Aesh::Bytes(b) | Aesh::BytesMx32(b) => Keys::Bytes(b),
             Aesh::U128(k) => Keys::U128(k),
             Aesh::Fixed16(k) => Keys::Fixed16(k),
         }
@@ -84,14 +138,39 @@ impl<'a> Aesh<'a> {
                 run(&k, Fixed::<16>(keys.as_flattened()), machine, out);
                 false
             }
-            Aesh::Bytes(ByteKeys::Slices(keys)) => split(keys, &k, seed, machine, out),
-            Aesh::Bytes(ByteKeys::Strs(keys)) => split(Strs(keys), &k, seed, machine, out),
-            Aesh::Bytes(ByteKeys::Offsets32 { offsets, values }) => {
-                split(Offsets { offsets, values }, &k, seed, machine, out)
-            }
-            Aesh::Bytes(ByteKeys::Offsets64 { offsets, values }) => {
-                split(Offsets { offsets, values }, &k, seed, machine, out)
-            }
+            Aesh::Bytes(b) => bytes(b, KeyHash::Aesh, &k, seed, machine, out),
+            Aesh::BytesMx32(b) => bytes(b, KeyHash::Mx32, &k, seed, machine, out),
+        }
+    }
+
+    /// The hash id these keys are under.
+    #[inline(always)]
+    fn id(self) -> KeyHash {
+        match self {
+            Aesh::BytesMx32(_) => KeyHash::Mx32,
+            _ => KeyHash::Aesh,
+        }
+    }
+}
+
+/// [`split`] of each byte source.
+#[inline(always)]
+fn bytes(
+    b: ByteKeys<'_>,
+    hash: KeyHash,
+    k: &AesKeys,
+    seed: u64,
+    machine: bool,
+    out: &mut [u64],
+) -> bool {
+    match b {
+        ByteKeys::Slices(keys) => split(keys, hash, k, seed, machine, out),
+        ByteKeys::Strs(keys) => split(Strs(keys), hash, k, seed, machine, out),
+        ByteKeys::Offsets32 { offsets, values } => {
+            split(Offsets { offsets, values }, hash, k, seed, machine, out)
+        }
+        ByteKeys::Offsets64 { offsets, values } => {
+            split(Offsets { offsets, values }, hash, k, seed, machine, out)
         }
     }
 }
@@ -113,27 +192,31 @@ fn run<'k, S: KeySource<'k>>(k: &AesKeys, src: S, machine: bool, out: &mut [u64]
     }
 }
 
-/// Byte strings under hash id 2: AESH-64, then XXH3 for those of 4 and 8 bytes; `true` (and
-/// nothing written) when every key is of 4 or 8 bytes.
+/// Byte strings under hash id 2 or 3: AESH-64, then the hash of the integer form for those of
+/// its widths ([`KeyHash::bytes`]: XXH3 for 4 and 8 bytes under id 2, MX32 for 4, 8 and 16
+/// under id 3). Under id 2, `true` (and nothing written) when every key is of 4 or 8 bytes.
 #[inline(always)]
 fn split<'k, S: KeySource<'k>>(
     src: S,
+    hash: KeyHash,
     k: &AesKeys,
     seed: u64,
     machine: bool,
     out: &mut [u64],
 ) -> bool {
     let n = src.count();
-    let word = |i: usize| matches!(src.key(i).len(), 4 | 8);
+    let word = |i: usize| hash.word_width(src.key(i).len());
     let words = (0..n).filter(|&i| word(i)).count();
-    if words == n && n > 0 {
+    if words == n && n > 0 && hash == KeyHash::Aesh {
         return true;
     }
-    run(k, src, machine, out);
+    if words < n {
+        run(k, src, machine, out);
+    }
     if words > 0 {
         for (i, o) in out.iter_mut().enumerate() {
             if word(i) {
-                *o = bytes_with_seed(src.key(i), seed);
+                *o = hash.bytes(src.key(i), seed);
             }
         }
     }
@@ -277,13 +360,20 @@ impl<'a> ByteKeys<'a> {
 
 impl<'a> Keys<'a> {
     /// These keys as a filter of `hash` hashes them: under hash id 2, byte strings and 16-byte
-    /// keys become [`Keys::Aesh`]; other keys and hash id 1 as they are.
+    /// keys become [`Keys::Aesh`]; under hash id 3, byte strings become [`Keys::Aesh`] and
+    /// the integer forms and 16-byte keys [`Keys::Mx32`]; other keys and hash id 1 as they
+    /// are.
     #[inline(always)]
     pub(crate) fn under(self, hash: KeyHash) -> Keys<'a> {
         match (hash, self) {
             (KeyHash::Aesh, Keys::Bytes(b)) => Keys::Aesh(Aesh::Bytes(b)),
             (KeyHash::Aesh, Keys::U128(k)) => Keys::Aesh(Aesh::U128(k)),
             (KeyHash::Aesh, Keys::Fixed16(k)) => Keys::Aesh(Aesh::Fixed16(k)),
+            (KeyHash::Mx32, Keys::Bytes(b)) => Keys::Aesh(Aesh::BytesMx32(b)),
+            (KeyHash::Mx32, Keys::U32(k)) => Keys::Mx32(Mx32::U32(k)),
+            (KeyHash::Mx32, Keys::U64(k)) => Keys::Mx32(Mx32::U64(k)),
+            (KeyHash::Mx32, Keys::U128(k)) => Keys::Mx32(Mx32::U128(k)),
+            (KeyHash::Mx32, Keys::Fixed16(k)) => Keys::Mx32(Mx32::Fixed16(k)),
             (_, keys) => keys,
         }
     }
@@ -291,6 +381,7 @@ impl<'a> Keys<'a> {
     pub(crate) fn len(&self) -> usize {
         match self {
             Keys::Aesh(a) => a.plain().len(),
+            Keys::Mx32(m) => m.plain().len(),
             Keys::U64(k) | Keys::Hashes(k) => k.len(),
             Keys::U32(k) => k.len(),
             Keys::U128(k) => k.len(),
@@ -306,6 +397,7 @@ impl<'a> Keys<'a> {
     pub(crate) fn stream(&self) -> (*const u8, usize) {
         match self {
             Keys::Aesh(a) => a.plain().stream(),
+            Keys::Mx32(m) => m.plain().stream(),
             Keys::U64(k) | Keys::Hashes(k) => (k.as_ptr().cast(), 8),
             Keys::U32(k) => (k.as_ptr().cast(), 4),
             Keys::U128(k) => (k.as_ptr().cast(), 16),
@@ -327,7 +419,8 @@ impl<'a> Keys<'a> {
             Keys::Fixed16(k) => Keys::Fixed16(&k[start..end]),
             Keys::Bytes(k) => Keys::Bytes(k.slice(start, end)),
             Keys::Hashes(k) => Keys::Hashes(&k[start..end]),
-            Keys::Aesh(a) => a.plain().slice(start, end).under(KeyHash::Aesh),
+            Keys::Aesh(a) => a.plain().slice(start, end).under(a.id()),
+            Keys::Mx32(m) => m.plain().slice(start, end).under(KeyHash::Mx32),
         }
     }
 
@@ -364,6 +457,7 @@ impl<'a> Keys<'a> {
             Keys::Bytes(k) => k.hash(seed_from_flip(flip), out),
             Keys::Hashes(k) => out.copy_from_slice(k),
             Keys::Aesh(a) => aesh_scalar(*a, flip, out),
+            Keys::Mx32(m) => m.hash_scalar(mx32::key(seed_from_flip(flip)), out),
         }
     }
 
@@ -392,6 +486,9 @@ impl<'a> Keys<'a> {
             Keys::U128(_) | Keys::Fixed16(_) => l.hash_keys16(flip, self.slice(start, end), out),
             Keys::Bytes(_) => l.hash_bytes(flip, self.slice(start, end), out),
             Keys::Aesh(_) => l.hash_aesh(flip, self.slice(start, end), out),
+            Keys::Mx32(Mx32::U64(k)) => l.hash_u64_mx32(flip, &k[start..end], out),
+            Keys::Mx32(Mx32::U32(k)) => l.hash_u32_mx32(flip, &k[start..end], out),
+            Keys::Mx32(_) => l.hash_keys16_mx32(flip, self.slice(start, end), out),
         }
     }
 }
@@ -477,6 +574,69 @@ mod tests {
                     &mut out,
                 );
                 assert_eq!(out, want, "{isa}, [u8; 16]");
+            }
+        }
+    }
+
+    /// Hash id 3 on every tier this CPU runs: `u64`, `u32` and 16-byte keys in MX32's lanes
+    /// and byte strings of every length (4, 8 and 16 bytes by MX32, the rest by AESH), equal to
+    /// the single-key hash, from several starts and lengths (whole chunks of eight and
+    /// remainders).
+    #[test]
+    fn hash_id_3_batches_equal_single_keys_on_every_tier() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            s ^ s >> 29
+        };
+        let words: Vec<u64> = (0..203)
+            .map(|i| if i % 5 == 0 { i } else { next() })
+            .collect();
+        let halves: Vec<u32> = words.iter().map(|&w| (w >> 7) as u32).collect();
+        let wide: Vec<u128> = words
+            .iter()
+            .map(|&w| (w as u128) << 64 | next() as u128)
+            .collect();
+        let fixed: Vec<[u8; 16]> = wide.iter().map(|w| w.to_le_bytes()).collect();
+        let text: Vec<u8> = (0..300u32).map(|i| (i * 37 % 251) as u8).collect();
+        let lengths = [4, 8, 16, 0, 3, 5, 9, 17, 32];
+        let mixed: Vec<&[u8]> = (0..200).map(|i| &text[i..i + lengths[i % 9]]).collect();
+        let only_words: Vec<&[u8]> = (0..90).map(|i| &text[i..i + lengths[i % 3]]).collect();
+        for seed in [0, 0xfeed, u64::MAX] {
+            let flip = seed_flip(seed);
+            let one = |k: KeyForm<'_>| k.hash_with(KeyHash::Mx32, seed);
+            for isa in Isa::supported() {
+                let kernel = Kernel::get(isa).unwrap();
+                for start in [0, 3, 8, 200] {
+                    let check = |keys: Keys<'_>, want: Vec<u64>, what: &str| {
+                        let mut out = alloc::vec![0u64; want.len() - start];
+                        kernel.hash_keys(flip, keys.under(KeyHash::Mx32), start, &mut out);
+                        assert_eq!(out, want[start..], "{isa}, {what}, from {start}");
+                    };
+                    check(
+                        Keys::U64(&words),
+                        words.iter().map(|&w| one(KeyForm::U64(w))).collect(),
+                        "u64",
+                    );
+                    check(
+                        Keys::U32(&halves),
+                        halves.iter().map(|&w| one(KeyForm::U32(w))).collect(),
+                        "u32",
+                    );
+                    let want: Vec<u64> = wide.iter().map(|&w| one(KeyForm::U128(w))).collect();
+                    check(Keys::U128(&wide), want.clone(), "u128");
+                    check(Keys::Fixed16(&fixed), want, "[u8; 16]");
+                    for keys in [&mixed, &only_words] {
+                        if start < keys.len() {
+                            let want = keys.iter().map(|b| one(KeyForm::Bytes(b))).collect();
+                            check(Keys::Bytes(ByteKeys::Slices(keys)), want, "bytes");
+                        }
+                    }
+                }
+            }
+            // The integer forms and their bytes are one key.
+            for &w in &words {
+                assert_eq!(one(KeyForm::U64(w)), one(KeyForm::Bytes(&w.to_le_bytes())));
             }
         }
     }

@@ -9,7 +9,8 @@
 //! NEON registers; [`Lanes::H`] is eight 32-bit lanes (a 256-bit split block).
 
 use super::Keys;
-use crate::hashing::{PRIME_MX2, u32_with_flip, u64_with_flip};
+use super::keys::Mx32;
+use crate::hashing::{PRIME_MX2, mx32, seed_from_flip, u32_with_flip, u64_with_flip};
 use crate::layout::{Block, Row};
 
 /// One SIMD tier's primitives. Implementors are zero-sized tokens that exist only once the
@@ -27,6 +28,20 @@ pub(crate) trait Lanes: Copy {
     const ISA: crate::isa::Isa;
 
     fn splat(self, x: u64) -> Self::V;
+    /// A key's low hash half `lo` in every lane's low 32 bits, for products with the probe
+    /// salts (whose upper halves are zero): the upper halves hold `lo` or zero, whichever the
+    /// tier broadcasts in fewer instructions (AVX2 and AVX-512: `lo` straight from memory into
+    /// every 32-bit element, one load; `mul32` and `mul_lo32` read nothing else of it there).
+    #[inline(always)]
+    fn splat_lo(self, lo: u32) -> Self::V {
+        self.splat(lo as u64)
+    }
+    /// The upper 32-bit halves of `hi` with the lower halves of `lo`, per lane.
+    #[inline(always)]
+    fn blend_halves(self, hi: Self::V, lo: Self::V) -> Self::V {
+        let low = self.splat(u32::MAX as u64);
+        self.or(self.and(lo, low), self.xor(self.or(hi, low), low))
+    }
     /// Eight words from 64-byte-aligned memory (a block or a row of the round table).
     fn load(self, words: &[u64; 8]) -> Self::V;
     /// Stores eight words to 64-byte-aligned memory.
@@ -52,6 +67,13 @@ pub(crate) trait Lanes: Copy {
     #[inline(always)]
     fn mul_lo32(self, a: Self::V, b: Self::V) -> Self::V {
         self.and(self.mul32(a, b), self.splat(u32::MAX as u64))
+    }
+    /// The 64-bit product of the low 32-bit half of each lane of `a` and the lane of `b`
+    /// (below 2^32): `a`'s upper halves are ignored. MX32-64's multiply; one instruction
+    /// (`vpmuludq`, `umull`) where the tier's `mul32` ignores them already.
+    #[inline(always)]
+    fn mul_halves(self, a: Self::V, b: Self::V) -> Self::V {
+        self.mul32(self.and(a, self.splat(u32::MAX as u64)), b)
     }
     /// Wrapping 64-bit product per lane.
     fn mul64(self, a: Self::V, b: Self::V) -> Self::V;
@@ -207,6 +229,27 @@ pub(crate) trait Lanes: Copy {
         hash_u32(self, flip, keys, out)
     }
 
+    /// MX32-64 (hash id 3) of each `u64` key, given the seed's XXH3 flip.
+    /// `keys.len() == out.len()`.
+    #[inline(always)]
+    fn hash_u64_mx32(self, flip: u64, keys: &[u64], out: &mut [u64]) {
+        hash_u64_mx32(self, flip, keys, out)
+    }
+
+    /// MX32-64 (hash id 3) of each `u32` key. `keys.len() == out.len()`.
+    #[inline(always)]
+    fn hash_u32_mx32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
+        hash_u32_mx32(self, flip, keys, out)
+    }
+
+    /// MX32-64 of 16-byte keys (`Keys::Mx32` of `u128` or `[u8; 16]`), `out.len() ==
+    /// keys.len()`: one key at a time, out of line, unless a tier overrides it with
+    /// [`hash_keys16_mx32`] in lanes (AVX2 and AVX-512).
+    #[inline(always)]
+    fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        hash_one_by_one(flip, keys, out)
+    }
+
     /// XXH64 (seed 0) of each `u64` value, the split block filter's hash. The scalar code
     /// unless a tier has a faster one.
     #[inline(always)]
@@ -282,11 +325,134 @@ pub(crate) fn hash_u32<L: Lanes>(l: L, flip: u64, keys: &[u32], out: &mut [u64])
     }
 }
 
+/// One MX32-64 round (`hashing::mx32`) on eight lanes: two 32x32->64-bit products, a shift,
+/// a swap of halves and an xor.
+#[inline(always)]
+fn mx32_round<L: Lanes>(l: L, x: L::V, r: usize) -> L::V {
+    let p = l.mul_halves(x, l.splat(mx32::A[r]));
+    let q = l.mul_halves(l.shr::<32>(x), l.splat(mx32::B[r]));
+    l.xor(p, l.rotl::<32, 32>(q))
+}
+
+/// MX32-64's rounds 1 to 3 with the width's tweak, on eight lanes.
+#[inline(always)]
+fn mx32_finish<L: Lanes>(l: L, x: L::V, tweak: u64) -> L::V {
+    let x = l.xor(mx32_round(l, x, 1), l.splat(tweak));
+    mx32_round(l, mx32_round(l, x, 2), 3)
+}
+
+/// MX32-64 of each `u64` key, eight lanes at a time (the rest one at a time).
+#[inline(always)]
+pub(crate) fn hash_u64_mx32<L: Lanes>(l: L, flip: u64, keys: &[u64], out: &mut [u64]) {
+    let k = mx32::key(seed_from_flip(flip));
+    let kv = l.splat(k);
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (x, o) in (&mut kc).zip(&mut oc) {
+        let x = l.xor(l.loadu(x), kv);
+        l.storeu(o, mx32_finish(l, x, mx32::T8));
+    }
+    for (o, &x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = mx32::u64_with_key(x, k);
+    }
+}
+
+/// MX32-64 of each `u32` key, eight lanes at a time (the rest one at a time).
+#[inline(always)]
+pub(crate) fn hash_u32_mx32<L: Lanes>(l: L, flip: u64, keys: &[u32], out: &mut [u64]) {
+    let k = mx32::key(seed_from_flip(flip));
+    let kv = l.splat(k);
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (x, o) in (&mut kc).zip(&mut oc) {
+        let x = l.xor(l.widen(x), kv);
+        l.storeu(o, mx32_finish(l, x, mx32::T4));
+    }
+    for (o, &x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = mx32::u32_with_key(x, k);
+    }
+}
+
+/// MX32-64 of 16-byte keys (`Keys::Mx32` of `u128` or `[u8; 16]`), eight lanes at a time
+/// (the rest one at a time); other keys the reference way. A tier calls it from a function
+/// with its target features enabled.
+#[inline(always)]
+pub(crate) fn hash_keys16_mx32<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    match keys {
+        Keys::Mx32(Mx32::U128(keys)) => keys16_mx32(l, flip, keys, |&k| k, out),
+        Keys::Mx32(Mx32::Fixed16(keys)) => {
+            keys16_mx32(l, flip, keys, |k| u128::from_le_bytes(*k), out)
+        }
+        other => other.hash_scalar(flip, out),
+    }
+}
+
+/// [`hash_keys16_mx32`] of one source, its keys read by `key` (no intrinsic may sit in that
+/// closure: it would not inherit the tier's target features).
+#[inline(always)]
+fn keys16_mx32<L: Lanes, T>(
+    l: L,
+    flip: u64,
+    keys: &[T],
+    key: impl Fn(&T) -> u128,
+    out: &mut [u64],
+) {
+    let k = mx32::key(seed_from_flip(flip));
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (x, o) in (&mut kc).zip(&mut oc) {
+        let (mut lo, mut hi) = ([0u64; 8], [0u64; 8]);
+        for ((lo, hi), x) in lo.iter_mut().zip(&mut hi).zip(x) {
+            let x = key(x);
+            (*lo, *hi) = (x as u64, (x >> 64) as u64);
+        }
+        let x = l.xor(l.loadu(&lo), l.splat(k));
+        let x = l.xor(mx32_round(l, x, 0), l.loadu(&hi));
+        l.storeu(o, mx32_finish(l, x, mx32::T16));
+    }
+    for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = mx32::u128_with_key(key(x), k);
+    }
+}
+
+/// Turns a chunk's hashes into its entries, in place: each hash's block index over
+/// `num_blocks` in the upper half (`layout::block_index`, below 2^32) and its low half kept,
+/// so that the probe loop reads both from memory and computes neither. Eight lanes at a time
+/// (a shift, a 32x32->64-bit product whose upper half is the index, a blend), the rest one at
+/// a time; a filter of 2^32 blocks indexes by the upper half itself, so its entries are its
+/// hashes.
+#[inline(always)]
+pub(crate) fn entries<L: Lanes>(l: L, hashes: &mut [u64], num_blocks: u64) {
+    if num_blocks > u32::MAX as u64 {
+        return;
+    }
+    let n = l.splat(num_blocks);
+    let mut chunks = hashes.chunks_exact_mut(8);
+    for h in &mut chunks {
+        let x = l.loadu(h);
+        let product = l.mul_halves(l.shr::<32>(x), n);
+        l.storeu(h, l.blend_halves(product, x));
+    }
+    for h in chunks.into_remainder() {
+        *h = entry(*h, num_blocks);
+    }
+}
+
+/// [`entries`] of one hash.
+#[inline(always)]
+pub(crate) const fn entry(h: u64, num_blocks: u64) -> u64 {
+    if num_blocks > u32::MAX as u64 {
+        h
+    } else {
+        ((h >> 32) * num_blocks) & !(u32::MAX as u64) | h & u32::MAX as u64
+    }
+}
+
 /// The probe pattern of `lo` over `rows` (see [`Row`]). `WORDS` says the rows are
 /// `Sectors8x64` rows (mask 63, no xor), which a tier may exploit.
 #[inline(always)]
 pub(crate) fn pattern<L: Lanes, const WORDS: bool>(l: L, lo: u32, rows: &[Row]) -> L::V {
-    let lo = l.splat(lo as u64);
+    let lo = l.splat_lo(lo);
     let mut p = l.splat(0);
     for row in rows {
         // Taken modulo 2^32, the product's index bits need no mask (see `Row`); a tier

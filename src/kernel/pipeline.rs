@@ -11,9 +11,9 @@
 
 use alloc::vec::Vec;
 
+use super::lanes::entries;
 use super::{Keys, Lanes, l2_bytes};
 use crate::isa::Isa;
-use crate::layout::block_index;
 
 /// Keys per chunk for filters in cache (no prefetches; long chunks amortise the per-chunk
 /// work).
@@ -313,17 +313,33 @@ pub(crate) trait PerKey {
     unsafe fn key(&mut self, i: usize, lo: u32) -> bool;
 }
 
-/// One chunk's hashes, computed (and their blocks prefetched) a chunk ahead of use, in a
-/// buffer of at least the walk's chunk.
+/// One chunk's entries (block index and low hash half of each key, [`entries`]), computed
+/// (and their blocks prefetched) a chunk ahead of use, in a buffer of at least the walk's
+/// chunk.
 struct Staged<'b> {
     hashes: &'b mut [u64],
     len: usize,
 }
 
+/// An entry's block index (the upper half) and low hash half.
+#[inline(always)]
+fn split_entry(e: &u64) -> (usize, u32) {
+    if cfg!(target_endian = "little") {
+        let halves = (e as *const u64).cast::<u32>();
+        // SAFETY: `e` is a valid, aligned `u64`; its two `u32` halves lie inside it, aligned,
+        // the low half first on a little-endian target. Read apart, the low half can go from
+        // memory straight into a vector broadcast.
+        unsafe { (*halves.add(1) as usize, *halves) }
+    } else {
+        ((*e >> 32) as usize, *e as u32)
+    }
+}
+
 impl Staged<'_> {
-    /// Hashes keys `start..start + chunk` (of `len`) with [`hash_chunk`] and, if
-    /// `prefetch_now`, prefetches their blocks at once (the first chunk; later chunks are
-    /// prefetched one key at a time while the chunk before them is probed, in [`pipeline`]).
+    /// Hashes keys `start..start + chunk` (of `len`) with [`hash_chunk`], makes them entries,
+    /// and, if `prefetch_now`, prefetches their blocks at once (the first chunk; later chunks
+    /// are prefetched one key at a time while the chunk before them is probed, in
+    /// [`pipeline`]).
     #[inline(always)]
     fn load<L: Lanes>(
         &mut self,
@@ -337,11 +353,11 @@ impl Staged<'_> {
         let n = walk.chunk.min(self.hashes.len()).min(len - start);
         let out = &mut self.hashes[..n];
         hash_chunk(l, keys, walk.flip, start, out);
+        entries(l, out, walk.num_blocks);
         if prefetch_now {
-            for &h in out.iter() {
-                let i = block_index(h, walk.num_blocks);
+            for e in out.iter() {
                 // Address arithmetic only; a prefetch never faults.
-                prefetch(walk.base.wrapping_add(i * walk.stride));
+                prefetch(walk.base.wrapping_add(split_entry(e).0 * walk.stride));
             }
         }
         self.len = n;
@@ -392,8 +408,6 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
         }
         let [a, b] = &stage;
         let (this, after) = if cur == 0 { (a, b) } else { (b, a) };
-        let n = walk.num_blocks;
-        let index = move |&h: &u64| (block_index(h, n), h as u32);
         let cur_hashes = this.hashes();
         // With the next chunk's prefetches spread through the probes, one before each key
         // (each a whole chunk ahead of its use: a burst of a chunk's prefetches at once would
@@ -408,15 +422,15 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
         let split = start + ahead.len();
         if !ahead.is_empty() {
             let (base, stride) = (walk.base, walk.stride);
-            let entries = cur_hashes.iter().zip(ahead).map(move |(h, &a)| {
+            let entries = cur_hashes.iter().zip(ahead).map(move |(e, a)| {
                 // Address arithmetic only; a prefetch never faults.
-                prefetch(base.wrapping_add(block_index(a, n) * stride));
-                index(h)
+                prefetch(base.wrapping_add(split_entry(a).0 * stride));
+                split_entry(e)
             });
             drain(entries, &mut sink, per_key, start, split);
         }
         if split < next {
-            let entries = cur_hashes[ahead.len()..].iter().map(index);
+            let entries = cur_hashes[ahead.len()..].iter().map(split_entry);
             drain(entries, &mut sink, per_key, split, next);
         }
         start = next;

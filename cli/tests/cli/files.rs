@@ -102,8 +102,9 @@ fn build_from_stdin_equals_build_from_file() {
     assert_eq!(&a[..8], b"BLKBLOOM");
 }
 
-/// `--hash xxh3-64` writes hash id 1, the default hash id 2; `query` hashes lines with the
-/// file's hash either way, a batch of stdin lines as the keys given one by one.
+/// `--hash xxh3-64` writes hash id 1, `--hash mx32-64` hash id 3, the default hash id 2;
+/// `query` hashes lines with the file's hash each way (the members include lines of 8 bytes,
+/// which hash ids 2 and 3 hash apart from the others), a batch of stdin lines as the keys given one by one.
 #[test]
 fn build_writes_either_hash_and_query_reads_it() {
     let dir = scratch("hash-ids");
@@ -111,16 +112,19 @@ fn build_writes_either_hash_and_query_reads_it() {
     for (hash, shown) in [
         ("xxh3-64", "xxh3-64 (hash id 1)"),
         ("aesh-64", "aesh-64 (hash id 2)"),
+        ("mx32-64", "mx32-64 (hash id 3)"),
     ] {
         let f = path(&dir, &format!("{hash}.bb"));
         ok(&blockbloom(
             &["build", "--fpr", "0.001", "--hash", hash, &keys, "-o", &f],
             None,
         ));
-        assert_eq!(
-            std::fs::read(&f).unwrap()[12],
-            if hash == "xxh3-64" { 1 } else { 2 }
-        );
+        let id = match hash {
+            "xxh3-64" => 1,
+            "aesh-64" => 2,
+            _ => 3,
+        };
+        assert_eq!(std::fs::read(&f).unwrap()[12], id);
         assert_eq!(field(&ok(&blockbloom(&["info", &f], None)), "hash"), shown);
         let out = ok(&blockbloom(&["query", &f, "key-7", "key-1999"], None));
         assert_eq!(out, "key-7\tmaybe\nkey-1999\tmaybe\n", "{hash}");

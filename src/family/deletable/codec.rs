@@ -102,7 +102,7 @@ impl DeletableBloomFilter {
 
 impl Encoded for DeletableBloomFilter {
     const KIND: u8 = kind::DELETABLE;
-    const HASHES: &'static [KeyHash] = &[KeyHash::Xxh3, KeyHash::Aesh];
+    const HASHES: &'static [KeyHash] = &KeyHash::ALL;
 
     fn envelope(&self) -> Envelope {
         Envelope {

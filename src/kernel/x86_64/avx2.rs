@@ -71,6 +71,21 @@ impl Lanes for Avx2 {
         unsafe { [_mm256_set1_epi64x(x as i64); 2] }
     }
     #[inline(always)]
+    fn splat_lo(self, lo: u32) -> V {
+        // SAFETY: AVX2 is present (token). `vpbroadcastd`, from memory where `lo` was loaded.
+        unsafe { [_mm256_set1_epi32(lo as i32); 2] }
+    }
+    #[inline(always)]
+    fn blend_halves(self, hi: V, lo: V) -> V {
+        // SAFETY: AVX2 is present (token). The odd 32-bit elements (upper halves) from `hi`.
+        unsafe {
+            [
+                _mm256_blend_epi32::<0b1010_1010>(lo[0], hi[0]),
+                _mm256_blend_epi32::<0b1010_1010>(lo[1], hi[1]),
+            ]
+        }
+    }
+    #[inline(always)]
     fn load(self, w: &[u64; 8]) -> V {
         // The aligned form needs 32-byte alignment; blocks and rows have 64.
         debug_assert!(w.as_ptr().cast::<__m256i>().is_aligned());
@@ -135,6 +150,11 @@ impl Lanes for Avx2 {
     #[inline(always)]
     fn mul32(self, a: V, b: V) -> V {
         halves!(_mm256_mul_epu32, a, b)
+    }
+    #[inline(always)]
+    fn mul_halves(self, a: V, b: V) -> V {
+        // `vpmuludq` reads the low halves only.
+        self.mul32(a, b)
     }
     const MUL_LO32: bool = true;
     #[inline(always)]
@@ -203,6 +223,11 @@ impl Lanes for Avx2 {
     fn hash_keys16(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         // SAFETY: the token proves AVX2.
         unsafe { hash_keys16(self, flip, keys, out) }
+    }
+    #[inline(always)]
+    fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        // SAFETY: the token proves AVX2.
+        unsafe { hash_keys16_mx32(self, flip, keys, out) }
     }
     #[inline(always)]
     fn shl_var(self, a: V, count: V) -> V {
@@ -278,4 +303,14 @@ impl Lanes for Avx2 {
 #[target_feature(enable = "avx2")]
 unsafe fn hash_keys16(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     crate::kernel::key16::hash_keys(l, flip, keys, out)
+}
+
+/// [`Lanes::hash_keys16_mx32`]: the shared routine, out of line, with AVX2 enabled.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2")]
+unsafe fn hash_keys16_mx32(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::lanes::hash_keys16_mx32(l, flip, keys, out)
 }

@@ -61,6 +61,18 @@ impl Lanes for Avx512 {
         unsafe { _mm512_set1_epi64(x as i64) }
     }
     #[inline(always)]
+    fn splat_lo(self, lo: u32) -> __m512i {
+        // SAFETY: AVX-512 F is present (token). `vpbroadcastd`, from memory where `lo` was
+        // loaded.
+        unsafe { _mm512_set1_epi32(lo as i32) }
+    }
+    #[inline(always)]
+    fn blend_halves(self, hi: __m512i, lo: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F is present (token). The odd 32-bit elements (upper halves) from
+        // `hi`.
+        unsafe { _mm512_mask_blend_epi32(0xaaaa, lo, hi) }
+    }
+    #[inline(always)]
     fn load(self, w: &[u64; 8]) -> __m512i {
         debug_assert!(w.as_ptr().cast::<__m512i>().is_aligned());
         // SAFETY: AVX-512 F is present; `w` is 64 bytes, 64-byte aligned (blocks and rows).
@@ -119,6 +131,11 @@ impl Lanes for Avx512 {
     fn mul32(self, a: __m512i, b: __m512i) -> __m512i {
         // SAFETY: AVX-512 F is present (token).
         unsafe { _mm512_mul_epu32(a, b) }
+    }
+    #[inline(always)]
+    fn mul_halves(self, a: __m512i, b: __m512i) -> __m512i {
+        // `vpmuludq` reads the low halves only.
+        self.mul32(a, b)
     }
     #[inline(always)]
     fn mul64(self, a: __m512i, b: __m512i) -> __m512i {
@@ -259,6 +276,11 @@ impl Lanes for Avx512 {
         unsafe { hash_bytes(self, flip, keys, out) }
     }
     #[inline(always)]
+    fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        // SAFETY: the token proves AVX-512 F and AVX2.
+        unsafe { hash_keys16_mx32(self, flip, keys, out) }
+    }
+    #[inline(always)]
     fn xxh64_u64(self, values: &[u64], out: &mut [u64]) {
         // SAFETY: the token proves AVX-512 F and DQ.
         unsafe { xxh64_u64(values, out) }
@@ -324,6 +346,17 @@ fn rrmxmx(h: __m512i, len: u64) -> __m512i {
 #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
 unsafe fn hash_keys16(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     crate::kernel::key16::hash_keys(l, flip, keys, out)
+}
+
+/// [`Lanes::hash_keys16_mx32`]: the shared routine, out of line (F alone: MX32 multiplies
+/// 32 by 32 bits, which DQ would turn into `vpmullq`).
+///
+/// # Safety
+/// The CPU must support AVX-512 F and AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2,avx512f")]
+unsafe fn hash_keys16_mx32(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::lanes::hash_keys16_mx32(l, flip, keys, out)
 }
 
 /// [`Lanes::hash_bytes`]: the shared routine, out of line, where `vpmullq` is enabled.

@@ -1,0 +1,200 @@
+//! MX32-64: hash id 3's hash of keys of 4, 8 and 16 bytes, built from the one multiply every
+//! SIMD tier has in its lanes, 32 by 32 bits into 64 (`vpmuludq` on AVX2 and AVX-512, `umull`
+//! on NEON), with shifts and xors. XXH3's 8-byte path multiplies 64 by 64 bits, which AVX2 and
+//! NEON build from three 32-bit products and their shifts; this hash does a round in two.
+//!
+//! # Definition
+//!
+//! A round mixes a 64-bit state `x` with two odd 32-bit multipliers `a` and `b`: the 64-bit
+//! product of its low half and `a`, xored with the 64-bit product of its high half and `b`
+//! with that product's halves swapped:
+//!
+//! ```text
+//! round(x, a, b) = (lo32(x) * a) ^ rotl64(hi32(x) * b, 32)
+//! ```
+//!
+//! Each output half takes one half of each product, so three rounds make every output bit
+//! depend on every input bit. With `K = seed ^ 0x243f6a8885a308d3` (and the constants below):
+//!
+//! * a key of 4 bytes `v` (little-endian): `fin(v ^ K, T4)`;
+//! * a key of 8 bytes `v`: `fin(v ^ K, T8)`;
+//! * a key of 16 bytes, words `lo` and `hi`: `fin(round(lo ^ K, A0, B0) ^ hi, T16)`;
+//!
+//! where `fin(x, t) = round(round(round(x, A1, B1) ^ t, A2, B2), A3, B3)`. The tweak `t`
+//! after the first round sets the widths apart, so that which keys of different widths share
+//! a hash depends on the seed, as for any two keys.
+//!
+//! A filter takes the block from the hash's high half and the probes from its low half, as
+//! under every hash id. Its quality is shown by `tests/mx32_hash.rs`: avalanche and bit
+//! independence within the noise of their samples, and the false-positive rate of
+//! sequential, strided and sparse key sets at the filter's target.
+
+/// The multipliers of the 16-byte pre-round and of rounds 1 to 3: odd 32-bit constants from
+/// xxHash32 and MurmurHash3.
+pub(crate) const A: [u64; 4] = [0x85eb_ca6b, 0x9e37_79b1, 0xc2b2_ae3d, 0x1656_67b1];
+pub(crate) const B: [u64; 4] = [0xc2b2_ae35, 0x85eb_ca77, 0x27d4_eb2f, 0xcc9e_2d51];
+
+/// What the seed is xored with (the first hexadecimal digits of pi's fraction).
+const SEED_MASK: u64 = 0x243f_6a88_85a3_08d3;
+
+/// The tweaks of keys of 4, 8 and 16 bytes (the next digits of pi).
+pub(crate) const T4: u64 = 0x1319_8a2e_0370_7344;
+pub(crate) const T8: u64 = 0xa409_3822_299f_31d0;
+pub(crate) const T16: u64 = 0x082e_fa98_ec4e_6c89;
+
+/// The seed's key `K`, which starts the state. The kernels carry XXH3's constant of the seed
+/// (its flip) and derive this from it once per chunk.
+#[inline(always)]
+pub(crate) const fn key(seed: u64) -> u64 {
+    seed ^ SEED_MASK
+}
+
+/// One round (see the module docs) with multipliers `A[r]` and `B[r]`.
+#[inline(always)]
+pub(crate) const fn round(x: u64, r: usize) -> u64 {
+    ((x & 0xffff_ffff) * A[r]) ^ ((x >> 32) * B[r]).rotate_left(32)
+}
+
+/// Rounds 1 to 3, with the width's tweak after the first.
+#[inline(always)]
+pub(crate) const fn finish(x: u64, tweak: u64) -> u64 {
+    round(round(round(x, 1) ^ tweak, 2), 3)
+}
+
+/// MX32-64 of a 4-byte key, given the seed's [`key`].
+#[inline(always)]
+pub(crate) const fn u32_with_key(v: u32, k: u64) -> u64 {
+    finish(v as u64 ^ k, T4)
+}
+
+/// MX32-64 of an 8-byte key, given the seed's [`key`].
+#[inline(always)]
+pub(crate) const fn u64_with_key(v: u64, k: u64) -> u64 {
+    finish(v ^ k, T8)
+}
+
+/// MX32-64 of a 16-byte key (its little-endian bytes), given the seed's [`key`].
+#[inline(always)]
+pub(crate) const fn u128_with_key(v: u128, k: u64) -> u64 {
+    finish(round(v as u64 ^ k, 0) ^ (v >> 64) as u64, T16)
+}
+
+/// MX32-64 of `key.to_le_bytes()` with `seed`: hash id 3's hash of a 4-byte key.
+///
+/// ```
+/// use blockbloom::hash::{hash_u32_mx32, hash_bytes_mx32};
+/// assert_eq!(hash_u32_mx32(7, 1), hash_bytes_mx32(&7u32.to_le_bytes(), 1).unwrap());
+/// assert_ne!(hash_u32_mx32(7, 1), hash_u32_mx32(7, 2));
+/// ```
+#[inline]
+pub const fn hash_u32_mx32(key: u32, seed: u64) -> u64 {
+    u32_with_key(key, self::key(seed))
+}
+
+/// MX32-64 of `key.to_le_bytes()` with `seed`: hash id 3's hash of an 8-byte key.
+///
+/// ```
+/// use blockbloom::hash::{hash_u64_mx32, hash_bytes_mx32};
+/// assert_eq!(hash_u64_mx32(7, 1), hash_bytes_mx32(&7u64.to_le_bytes(), 1).unwrap());
+/// // Not the 4-byte key of the same value.
+/// assert_ne!(hash_u64_mx32(7, 1), blockbloom::hash::hash_u32_mx32(7, 1));
+/// ```
+#[inline]
+pub const fn hash_u64_mx32(key: u64, seed: u64) -> u64 {
+    u64_with_key(key, self::key(seed))
+}
+
+/// MX32-64 of `key.to_le_bytes()` with `seed`: hash id 3's hash of a 16-byte key.
+///
+/// ```
+/// use blockbloom::hash::{hash_u128_mx32, hash_bytes_mx32};
+/// let k = 0x0123_4567_89ab_cdef_0011_2233_4455_6677u128;
+/// assert_eq!(hash_u128_mx32(k, 0), hash_bytes_mx32(&k.to_le_bytes(), 0).unwrap());
+/// ```
+#[inline]
+pub const fn hash_u128_mx32(key: u128, seed: u64) -> u64 {
+    u128_with_key(key, self::key(seed))
+}
+
+/// MX32-64 of a byte string of 4, 8 or 16 bytes (read little-endian) with `seed`; `None` for
+/// other lengths, which hash id 3 hashes with AESH-64
+/// ([`hash_bytes_aes`](crate::hash::hash_bytes_aes)).
+///
+/// ```
+/// use blockbloom::hash::hash_bytes_mx32;
+/// assert!(hash_bytes_mx32(b"abcd", 0).is_some());
+/// assert_eq!(hash_bytes_mx32(b"abc", 0), None);
+/// ```
+#[inline]
+pub fn hash_bytes_mx32(bytes: &[u8], seed: u64) -> Option<u64> {
+    let k = key(seed);
+    Some(match *bytes {
+        [a, b, c, d] => u32_with_key(u32::from_le_bytes([a, b, c, d]), k),
+        _ => match bytes.len() {
+            8 => u64_with_key(u64::from_le_bytes(bytes.try_into().ok()?), k),
+            16 => u128_with_key(u128::from_le_bytes(bytes.try_into().ok()?), k),
+            _ => return None,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pinned values: the definition in the module docs, computed by hand from its steps,
+    /// so that a change to the constants or the order of the steps fails here.
+    #[test]
+    fn definition_is_pinned() {
+        let k = key(0);
+        assert_eq!(k, SEED_MASK);
+        let by_steps = |x: u64, t: u64| {
+            let r = |x: u64, a: u64, b: u64| {
+                let p = (x & 0xffff_ffff) * a;
+                let q = (x >> 32) * b;
+                p ^ q.rotate_right(32)
+            };
+            let x = r(x, 0x9e37_79b1, 0x85eb_ca77) ^ t;
+            let x = r(x, 0xc2b2_ae3d, 0x27d4_eb2f);
+            r(x, 0x1656_67b1, 0xcc9e_2d51)
+        };
+        assert_eq!(hash_u64_mx32(5, 0), by_steps(5 ^ k, T8));
+        assert_eq!(hash_u32_mx32(5, 0), by_steps(5 ^ k, T4));
+        let wide = 5u128 | 9 << 64;
+        let pre = (((5 ^ k) & 0xffff_ffff) * 0x85eb_ca6b)
+            ^ (((5 ^ k) >> 32) * 0xc2b2_ae35).rotate_left(32);
+        assert_eq!(hash_u128_mx32(wide, 0), by_steps(pre ^ 9, T16));
+        // Values computed by an independent program from the definition.
+        assert_eq!(hash_u64_mx32(0, 0), 0xadd6_843e_fc9b_dde3);
+        assert_eq!(hash_u32_mx32(0xdead_beef, 0), 0x4826_c84b_51fe_1b9f);
+        assert_eq!(
+            hash_u128_mx32(0x0123_4567_89ab_cdef_0011_2233_4455_6677, 0),
+            0xc035_3e88_205d_8853
+        );
+    }
+
+    #[test]
+    fn byte_strings_of_the_three_widths_hash_as_their_integers() {
+        for seed in [0, 3, u64::MAX] {
+            for v in [0u64, 1, 0xdead_beef, u64::MAX] {
+                let v32 = v as u32;
+                let wide = (v as u128) << 64 | v.rotate_left(7) as u128;
+                assert_eq!(
+                    hash_bytes_mx32(&v32.to_le_bytes(), seed),
+                    Some(hash_u32_mx32(v32, seed))
+                );
+                assert_eq!(
+                    hash_bytes_mx32(&v.to_le_bytes(), seed),
+                    Some(hash_u64_mx32(v, seed))
+                );
+                assert_eq!(
+                    hash_bytes_mx32(&wide.to_le_bytes(), seed),
+                    Some(hash_u128_mx32(wide, seed))
+                );
+            }
+            for len in [0, 1, 3, 5, 7, 9, 15, 17, 32] {
+                assert_eq!(hash_bytes_mx32(&[1; 32][..len], seed), None, "{len}");
+            }
+        }
+    }
+}
