@@ -264,6 +264,7 @@ fn low_entropy_sets_meet_the_target_rate_on_every_tier() {
 
 /// A keyed filter of hash id 3 (a secret random seed) takes integer keys by batch and one by
 /// one, persists, and answers after loading; two keyed filters hash the same key apart.
+#[cfg(feature = "std")]
 #[test]
 fn keyed_filters_of_hash_id_3_work() {
     let keys: Vec<u64> = (0..20_000).collect();

@@ -69,7 +69,8 @@ def test_golden_hash_id_3_filter_is_rebuilt_bit_for_bit():
     f.insert_batch(pa.array([text[:n] for n in range(41)]))
     f.insert_batch(pa.array([(i << 64 | i).to_bytes(16, "little") for i in range(40)], pa.binary(16)))
     f.insert_batch(np.arange(40, dtype=np.uint64))
-    f.insert_batch(np.arange(40, dtype=np.uint32) << 20)
+    # Python widens integers to 64 bits; a u32 key is its 4 little-endian bytes.
+    f.insert_batch(pa.array([(i << 20).to_bytes(4, "little") for i in range(40)]))
     f.add("golden, hash id 3")
     f.add((0xFEED).to_bytes(16, "little"))
     f.add((7).to_bytes(4, "little"))

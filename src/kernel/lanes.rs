@@ -9,7 +9,6 @@
 //! NEON registers; [`Lanes::H`] is eight 32-bit lanes (a 256-bit split block).
 
 use super::Keys;
-use super::keys::Mx32;
 use crate::hashing::{PRIME_MX2, mx32, seed_from_flip, u32_with_flip, u64_with_flip};
 use crate::layout::{Block, Row};
 
@@ -375,12 +374,13 @@ pub(crate) fn hash_u32_mx32<L: Lanes>(l: L, flip: u64, keys: &[u32], out: &mut [
 
 /// MX32-64 of 16-byte keys (`Keys::Mx32` of `u128` or `[u8; 16]`), eight lanes at a time
 /// (the rest one at a time); other keys the reference way. A tier calls it from a function
-/// with its target features enabled.
+/// with its target features enabled (the x86-64 tiers; NEON's 16-byte keys take the default).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(crate) fn hash_keys16_mx32<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     match keys {
-        Keys::Mx32(Mx32::U128(keys)) => keys16_mx32(l, flip, keys, |&k| k, out),
-        Keys::Mx32(Mx32::Fixed16(keys)) => {
+        Keys::Mx32(super::keys::Mx32::U128(keys)) => keys16_mx32(l, flip, keys, |&k| k, out),
+        Keys::Mx32(super::keys::Mx32::Fixed16(keys)) => {
             keys16_mx32(l, flip, keys, |k| u128::from_le_bytes(*k), out)
         }
         other => other.hash_scalar(flip, out),
@@ -389,6 +389,7 @@ pub(crate) fn hash_keys16_mx32<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &
 
 /// [`hash_keys16_mx32`] of one source, its keys read by `key` (no intrinsic may sit in that
 /// closure: it would not inherit the tier's target features).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn keys16_mx32<L: Lanes, T>(
     l: L,
