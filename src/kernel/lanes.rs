@@ -249,6 +249,17 @@ pub(crate) trait Lanes: Copy {
         hash_one_by_one(flip, keys, out)
     }
 
+    /// A batch's per-chunk step: hashes keys `start..start + out.len()` into `out` and makes
+    /// them entries ([`entries`]). Out of line, one copy per tier rather than one per
+    /// operation, layout and sink that a pipeline is compiled for (inlined, the hashes of every
+    /// key source were most of the crate's unoptimised build); a call per chunk of keys costs
+    /// next to nothing. The tiers that need target features enabled (AVX2, AVX-512) override
+    /// it with a function that enables them.
+    #[inline(always)]
+    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], num_blocks: u64) {
+        stage_out_of_line(self, keys, flip, start, out, num_blocks)
+    }
+
     /// XXH64 (seed 0) of each `u64` value, the split block filter's hash. The scalar code
     /// unless a tier has a faster one.
     #[inline(always)]
@@ -257,6 +268,34 @@ pub(crate) trait Lanes: Copy {
             *o = crate::hashing::xxh64_u64(v);
         }
     }
+}
+
+/// [`Lanes::stage`]'s work: hash a chunk, then make its entries.
+#[inline(always)]
+pub(crate) fn stage<L: Lanes>(
+    l: L,
+    keys: Keys<'_>,
+    flip: u64,
+    start: usize,
+    out: &mut [u64],
+    num_blocks: u64,
+) {
+    keys.hash_lanes_at(l, flip, start, out);
+    entries(l, out, num_blocks);
+}
+
+/// [`Lanes::stage`] out of line, for the tiers whose instructions need no target feature
+/// beyond the build's (portable; NEON on aarch64).
+#[inline(never)]
+pub(crate) fn stage_out_of_line<L: Lanes>(
+    l: L,
+    keys: Keys<'_>,
+    flip: u64,
+    start: usize,
+    out: &mut [u64],
+    num_blocks: u64,
+) {
+    stage(l, keys, flip, start, out, num_blocks)
 }
 
 /// [`Keys::hash_scalar`], out of line: byte strings, and the tiers' default for 16-byte keys.

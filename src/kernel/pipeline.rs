@@ -11,7 +11,6 @@
 
 use alloc::vec::Vec;
 
-use super::lanes::entries;
 use super::{Keys, Lanes, l2_bytes};
 use crate::isa::Isa;
 
@@ -352,8 +351,8 @@ impl Staged<'_> {
     ) {
         let n = walk.chunk.min(self.hashes.len()).min(len - start);
         let out = &mut self.hashes[..n];
-        hash_chunk(l, keys, walk.flip, start, out);
-        entries(l, out, walk.num_blocks);
+        l.stage(keys, walk.flip, start, out, walk.num_blocks);
+        prefetch_keys_ahead(keys, start, out.len());
         if prefetch_now {
             for e in out.iter() {
                 // Address arithmetic only; a prefetch never faults.

@@ -225,6 +225,11 @@ impl Lanes for Avx2 {
         unsafe { hash_keys16(self, flip, keys, out) }
     }
     #[inline(always)]
+    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], num_blocks: u64) {
+        // SAFETY: the token proves AVX2.
+        unsafe { stage(self, keys, flip, start, out, num_blocks) }
+    }
+    #[inline(always)]
     fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         // SAFETY: the token proves AVX2.
         unsafe { hash_keys16_mx32(self, flip, keys, out) }
@@ -313,4 +318,15 @@ unsafe fn hash_keys16(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
 #[target_feature(enable = "avx2")]
 unsafe fn hash_keys16_mx32(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     crate::kernel::lanes::hash_keys16_mx32(l, flip, keys, out)
+}
+
+/// [`Lanes::stage`]: the shared routine, out of line (one copy for every operation), with
+/// AVX2 enabled.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2")]
+unsafe fn stage(l: Avx2, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], n: u64) {
+    crate::kernel::lanes::stage(l, keys, flip, start, out, n)
 }

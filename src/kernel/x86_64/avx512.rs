@@ -276,6 +276,11 @@ impl Lanes for Avx512 {
         unsafe { hash_bytes(self, flip, keys, out) }
     }
     #[inline(always)]
+    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], num_blocks: u64) {
+        // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
+        unsafe { stage(self, keys, flip, start, out, num_blocks) }
+    }
+    #[inline(always)]
     fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         // SAFETY: the token proves AVX-512 F and AVX2.
         unsafe { hash_keys16_mx32(self, flip, keys, out) }
@@ -467,4 +472,15 @@ unsafe fn xxh64_u64(values: &[u64], out: &mut [u64]) {
     for (o, &v) in oc.into_remainder().iter_mut().zip(vc.remainder()) {
         *o = crate::hashing::xxh64_u64(v);
     }
+}
+
+/// [`Lanes::stage`]: the shared routine, out of line (one copy for every operation), with the
+/// probe loops' features (F, not DQ: the XXH3 hashes call their own DQ functions).
+///
+/// # Safety
+/// The CPU must support AVX-512 F and DQ, and AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2,avx512f")]
+unsafe fn stage(l: Avx512, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], n: u64) {
+    crate::kernel::lanes::stage(l, keys, flip, start, out, n)
 }
