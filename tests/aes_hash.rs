@@ -6,22 +6,15 @@
 
 mod common;
 
+use common::{SplitMix64, bound};
+
 use std::collections::HashSet;
 
 use blockbloom::hash::{hash_bytes_aes, hash_bytes_aes_batch};
 use blockbloom::{BloomFilter, KeyHash};
 
-/// SplitMix64: the deterministic bytes of the sampled keys.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-fn random_key(state: &mut u64, len: usize) -> Vec<u8> {
-    (0..len).map(|_| splitmix(state) as u8).collect()
+fn random_key(state: &mut SplitMix64, len: usize) -> Vec<u8> {
+    (0..len).map(|_| state.next_u64() as u8).collect()
 }
 
 /// Flipping any one input bit flips each output bit with probability 1/2: over `samples`
@@ -32,12 +25,12 @@ fn random_key(state: &mut u64, len: usize) -> Vec<u8> {
 fn every_input_bit_flips_every_output_bit_half_the_time() {
     let samples = 1200;
     let tolerance = 6.0 * (0.25 / samples as f64).sqrt();
-    let mut state = 1;
+    let mut state = SplitMix64::new(1);
     for len in [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 32, 33, 48, 100] {
         let mut flips = vec![[0u32; 64]; 8 * len];
         for _ in 0..samples {
             let mut key = random_key(&mut state, len);
-            let seed = splitmix(&mut state);
+            let seed = state.next_u64();
             let h = hash_bytes_aes(&key, seed);
             for bit in 0..8 * len {
                 key[bit / 8] ^= 1 << (bit % 8);
@@ -66,7 +59,7 @@ fn every_input_bit_flips_every_output_bit_half_the_time() {
 fn output_bits_flip_independently() {
     let samples = 500;
     let tolerance = 6.0 * (0.25 / samples as f64).sqrt();
-    let mut state = 2;
+    let mut state = SplitMix64::new(2);
     for len in [8, 16] {
         for bit in 0..8 * len {
             let mut differ = vec![0u32; 64 * 64];
@@ -140,12 +133,6 @@ fn low_entropy_sets_have_no_64_bit_collisions() {
             );
         }
     }
-}
-
-/// Five standard deviations of a binomial count with mean `mean`, plus a little slack for
-/// tiny means (`tests/fpr.rs`'s bound).
-fn bound(mean: f64) -> f64 {
-    5.0 * mean.sqrt() + 5.0
 }
 
 /// Filters of hash id 2 ([`KeyHash::Aesh`]: AESH-64, XXH3 for keys of 4 and 8 bytes) fed

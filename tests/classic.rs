@@ -4,15 +4,11 @@
 
 mod common;
 
+use common::bound;
+
 use blockbloom::{ByHash, ClassicBloomFilter, Error, Isa};
 use common::{keys, members, non_members, tiers};
 use quickcheck::quickcheck;
-
-/// Five standard deviations of a binomial count with mean `mean`, plus a little slack for
-/// tiny means.
-fn bound(mean: f64) -> f64 {
-    5.0 * mean.sqrt() + 5.0
-}
 
 fn strings(seed: u64, n: usize) -> Vec<String> {
     keys(seed, n)

@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::bound;
+
 use std::collections::HashMap;
 
 use blockbloom::layout::Layout;
@@ -338,11 +340,6 @@ fn min_increase_estimates_better_and_refuses_remove() {
             Error::RemoveAfterMinIncrease
         );
     }
-}
-
-/// Five standard deviations of a binomial count with mean `mean`, plus slack for tiny means.
-fn bound(mean: f64) -> f64 {
-    5.0 * mean.sqrt() + 5.0
 }
 
 #[test]

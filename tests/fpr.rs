@@ -3,14 +3,10 @@
 
 mod common;
 
+use common::bound;
+
 use blockbloom::BloomFilter;
 use common::{members, non_members};
-
-/// Five standard deviations of a binomial count with mean `mean`, plus a little slack for
-/// tiny means.
-fn bound(mean: f64) -> f64 {
-    5.0 * mean.sqrt() + 5.0
-}
 
 #[test]
 fn measured_fpr_matches_model_and_target() {

@@ -6,19 +6,12 @@
 
 mod common;
 
+use common::{SplitMix64, bound};
+
 use std::collections::HashSet;
 
 use blockbloom::hash::{hash_u32_mx32, hash_u64_mx32, hash_u128_mx32};
 use blockbloom::{BloomFilter, KeyHash};
-
-/// SplitMix64: the deterministic keys and seeds of the samples.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// A width's hash of a 128-bit input (its low bits) and a seed.
 type Hash = fn(u128, u64) -> u64;
@@ -32,8 +25,8 @@ fn widths() -> [(&'static str, u32, Hash); 3] {
     ]
 }
 
-fn random_input(state: &mut u64, bits: u32) -> u128 {
-    let k = splitmix(state) as u128 | (splitmix(state) as u128) << 64;
+fn random_input(state: &mut SplitMix64, bits: u32) -> u128 {
+    let k = state.next_u64() as u128 | (state.next_u64() as u128) << 64;
     if bits == 128 {
         k
     } else {
@@ -49,7 +42,7 @@ fn random_input(state: &mut u64, bits: u32) -> u128 {
 /// bias, as the deviation does not grow with the sample) within eight.
 #[test]
 fn every_input_bit_flips_every_output_bit_half_the_time() {
-    let mut state = 1;
+    let mut state = SplitMix64::new(1);
     for (name, bits, hash) in widths() {
         for (sequential, samples, sigmas) in [(false, 4000, 6.0), (true, 16_000, 8.0)] {
             let tolerance = sigmas * (0.25 / samples as f64).sqrt();
@@ -58,7 +51,7 @@ fn every_input_bit_flips_every_output_bit_half_the_time() {
                 let (key, seed) = if sequential {
                     (i as u128, 0)
                 } else {
-                    (random_input(&mut state, bits), splitmix(&mut state))
+                    (random_input(&mut state, bits), state.next_u64())
                 };
                 let h = hash(key, seed);
                 for (bit, row) in flips.iter_mut().enumerate() {
@@ -88,7 +81,7 @@ fn every_input_bit_flips_every_output_bit_half_the_time() {
 fn output_bits_flip_independently() {
     let samples = 600;
     let tolerance = 6.0 * (0.25 / samples as f64).sqrt();
-    let mut state = 2;
+    let mut state = SplitMix64::new(2);
     for (name, bits, hash) in widths() {
         for bit in 0..bits {
             let mut differ = vec![0u32; 64 * 64];
@@ -150,11 +143,11 @@ fn key_sets(n: usize) -> Vec<Set> {
         sets.push(Set::U64(name, (0..n64).map(|i| i << k).collect()));
     }
     // Sparse: two random bytes (bytes 0 and 4), the rest zero: at most 65,536 keys.
-    let mut state = 3;
+    let mut state = SplitMix64::new(3);
     sets.push(Set::U64(
         "u64 of two random bytes, the rest zero",
         (0..n)
-            .map(|_| splitmix(&mut state) & 0x0000_00ff_0000_00ff)
+            .map(|_| state.next_u64() & 0x0000_00ff_0000_00ff)
             .collect::<HashSet<_>>()
             .into_iter()
             .collect(),
@@ -179,12 +172,6 @@ fn low_entropy_sets_have_no_64_bit_collisions() {
             );
         }
     }
-}
-
-/// Five standard deviations of a binomial count with mean `mean`, plus a little slack for
-/// tiny means (`tests/fpr.rs`'s bound).
-fn bound(mean: f64) -> f64 {
-    5.0 * mean.sqrt() + 5.0
 }
 
 /// Filters of hash id 3 fed every other key of each low-entropy set through their own batch

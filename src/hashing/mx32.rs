@@ -128,13 +128,11 @@ pub const fn hash_u128_mx32(key: u128, seed: u64) -> u64 {
 #[inline]
 pub fn hash_bytes_mx32(bytes: &[u8], seed: u64) -> Option<u64> {
     let k = key(seed);
-    Some(match *bytes {
-        [a, b, c, d] => u32_with_key(u32::from_le_bytes([a, b, c, d]), k),
-        _ => match bytes.len() {
-            8 => u64_with_key(u64::from_le_bytes(bytes.try_into().ok()?), k),
-            16 => u128_with_key(u128::from_le_bytes(bytes.try_into().ok()?), k),
-            _ => return None,
-        },
+    Some(match bytes.len() {
+        4 => u32_with_key(u32::from_le_bytes(bytes.try_into().ok()?), k),
+        8 => u64_with_key(u64::from_le_bytes(bytes.try_into().ok()?), k),
+        16 => u128_with_key(u128::from_le_bytes(bytes.try_into().ok()?), k),
+        _ => return None,
     })
 }
 

@@ -110,6 +110,12 @@ pub fn key_at(seed: u64, i: u64) -> u64 {
     splitmix64(seed.wrapping_add(i.wrapping_mul(GOLDEN)))
 }
 
+/// Five standard deviations of a binomial count with mean `mean`, plus a little slack for
+/// tiny means: how far a false-positive count may stray from its expectation.
+pub fn bound(mean: f64) -> f64 {
+    5.0 * mean.sqrt() + 5.0
+}
+
 /// The first `n` outputs of the stream from `seed`.
 pub fn keys(seed: u64, n: usize) -> Vec<u64> {
     SplitMix64::new(seed).take(n).collect()
