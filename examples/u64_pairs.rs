@@ -9,6 +9,8 @@
 //! * `batch-xxh3`: `count_batch` in calls of 1,024 keys, hash id 2 (the default: XXH3-64 for
 //!   `u64` keys);
 //! * `batch-mx32`: the same on hash id 3 (MX32-64, 32-bit lane multiplies);
+//! * `batch-8x32`: the same on hash id 3 in layout id 3 (`Layout::Sectors8x32`: a key's probes
+//!   in one 256-bit half, one register per key);
 //! * `sbbf-rs`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key (sized at 11 bits a key,
 //!   0.8%, the suite's pick for 1%), its AVX2 path where the CPU has it;
 //! * `fastbloom`: fastbloom 0.17 at 1% with foldhash, `contains` per key;
@@ -16,6 +18,7 @@
 //! * `hashed`: the hash id 3 filter's `count_hash_batch` over the queries' hashes computed
 //!   beforehand: the probe alone, as if hashing cost nothing (the floor a faster hash could
 //!   reach);
+//! * `hashed-8x32`: the same for the `batch-8x32` filter;
 //! * `lines`: per query, a load of the same 64-byte line of an array the filter's size (its
 //!   block index computed beforehand) and nothing else: the memory's floor under any probe.
 //! * `split-hashed`: `count_hash_batch` of a Parquet-layout filter (256-bit blocks, one
@@ -46,10 +49,12 @@ use xxhash_rust::xxh3::xxh3_64;
 mod pairs;
 
 const BATCH: usize = 1024;
-const SIDES: [&str; 8] = [
+const SIDES: [&str; 10] = [
     "batch-xxh3",
     "batch-mx32",
+    "batch-8x32",
     "hashed",
+    "hashed-8x32",
     "lines",
     "split-hashed",
     "sbbf-rs",
@@ -57,7 +62,7 @@ const SIDES: [&str; 8] = [
     "parquet",
 ];
 /// The sides that are ours (the rest are peers).
-const OURS: usize = 5;
+const OURS: usize = 7;
 
 type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
 
@@ -87,12 +92,15 @@ fn main() -> Result<(), blockbloom::Error> {
     for n in sizes {
         let mut r = Rng(n as u64);
         let members: Vec<u64> = (0..n).map(|_| r.next()).collect();
-        let build = |hash| -> Result<BloomFilter, blockbloom::Error> {
-            let mut f = BloomFilter::builder()
+        let build_in = |hash, layout| -> Result<BloomFilter, blockbloom::Error> {
+            let mut b = BloomFilter::builder()
                 .capacity(n as u64)
                 .fpr(0.01)
-                .key_hash(hash)
-                .build()?;
+                .key_hash(hash);
+            if let Some(l) = layout {
+                b = b.layout(l);
+            }
+            let mut f = b.build()?;
             f.insert_batch(&members);
             if let Some(d) = std::env::var("U64_PAIRS_DEPTH")
                 .ok()
@@ -102,7 +110,11 @@ fn main() -> Result<(), blockbloom::Error> {
             }
             Ok(f)
         };
-        let ours = [build(KeyHash::Aesh)?, build(KeyHash::Mx32)?];
+        let ours = [
+            build_in(KeyHash::Aesh, None)?,
+            build_in(KeyHash::Mx32, None)?,
+            build_in(KeyHash::Mx32, Some(blockbloom::layout::Layout::Sectors8x32))?,
+        ];
         let mut sb = sbbf_rs_safe::Filter::new(11, n);
         let mut fast: Fast = fastbloom::BloomFilter::with_false_pos(0.01)
             .hasher(foldhash::fast::RandomState::default())
@@ -147,27 +159,31 @@ fn main() -> Result<(), blockbloom::Error> {
                 .collect();
             let side = |s: usize| -> usize {
                 match s {
-                    0 | 1 => q.chunks(BATCH).map(|c| ours[s].count_batch(c)).sum(),
-                    2 => hashes
+                    0..=2 => q.chunks(BATCH).map(|c| ours[s].count_batch(c)).sum(),
+                    3 => hashes
                         .chunks(BATCH)
                         .map(|c| ours[1].count_hash_batch(c))
                         .sum(),
-                    3 => index
+                    4 => hashes
+                        .chunks(BATCH)
+                        .map(|c| ours[2].count_hash_batch(c))
+                        .sum(),
+                    5 => index
                         .iter()
                         .map(|&i| {
                             let line = &lines[i as usize];
                             (line[0] & line[7]) as usize
                         })
                         .sum(),
-                    4 => hashes
+                    6 => hashes
                         .chunks(BATCH)
                         .map(|c| split.count_hash_batch(c))
                         .sum(),
-                    5 => q
+                    7 => q
                         .iter()
                         .filter(|k| sb.contains_hash(xxh3_64(&k.to_le_bytes())))
                         .count(),
-                    6 => q.iter().filter(|k| fast.contains(k)).count(),
+                    8 => q.iter().filter(|k| fast.contains(k)).count(),
                     _ => q.iter().filter(|k| pq.check(*k)).count(),
                 }
             };
@@ -186,6 +202,12 @@ fn main() -> Result<(), blockbloom::Error> {
                     times[s].push(t.elapsed().as_secs_f64() * 1e9 / queries as f64);
                 }
             }
+            println!(
+                "8x32 filter: {} KiB, {} probes, depth {}",
+                ours[2].size_in_bytes() >> 10,
+                ours[2].probes(),
+                ours[2].prefetch_depth()
+            );
             println!(
                 "{n} keys (filter {} KiB, prefetch depth {}), {queries} queries ({} KiB):",
                 ours[0].size_in_bytes() >> 10,

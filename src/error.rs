@@ -26,7 +26,7 @@ pub enum Error {
     /// ([`sizing::MAX_BITS_PER_KEY`](crate::sizing::MAX_BITS_PER_KEY)).
     InvalidBitsPerKey(f64),
     /// The probe count fits no layout (or not the one asked for): it must be a multiple of 4
-    /// in `4..=32`, and of 8 for `Layout::Sectors8x64`.
+    /// in `4..=32`, and of 8 for `Layout::Sectors8x64` and `Layout::Sectors8x32`.
     InvalidProbes(u32),
     /// The builder's options are missing or contradict each other; the text says which.
     InvalidOptions(&'static str),
@@ -312,7 +312,8 @@ impl fmt::Display for Error {
             }
             Error::InvalidProbes(k) => write!(
                 f,
-                "probes per key must be a multiple of 4 in 4..={} (of 8 with the 8x64 layout), \
+                "probes per key must be a multiple of 4 in 4..={} (of 8 with the 8x64 and 8x32 \
+                 layouts), \
                  got {k}",
                 crate::layout::MAX_PROBES
             ),

@@ -137,7 +137,8 @@ pub(crate) fn false_positive_rate_units(
 }
 
 /// The standard deviation of one filter's false-positive rate around
-/// [`false_positive_rate`]: the block-to-block spread divided by `sqrt(num_blocks)`.
+/// [`false_positive_rate`]: the block-to-block spread divided by the square root of the
+/// model's blocks (`num_blocks` times [`Layout::parts`]).
 ///
 /// ```
 /// use blockbloom::{layout::Layout, sizing::fpr_std_dev};
@@ -146,7 +147,8 @@ pub(crate) fn false_positive_rate_units(
 ///     > fpr_std_dev(5_000_000, 100_000, Layout::Sectors8x64, 8));
 /// ```
 pub fn fpr_std_dev(keys: u64, num_blocks: u64, layout: Layout, probes: u32) -> f64 {
-    (block_moments(keys, num_blocks, layout, probes, 1).1 / num_blocks as f64).sqrt()
+    let units = num_blocks * layout.parts() as u64;
+    (block_moments(keys, num_blocks, layout, probes, 1).1 / units as f64).sqrt()
 }
 
 /// What a plan must satisfy: the target rate, and how many standard deviations of one
@@ -301,6 +303,11 @@ fn plan_for(
     if let Some(k) = probes {
         check_probes(k, layout)?;
     }
+    if goal.unit_bits != 1 && layout == Some(Layout::Sectors8x32) {
+        return Err(Error::InvalidOptions(
+            "counting filters take the 8x64 and 4x128 layouts only",
+        ));
+    }
     let keys = capacity.max(1);
     // The candidates of the exact planner, each with bounds on its block count that are
     // narrowed to the exact count only where a comparison needs it.
@@ -308,9 +315,12 @@ fn plan_for(
     // The last root found and the closed-form guess for its shape: the next shape's guess
     // is scaled by it (the closed form's error changes slowly from shape to shape).
     let mut anchor: Option<(f64, f64)> = None;
+    if let Some(l) = layout.filter(|l| l.parts() > 1) {
+        return plan_in_parts(keys, goal, l, probes).ok_or_else(|| too_many(keys, fpr));
+    }
     for l in Layout::ALL
         .into_iter()
-        .filter(|l| layout.is_none_or(|x| x == *l))
+        .filter(|l| layout.map_or(Layout::PLANNED.contains(l), |x| x == *l))
     {
         let mut counts = [0u32; (MAX_PROBES / 4) as usize];
         let mut len = 0;
@@ -425,6 +435,69 @@ fn plan_for(
     choose_bounded(keys, goal, &mut cands).ok_or_else(|| too_many(keys, fpr))
 }
 
+/// The plan for a layout whose blocks hold several parts ([`Layout::parts`]), by the exact
+/// model alone: for each probe count the fewest blocks (an exponential search, then
+/// bisection, on whole filter blocks, each `parts` blocks of the model), then the smallest,
+/// unless fewer rounds need at most [`ROUNDS_PREMIUM`] more. The fast search's shortcuts count
+/// blocks of the model, and a one-block model filter (which has no spread to keep a margin
+/// for) is no filter of such a layout; the layout is only planned when asked for, so the
+/// exact model's cost (a few milliseconds, remembered per thread) is paid by those who ask.
+fn plan_in_parts(keys: u64, goal: Goal, layout: Layout, probes: Option<u32>) -> Option<Plan> {
+    let units = layout.parts() as u64;
+    let meets = |blocks: u64, k: u32| {
+        let (mean, var) = block_moments(keys, blocks, layout, k, goal.unit_bits);
+        mean + goal.margin_sd * (var / (blocks * units) as f64).sqrt() <= goal.fpr
+    };
+    let fewest = |k: u32| {
+        let mut lo = 0u64; // fails (or is no block)
+        let mut hi = ((keys as f64 * 4.0 / BLOCK_BITS as f64).ceil() as u64).max(1);
+        while !meets(hi, k) {
+            lo = hi;
+            hi = hi.saturating_mul(2);
+            if hi > MAX_BLOCKS * 2 {
+                return None;
+            }
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if meets(mid, k) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        (hi <= MAX_BLOCKS).then_some(hi)
+    };
+    let mut plans: Vec<Plan> = Vec::new();
+    // Blocks needed are unimodal in k: stop once they grow again.
+    for k in layout
+        .probe_counts()
+        .filter(|k| probes.is_none_or(|x| x == *k))
+    {
+        let Some(num_blocks) = fewest(k) else {
+            if plans.is_empty() {
+                continue;
+            }
+            break;
+        };
+        if plans.last().is_some_and(|p| num_blocks > p.num_blocks) {
+            break;
+        }
+        plans.push(Plan {
+            num_blocks,
+            layout,
+            probes: k,
+            capacity: keys,
+        });
+    }
+    let smallest = plans.iter().map(|p| p.num_blocks).min()?;
+    let allowed = smallest as f64 * (1.0 + ROUNDS_PREMIUM);
+    plans
+        .into_iter()
+        .filter(|p| p.num_blocks as f64 <= allowed)
+        .min_by_key(|p| (p.rounds(), p.num_blocks))
+}
+
 /// One shape the planner keeps as a candidate, with bounds on its fewest blocks.
 struct Candidate {
     shape: fast::Prepared,
@@ -528,7 +601,7 @@ pub fn best_shape(
     let err = 2.0 * fast::Level::Coarse.error();
     let mut rated: Vec<(Layout, u32, f64, f64)> = Layout::ALL
         .into_iter()
-        .filter(|l| layout.is_none_or(|x| x == *l))
+        .filter(|l| layout.map_or(Layout::PLANNED.contains(l), |x| x == *l))
         .flat_map(|l| l.probe_counts().map(move |k| (l, k)))
         .filter(|(_, k)| probes.is_none_or(|x| x == *k))
         .map(|(l, k)| {
@@ -536,7 +609,12 @@ pub fn best_shape(
             let approx = (num_blocks >= 2)
                 .then(|| {
                     shape
-                        .eval(keys, num_blocks as f64, 0.0, fast::Level::Coarse)
+                        .eval(
+                            keys,
+                            (num_blocks * l.parts() as u64) as f64,
+                            0.0,
+                            fast::Level::Coarse,
+                        )
                         .value
                 })
                 // Where the error bound is tested.

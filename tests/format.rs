@@ -21,7 +21,7 @@ fn filled(capacity: u64, fpr: f64, seed: u64, keys: std::ops::Range<u64>) -> Blo
 }
 
 /// The golden filters: small, fixed, one per layout, on hash id 1 (every filter's hash before
-/// id 2); one on hash id 2; one on hash id 3.
+/// id 2); one on hash id 2; one on hash id 3; layout id 3 on hash id 3.
 fn golden() -> Vec<(&'static str, BloomFilter)> {
     let mut a = BloomFilter::builder()
         .capacity(100)
@@ -74,11 +74,25 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     d.insert("golden, hash id 3");
     d.insert(&0xfeed_u128);
     d.insert(&7u32);
+    // Layout id 3 (8x32) on hash id 3: keys in both halves of the blocks, batch and single.
+    let mut e = BloomFilter::builder()
+        .capacity(300)
+        .fpr(0.01)
+        .seed(0x0123_4567_89ab_cdef)
+        .layout(Layout::Sectors8x32)
+        .key_hash(KeyHash::Mx32)
+        .build()
+        .unwrap();
+    e.insert_batch(&(0..200u64).collect::<Vec<_>>());
+    e.insert_batch(&strs);
+    e.insert("golden, layout 8x32");
+    e.insert(&0xfeed_u128);
     vec![
         ("v1-8x64.bin", a),
         ("v1-4x128.bin", b),
         ("v1-aesh.bin", c),
         ("v1-mx32.bin", d),
+        ("v1-8x32.bin", e),
     ]
 }
 

@@ -21,10 +21,12 @@
 //!
 //! `hash_u64_batch` has no ISA parameter: it uses the active ISA, which under valgrind is
 //! `avx2` (hence `active_avx2`). `plain_count_batch_mx32` is `plain_count_batch` on a filter
-//! of hash id 3 (`KeyHash::Mx32`: MX32-64 for the `u64` keys instead of XXH3-64).
+//! of hash id 3 (`KeyHash::Mx32`: MX32-64 for the `u64` keys instead of XXH3-64);
+//! `plain_count_batch_8x32` the same in layout id 3 (`Layout::Sectors8x32`).
 
 use std::hint::black_box;
 
+use blockbloom::layout::Layout;
 use blockbloom::{AtomicBloomFilter, BloomFilter, Isa, KeyHash};
 use iai_callgrind::{library_benchmark, library_benchmark_group, main};
 
@@ -80,6 +82,21 @@ fn full_plain(isa: Isa, capacity: u64) -> (BloomFilter, Vec<u64>) {
 /// [`full_plain`] on hash id 3.
 fn full_plain_mx32(isa: Isa, capacity: u64) -> (BloomFilter, Vec<u64>) {
     let mut f = filter_hashed(isa, capacity, KeyHash::Mx32);
+    let (_, queries) = full_plain(isa, capacity);
+    f.insert_batch(&keys(0));
+    (f, queries)
+}
+
+/// [`full_plain_mx32`] in layout 8x32.
+fn full_plain_8x32(isa: Isa, capacity: u64) -> (BloomFilter, Vec<u64>) {
+    let mut f = BloomFilter::builder()
+        .capacity(capacity)
+        .fpr(FPR)
+        .isa(isa)
+        .key_hash(KeyHash::Mx32)
+        .layout(Layout::Sectors8x32)
+        .build()
+        .expect("valid filter");
     let (_, queries) = full_plain(isa, capacity);
     f.insert_batch(&keys(0));
     (f, queries)
@@ -157,6 +174,14 @@ fn plain_count_batch_mx32(input: (BloomFilter, Vec<u64>)) -> usize {
 }
 
 #[library_benchmark]
+#[bench::avx2_n10k_4096keys(args = (Isa::Avx2, SMALL), setup = full_plain_8x32)]
+#[bench::avx2_n16m_4096keys(args = (Isa::Avx2, LARGE), setup = full_plain_8x32)]
+fn plain_count_batch_8x32(input: (BloomFilter, Vec<u64>)) -> usize {
+    let (f, keys) = input;
+    f.count_batch(black_box(&keys))
+}
+
+#[library_benchmark]
 #[bench::scalar_n10k_4096keys(args = (Isa::Scalar, SMALL), setup = empty_atomic)]
 #[bench::scalar_n16m_4096keys(args = (Isa::Scalar, LARGE), setup = empty_atomic)]
 #[bench::avx2_n10k_4096keys(args = (Isa::Avx2, SMALL), setup = empty_atomic)]
@@ -201,7 +226,7 @@ fn hash_u64_batch(input: (Vec<u64>, Vec<u64>)) -> Vec<u64> {
 library_benchmark_group!(
     name = plain;
     benchmarks = plain_insert, plain_insert_batch, plain_contains, plain_count_batch,
-        plain_count_batch_mx32
+        plain_count_batch_mx32, plain_count_batch_8x32
 );
 
 library_benchmark_group!(

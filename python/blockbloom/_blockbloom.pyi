@@ -17,7 +17,7 @@ NumpyKeys = Union[
 """A 1-D C-contiguous NumPy array of keys (32-bit keys hash as their 64-bit value; 16-byte
 ``S16``/``V16`` records as bytes)."""
 
-Layout = Literal["8x64", "4x128"]
+Layout = Literal["8x64", "4x128", "8x32"]
 
 class _Filter:
     def add(self, key: Key, /) -> None:

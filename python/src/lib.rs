@@ -134,12 +134,13 @@ fn parse_layout(layout: Option<&str>) -> PyResult<Option<Layout>> {
         None => Ok(None),
         Some("8x64") => Ok(Some(Layout::Sectors8x64)),
         Some("4x128") => Ok(Some(Layout::Sectors4x128)),
+        Some("8x32") => Ok(Some(Layout::Sectors8x32)),
         Some(other) => Err(Python::with_gil(|py| {
             errors::raise(
                 py,
                 "InvalidParameterError",
                 "InvalidParameter",
-                &format!("invalid layout {other:?}: expected '8x64' or '4x128'"),
+                &format!("invalid layout {other:?}: expected '8x64', '4x128' or '8x32'"),
             )
         })),
     }

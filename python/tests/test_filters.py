@@ -462,6 +462,18 @@ def test_threads_insert_and_query_with_gil_released():
     assert all(results)
 
 
+def test_layout_8x32_round_trips_and_finds_what_it_stored():
+    f = bb.BloomFilter(10_000, 0.01, layout="8x32", key_hash="mx32-64")
+    keys = np.arange(5_000, dtype=np.uint64)
+    f.insert_batch(keys)
+    assert f.layout == "8x32"
+    assert f.contains_batch(keys).all()
+    g = bb.BloomFilter.from_bytes(f.to_bytes())
+    assert g.layout == "8x32" and g == f
+    with pytest.raises(bb.InvalidParameterError):
+        bb.BloomFilter(1000, 0.01, layout="8x16")
+
+
 def test_repr_and_properties():
     f = bb.BloomFilter(1000, 0.01, seed=5, layout="4x128")
     assert "BloomFilter(capacity=1000" in repr(f)

@@ -49,7 +49,7 @@ pub const NO_TARGET_FPR: u64 = 0x7ff8_0000_0000_0000;
 
 /// Layout ids: which kind of filter an encoding holds (byte 10 of the header).
 ///
-/// Ids 1 and 2 are the plain [`BloomFilter`](crate::BloomFilter)'s layouts. The other kinds
+/// Ids 1, 2 and 3 are the plain [`BloomFilter`](crate::BloomFilter)'s layouts. The other kinds
 /// share the header's magic, version, hash id, seed and checksum, and state their body's
 /// length in bytes 56..64 (`docs/FORMAT.md`, "The format family"). Decoding one kind from
 /// another's bytes is an [`Error::WrongKind`].
@@ -58,6 +58,8 @@ pub mod kind {
     pub const PLAIN_8X64: u8 = 1;
     /// A plain filter, layout 4x128.
     pub const PLAIN_4X128: u8 = 2;
+    /// A plain filter, layout 8x32.
+    pub const PLAIN_8X32: u8 = 3;
     /// A counting filter.
     pub const COUNTING: u8 = 16;
     /// A deletable Bloom filter (plain filter plus collision bitmap).
@@ -80,7 +82,7 @@ pub mod kind {
     /// ```
     pub const fn name(id: u8) -> Option<&'static str> {
         Some(match id {
-            PLAIN_8X64 | PLAIN_4X128 => "plain Bloom filter",
+            PLAIN_8X64 | PLAIN_4X128 | PLAIN_8X32 => "plain Bloom filter",
             COUNTING => "counting filter",
             DELETABLE => "deletable Bloom filter",
             SCALABLE => "scalable filter",

@@ -26,6 +26,7 @@ fn layout_id(layout: Layout) -> u8 {
     match layout {
         Layout::Sectors8x64 => kind::PLAIN_8X64,
         Layout::Sectors4x128 => kind::PLAIN_4X128,
+        Layout::Sectors8x32 => kind::PLAIN_8X32,
     }
 }
 
@@ -33,6 +34,7 @@ fn layout_of(id: u8) -> Option<Layout> {
     match id {
         kind::PLAIN_8X64 => Some(Layout::Sectors8x64),
         kind::PLAIN_4X128 => Some(Layout::Sectors4x128),
+        kind::PLAIN_8X32 => Some(Layout::Sectors8x32),
         _ => None,
     }
 }

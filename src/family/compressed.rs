@@ -105,7 +105,8 @@ pub fn expected_fill(keys: u64, num_blocks: u64, layout: Layout, probes: u32) ->
     let b = (probes / layout.sectors()) as f64;
     let w = layout.sector_bits() as f64;
     let hit = 1.0 - (1.0 - 1.0 / w).powf(b); // a key in the block sets a given bit
-    let per_key = (-hit / num_blocks.max(1) as f64).ln_1p();
+    // A key lands in one of the filter's `num_blocks * parts` parts.
+    let per_key = (-hit / (num_blocks.max(1) * layout.parts() as u64) as f64).ln_1p();
     1.0 - (keys as f64 * per_key).exp()
 }
 
@@ -236,7 +237,7 @@ pub fn plan_with_array_limit(
         .floor()
         .clamp(1.0, MAX_BLOCKS as f64) as u64;
     let mut best: Option<(Plan, f64)> = None;
-    for layout in Layout::ALL {
+    for layout in Layout::PLANNED {
         for probes in layout.probe_counts() {
             let fits = |blocks: u64| {
                 predicted_bytes(keys, blocks, layout, probes) <= budget_bytes
@@ -477,7 +478,7 @@ pub fn plan_for_fpr_with_array_limit(
 
     let block_cap = ((max_bits / BLOCK_BITS as f64) as u64).min(MAX_BLOCKS);
     if block_cap >= 1 {
-        for layout in Layout::ALL {
+        for layout in Layout::PLANNED {
             for probes in layout.probe_counts() {
                 let rate = |blocks: u64| sizing::false_positive_rate(keys, blocks, layout, probes);
                 let Some(blocks) = smallest(block_cap, |b| rate(b) <= fpr) else {

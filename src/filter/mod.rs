@@ -569,7 +569,9 @@ impl<S: Bits> Filter<S> {
         let mut total = 0.0;
         for block in self.store.bits() {
             let mut keys = 0.0;
-            for x in sector_popcounts(block, self.meta.shape.layout) {
+            let layout = self.meta.shape.layout;
+            let counts = sector_popcounts(block, layout);
+            for &x in &counts[..(layout.sectors() * layout.parts()) as usize] {
                 // A full sector says "at least this many": cap at half a bit short of full.
                 keys += (1.0 - (x as f64).min(w - 0.5) / w).ln() / (b * per_probe);
             }
@@ -592,27 +594,50 @@ impl<S: Bits> Filter<S> {
     pub fn expected_fpr(&self) -> f64 {
         let b = self.meta.shape.rounds as i32;
         let w = self.meta.shape.layout.sector_bits() as f64;
+        let layout = self.meta.shape.layout;
+        let (sectors, parts) = (layout.sectors() as usize, layout.parts() as f64);
         let total: f64 = self
             .store
             .bits()
             .iter()
             .map(|block| {
-                sector_popcounts(block, self.meta.shape.layout)
-                    .map(|x| (x as f64 / w).powi(b))
-                    .product::<f64>()
+                // The mean over the block's parts (a key's probes lie in one) of the product
+                // over the part's sectors.
+                let counts: [u32; 16] = sector_popcounts(block, layout);
+                counts[..sectors * layout.parts() as usize]
+                    .chunks_exact(sectors)
+                    .map(|part| {
+                        part.iter()
+                            .map(|&x| (x as f64 / w).powi(b))
+                            .product::<f64>()
+                    })
+                    .sum::<f64>()
+                    / parts
             })
             .sum();
         total / self.store.bits().len() as f64
     }
 }
 
-/// Set bits per sector of `block`.
-fn sector_popcounts(block: &Block, layout: Layout) -> impl Iterator<Item = u32> + '_ {
-    let words = 8 / layout.sectors() as usize;
-    block
-        .0
-        .chunks_exact(words)
-        .map(|s| s.iter().map(|w| w.count_ones()).sum())
+/// Set bits per sector of `block`, in sector order (part by part, for `Sectors8x32` its
+/// sixteen 32-bit sectors), in the first `sectors * parts` entries.
+fn sector_popcounts(block: &Block, layout: Layout) -> [u32; 16] {
+    let mut out = [0; 16];
+    match layout {
+        Layout::Sectors8x32 => {
+            for (pair, w) in out.chunks_exact_mut(2).zip(&block.0) {
+                pair[0] = (*w as u32).count_ones();
+                pair[1] = ((*w >> 32) as u32).count_ones();
+            }
+        }
+        Layout::Sectors8x64 | Layout::Sectors4x128 => {
+            let words = 8 / layout.sectors() as usize;
+            for (o, s) in out.iter_mut().zip(block.0.chunks_exact(words)) {
+                *o = s.iter().map(|w| w.count_ones()).sum();
+            }
+        }
+    }
+    out
 }
 
 /// Zeroed blocks, on huge pages when large ([`crate::memory`]); a size that cannot be

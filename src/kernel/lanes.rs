@@ -10,7 +10,7 @@
 
 use super::Keys;
 use crate::hashing::{PRIME_MX2, mx32, seed_from_flip, u32_with_flip, u64_with_flip};
-use crate::layout::{Block, Row};
+use crate::layout::{Block, Layout, Row, Row32, contains_scalar, insert_scalar};
 
 /// One SIMD tier's primitives. Implementors are zero-sized tokens that exist only once the
 /// CPU is known to support the tier, so their safe methods may use the tier's intrinsics.
@@ -254,10 +254,11 @@ pub(crate) trait Lanes: Copy {
     /// operation, layout and sink that a pipeline is compiled for (inlined, the hashes of every
     /// key source were most of the crate's unoptimised build); a call per chunk of keys costs
     /// next to nothing. The tiers that need target features enabled (AVX2, AVX-512) override
-    /// it with a function that enables them.
+    /// it with a function that enables them. `halves`: the entries index `Sectors8x32`
+    /// halves ([`half_entries`]).
     #[inline(always)]
-    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], num_blocks: u64) {
-        stage_out_of_line(self, keys, flip, start, out, num_blocks)
+    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], place: Place) {
+        stage_out_of_line(self, keys, flip, start, out, place)
     }
 
     /// XXH64 (seed 0) of each `u64` value, the split block filter's hash. The scalar code
@@ -270,6 +271,14 @@ pub(crate) trait Lanes: Copy {
     }
 }
 
+/// How a chunk's hashes become entries: the filter's block count, and whether the entries
+/// index the halves of `Sectors8x32` blocks ([`half_entries`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Place {
+    pub num_blocks: u64,
+    pub halves: bool,
+}
+
 /// [`Lanes::stage`]'s work: hash a chunk, then make its entries.
 #[inline(always)]
 pub(crate) fn stage<L: Lanes>(
@@ -278,10 +287,13 @@ pub(crate) fn stage<L: Lanes>(
     flip: u64,
     start: usize,
     out: &mut [u64],
-    num_blocks: u64,
+    place: Place,
 ) {
     keys.hash_lanes_at(l, flip, start, out);
-    entries(l, out, num_blocks);
+    entries(l, out, place.num_blocks);
+    if place.halves {
+        half_entries(l, out);
+    }
 }
 
 /// [`Lanes::stage`] out of line, for the tiers whose instructions need no target feature
@@ -293,9 +305,9 @@ pub(crate) fn stage_out_of_line<L: Lanes>(
     flip: u64,
     start: usize,
     out: &mut [u64],
-    num_blocks: u64,
+    place: Place,
 ) {
-    stage(l, keys, flip, start, out, num_blocks)
+    stage(l, keys, flip, start, out, place)
 }
 
 /// [`Keys::hash_scalar`], out of line: byte strings, and the tiers' default for 16-byte keys.
@@ -478,6 +490,31 @@ pub(crate) fn entries<L: Lanes>(l: L, hashes: &mut [u64], num_blocks: u64) {
     }
 }
 
+/// Turns entries of a `Sectors8x32` filter of at most 2^31 blocks into entries of its halves,
+/// in place: the upper half becomes `2 * block + (lo >> 31)`, the half the key's probes lie
+/// in (its bit 31 moved up into the index), so the probe addresses the half by one load of
+/// it. `e + (e & HI) + ((e & 2^31) << 1)`: four lane operations for eight keys.
+#[inline(always)]
+pub(crate) fn half_entries<L: Lanes>(l: L, entries: &mut [u64]) {
+    let (upper, bit31) = (l.splat(!(u32::MAX as u64)), l.splat(1 << 31));
+    let mut chunks = entries.chunks_exact_mut(8);
+    for e in &mut chunks {
+        let x = l.loadu(e);
+        let moved = l.shl::<1>(l.and(x, bit31));
+        l.storeu(e, l.add(l.add(x, l.and(x, upper)), moved));
+    }
+    for e in chunks.into_remainder() {
+        *e = half_entry(*e);
+    }
+}
+
+/// [`half_entries`] of one entry.
+#[inline(always)]
+pub(crate) const fn half_entry(e: u64) -> u64 {
+    e.wrapping_add(e & !(u32::MAX as u64))
+        .wrapping_add((e & (1 << 31)) << 1)
+}
+
 /// [`entries`] of one hash.
 #[inline(always)]
 pub(crate) const fn entry(h: u64, num_blocks: u64) -> u64 {
@@ -543,5 +580,111 @@ pub(crate) fn contains<L: Lanes, const WORDS: bool>(
 pub(crate) fn pattern_block<L: Lanes, const WORDS: bool>(l: L, lo: u32, rows: &[Row]) -> Block {
     let mut b = Block::ZERO;
     l.store(&mut b.0, pattern::<L, WORDS>(l, lo, rows));
+    b
+}
+
+/// `Sectors8x32`: half `half` of `block` (`lo >> 31` of the key's `lo`) as its eight 32-bit
+/// sectors (in memory order, which is sector order on a little-endian target only).
+#[inline(always)]
+fn half_of(block: &Block, half: usize) -> &[u32; 8] {
+    debug_assert!(half < 2);
+    let halves = (block as *const Block).cast::<[u32; 8]>();
+    // SAFETY: a `Block` is 64 bytes, 64-byte aligned, of plain integers: two `[u32; 8]` of 32
+    // bytes each, 32-byte aligned, lie inside it; `half` is 0 or 1 (`lo >> 31`, or the low
+    // bit of a half entry).
+    unsafe { &*halves.add(half & 1) }
+}
+
+/// [`half_of`], to write.
+#[inline(always)]
+fn half_of_mut(block: &mut Block, half: usize) -> &mut [u32; 8] {
+    let halves = (block as *mut Block).cast::<[u32; 8]>();
+    // SAFETY: as in `half_of`; the borrow of `block` is unique and lives as long.
+    unsafe { &mut *halves.add(half & 1) }
+}
+
+/// `Sectors8x32`: the probes of `lo` over `rows` in the 32-bit lanes of one register, lane
+/// `w` the bits of the half's sector `w`.
+#[inline(always)]
+pub(crate) fn mask_8x32<L: Lanes>(l: L, lo: u32, rows: &[Row32]) -> L::H {
+    let lo = l.splat32(lo);
+    let one = l.splat32(1);
+    let mut m = l.splat32(0);
+    for row in rows {
+        let bit = l.shr32::<27>(l.mul32x32(lo, l.load32(&row.0)));
+        m = l.or32(m, l.shl32_var(one, bit));
+    }
+    m
+}
+
+/// Sets the `Sectors8x32` probes of `lo` in `half` (little-endian targets only: the batch
+/// pipeline's, [`crate::kernel::ops`]).
+#[inline(always)]
+pub(crate) fn insert_in_half<L: Lanes>(l: L, half: &mut [u32; 8], lo: u32, rows: &[Row32]) {
+    let b = l.or32(l.load32(half), mask_8x32(l, lo, rows));
+    l.store32(half, b);
+}
+
+/// Whether every `Sectors8x32` probe of `lo` is set in `half` (little-endian targets only).
+#[inline(always)]
+pub(crate) fn contains_in_half<L: Lanes>(l: L, half: &[u32; 8], lo: u32, rows: &[Row32]) -> bool {
+    l.covers32(l.load32(half), mask_8x32(l, lo, rows))
+}
+
+/// Sets the `Sectors8x32` probes of `lo` in half `half` of `block` (a big-endian target,
+/// whose 32-bit sectors are not in memory order, takes the reference).
+#[inline(always)]
+pub(crate) fn insert_8x32<L: Lanes>(l: L, block: &mut Block, lo: u32, half: usize, rows: &[Row32]) {
+    if cfg!(target_endian = "big") {
+        return insert_scalar(block, Layout::Sectors8x32, lo, 8 * rows.len());
+    }
+    let m = mask_8x32(l, lo, rows);
+    let h = half_of_mut(block, half);
+    let b = l.or32(l.load32(h), m);
+    l.store32(h, b);
+}
+
+/// Whether every `Sectors8x32` probe of `lo` is set in half `half` of `block`.
+#[inline(always)]
+pub(crate) fn contains_8x32<L: Lanes>(
+    l: L,
+    block: &Block,
+    lo: u32,
+    half: usize,
+    rows: &[Row32],
+) -> bool {
+    if cfg!(target_endian = "big") {
+        return contains_scalar(block, Layout::Sectors8x32, lo, 8 * rows.len());
+    }
+    l.covers32(l.load32(half_of(block, half)), mask_8x32(l, lo, rows))
+}
+
+/// Sets the `Sectors8x32` probes of `lo` in half `half` of `block`; whether some were not set
+/// before.
+#[inline(always)]
+pub(crate) fn insert_new_8x32<L: Lanes>(
+    l: L,
+    block: &mut Block,
+    lo: u32,
+    half: usize,
+    rows: &[Row32],
+) -> bool {
+    if cfg!(target_endian = "big") {
+        let new = !contains_scalar(block, Layout::Sectors8x32, lo, 8 * rows.len());
+        insert_scalar(block, Layout::Sectors8x32, lo, 8 * rows.len());
+        return new;
+    }
+    let m = mask_8x32(l, lo, rows);
+    let h = half_of_mut(block, half);
+    let b = l.load32(h);
+    l.store32(h, l.or32(b, m));
+    !l.covers32(b, m)
+}
+
+/// The `Sectors8x32` probes of `lo` in half `half`, as a block (the other half zero).
+#[inline(always)]
+pub(crate) fn pattern_8x32<L: Lanes>(l: L, lo: u32, half: usize, rows: &[Row32]) -> Block {
+    let mut b = Block::ZERO;
+    insert_8x32(l, &mut b, lo, half, rows);
     b
 }

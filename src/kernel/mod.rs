@@ -420,7 +420,7 @@ impl Kernel {
             Isa::Neon => unreachable!("Kernel::get rejects the NEON tier elsewhere"),
         };
         assert!(
-            (1..=layout.rows().len()).contains(&rounds),
+            (1..=(crate::layout::MAX_PROBES / layout.sectors()) as usize).contains(&rounds),
             "{rounds} rounds in {layout:?}"
         );
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the

@@ -30,9 +30,9 @@ pub(crate) struct OneKeyFns {
     pub or_locked: unsafe fn(&AtomicBlock, u32, &StripeGuard<'_>) -> bool,
 }
 
-/// A tier's entries: per layout ([`slot`]), per round count (index `rounds - 1`; 8x64 has
-/// four, 4x128 eight, and the rest of its row repeats its last entry, never used).
-pub(crate) type OneKeyTable = [[OneKeyFns; MAX_ROUNDS]; 2];
+/// A tier's entries: per layout ([`slot`]), per round count (index `rounds - 1`; 8x64 and
+/// 8x32 have four, 4x128 eight, and the rest of a row repeats its last entry, never used).
+pub(crate) type OneKeyTable = [[OneKeyFns; MAX_ROUNDS]; 3];
 
 /// The most rounds of any layout (4x128 at 32 probes).
 pub(crate) const MAX_ROUNDS: usize = (MAX_PROBES / 4) as usize;
@@ -87,9 +87,10 @@ impl OneKey {
     }
 }
 
-/// A [`OneKeyTable`] of `$fns::<WORDS, R>()` for every layout and round count.
+/// A [`OneKeyTable`] of `$fns::<WORDS, R>()` for 8x64 and 4x128 and `$fns32::<R>()` for
+/// 8x32, for every round count.
 macro_rules! table {
-    ($fns:ident) => {
+    ($fns:ident, $fns32:ident) => {
         [
             [
                 $fns::<true, 1>(),
@@ -111,13 +112,23 @@ macro_rules! table {
                 $fns::<false, 7>(),
                 $fns::<false, 8>(),
             ],
+            [
+                $fns32::<1>(),
+                $fns32::<2>(),
+                $fns32::<3>(),
+                $fns32::<4>(),
+                $fns32::<4>(),
+                $fns32::<4>(),
+                $fns32::<4>(),
+                $fns32::<4>(),
+            ],
         ]
     };
 }
 pub(crate) use table;
 
 /// The scalar reference's entries: one probe at a time, as the scalar tier's batches do.
-pub(super) static SCALAR: OneKeyTable = table!(scalar_fns);
+pub(super) static SCALAR: OneKeyTable = table!(scalar_fns, scalar_fns_8x32);
 
 /// The layout whose rows are `Sectors8x64` rows when `WORDS` (see `lanes::pattern`).
 pub(crate) const fn layout_of<const WORDS: bool>() -> Layout {
@@ -168,15 +179,45 @@ const fn scalar_fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
     }
 }
 
+/// The scalar reference's `Sectors8x32` entries for `R` rounds.
+const fn scalar_fns_8x32<const R: usize>() -> OneKeyFns {
+    const L: Layout = Layout::Sectors8x32;
+    fn contains<const R: usize>(block: &Block, lo: u32) -> bool {
+        contains_scalar(block, L, lo, 8 * R)
+    }
+    fn insert<const R: usize>(block: &mut Block, lo: u32) {
+        insert_scalar(block, L, lo, 8 * R)
+    }
+    fn insert_new<const R: usize>(block: &mut Block, lo: u32) -> bool {
+        let new = !contains::<R>(block, lo);
+        insert::<R>(block, lo);
+        new
+    }
+    fn pattern<const R: usize>(lo: u32) -> Block {
+        pattern_scalar(L, lo, 8 * R)
+    }
+    fn or_locked<const R: usize>(block: &AtomicBlock, lo: u32, guard: &StripeGuard<'_>) -> bool {
+        block.or_locked(&pattern::<R>(lo), guard)
+    }
+    OneKeyFns {
+        contains: contains::<R>,
+        insert: insert::<R>,
+        insert_new: insert_new::<R>,
+        pattern: pattern::<R>,
+        or_locked: or_locked::<R>,
+    }
+}
+
 /// Index of a layout's entries in a tier's table.
 pub(super) const fn slot(layout: Layout) -> usize {
     match layout {
         Layout::Sectors8x64 => 0,
         Layout::Sectors4x128 => 1,
+        Layout::Sectors8x32 => 2,
     }
 }
 
-/// A tier's single-key entries, `ONE_KEY: [OneKeyFns; 2]` (8x64, then 4x128), for the lanes
+/// A tier's single-key entries, a [`OneKeyTable`] (8x64, 4x128, then 8x32), for the lanes
 /// token `$token` made by `$make` (an expression valid where the CPU is known to support the
 /// tier), compiled with `#[target_feature(enable = $features)]` (none for `portable`).
 macro_rules! one_key_entries {
@@ -185,7 +226,7 @@ macro_rules! one_key_entries {
             use super::*;
             use crate::kernel::lanes;
             use crate::kernel::one_key::{OneKeyFns, OneKeyTable, rows_of, table};
-            use crate::layout::Block;
+            use crate::layout::{Block, ROWS_8X32};
 
             /// # Safety
             /// The CPU must support this tier.
@@ -258,7 +299,72 @@ macro_rules! one_key_entries {
                 }
             }
 
-            pub(crate) static ONE_KEY: OneKeyTable = table!(fns);
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn contains_8x32<const R: usize>(block: &Block, lo: u32) -> bool {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                lanes::contains_8x32(l, block, lo, (lo >> 31) as usize, &ROWS_8X32[..R])
+            }
+
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn insert_8x32<const R: usize>(block: &mut Block, lo: u32) {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                lanes::insert_8x32(l, block, lo, (lo >> 31) as usize, &ROWS_8X32[..R])
+            }
+
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn insert_new_8x32<const R: usize>(block: &mut Block, lo: u32) -> bool {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                lanes::insert_new_8x32(l, block, lo, (lo >> 31) as usize, &ROWS_8X32[..R])
+            }
+
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn pattern_8x32<const R: usize>(lo: u32) -> Block {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                lanes::pattern_8x32(l, lo, (lo >> 31) as usize, &ROWS_8X32[..R])
+            }
+
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn or_locked_8x32<const R: usize>(
+                block: &crate::layout::AtomicBlock,
+                lo: u32,
+                guard: &crate::layout::stripes::StripeGuard<'_>,
+            ) -> bool {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                let p = lanes::pattern_8x32(l, lo, (lo >> 31) as usize, &ROWS_8X32[..R]);
+                block.or_locked(&p, guard)
+            }
+
+            const fn fns_8x32<const R: usize>() -> OneKeyFns {
+                OneKeyFns {
+                    contains: contains_8x32::<R>,
+                    insert: insert_8x32::<R>,
+                    insert_new: insert_new_8x32::<R>,
+                    pattern: pattern_8x32::<R>,
+                    or_locked: or_locked_8x32::<R>,
+                }
+            }
+
+            pub(crate) static ONE_KEY: OneKeyTable = table!(fns, fns_8x32);
         }
         pub(crate) use one_key_entries::ONE_KEY;
     };

@@ -12,7 +12,7 @@ use super::pipeline::{PerKey, Sink, Takes, Walk, pipeline};
 use super::{Batch, Keys, Lanes, lanes, scalar};
 use crate::hashing::KeyHash;
 use crate::layout::stripes::{StripeGuard, Stripes};
-use crate::layout::{AtomicBlock, Block, Layout, Row};
+use crate::layout::{AtomicBlock, Block, Layout, ROWS_8X32, Row, Row32};
 
 /// What a filter needs to place a hash: block count, layout, probe rounds, and the seed's
 /// XXH3 constant; and how its batches walk memory (chunk and prefetch), which changes speed
@@ -83,6 +83,58 @@ pub(crate) struct LaneProbes<L, const WORDS: bool> {
     rows: &'static [Row],
 }
 
+/// The `Sectors8x32` probes of `lo` computed in `L`'s 32-bit lanes over `rows`, in `half`
+/// (`lo >> 31`, read from the entry).
+#[derive(Clone, Copy)]
+pub(crate) struct HalfProbes<L> {
+    l: L,
+    lo: u32,
+    half: usize,
+    rows: &'static [Row32],
+}
+
+impl<L: Lanes> Probes for HalfProbes<L> {
+    #[inline(always)]
+    fn set_in(self, block: &mut Block) {
+        lanes::insert_8x32(self.l, block, self.lo, self.half, self.rows)
+    }
+
+    #[inline(always)]
+    fn all_in(self, block: &Block) -> bool {
+        lanes::contains_8x32(self.l, block, self.lo, self.half, self.rows)
+    }
+
+    #[inline(always)]
+    fn pattern(self) -> Block {
+        lanes::pattern_8x32(self.l, self.lo, self.half, self.rows)
+    }
+}
+
+impl<L: Lanes> HalfProbes<L> {
+    /// Sets them in `half`, a block's half given by its address.
+    #[inline(always)]
+    fn set_in_half(self, half: &mut [u32; 8]) {
+        lanes::insert_in_half(self.l, half, self.lo, self.rows)
+    }
+
+    /// Whether all of them are set in `half`.
+    #[inline(always)]
+    fn all_in_half(self, half: &[u32; 8]) -> bool {
+        lanes::contains_in_half(self.l, half, self.lo, self.rows)
+    }
+}
+
+/// Half `j % 2` of block `j / 2` of `blocks`, from its address (`32 j` bytes in).
+///
+/// # Safety
+/// `j / 2 < blocks.len()`.
+#[inline(always)]
+unsafe fn half_at(blocks: *const Block, j: usize) -> *const [u32; 8] {
+    // SAFETY: the caller guarantees block `j / 2` exists; its halves are two `[u32; 8]` of 32
+    // bytes, 32-byte aligned (a block is 64 bytes, 64-byte aligned, of plain integers).
+    unsafe { blocks.cast::<[u32; 8]>().add(j) }
+}
+
 impl<L: Lanes, const WORDS: bool> Probes for LaneProbes<L, WORDS> {
     #[inline(always)]
     fn set_in(self, block: &mut Block) {
@@ -121,6 +173,19 @@ pub(crate) trait BlockOp {
     /// # Safety
     /// `i < self.num_blocks()`.
     unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool;
+
+    /// Applies one key's `Sectors8x32` probes `p` to half `j % 2` of block `j / 2`. The base
+    /// filter's batch operations override it to address the half directly, `32 j` bytes from
+    /// block 0: one shift, where a block index and a half within it took six instructions a
+    /// key (the compiler does not merge the two).
+    ///
+    /// # Safety
+    /// `j / 2 < self.num_blocks()`.
+    #[inline(always)]
+    unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.apply(j >> 1, HalfProbes { half: j & 1, ..p }) }
+    }
 }
 
 /// A batch of keys, each applying `op` to its block.
@@ -168,6 +233,8 @@ impl<O: BlockOp> Batch for BlockBatch<'_, '_, '_, O> {
             (Layout::Sectors4x128, 2) => self.pipelined::<L, false, 2>(l),
             (Layout::Sectors4x128, 3) => self.pipelined::<L, false, 3>(l),
             (Layout::Sectors4x128, _) => self.pipelined::<L, false, 0>(l),
+            (Layout::Sectors8x32, 1) => self.halved::<L, 1>(l),
+            (Layout::Sectors8x32, _) => self.halved::<L, 0>(l),
         }
     }
 }
@@ -183,20 +250,72 @@ impl<O: BlockOp> BlockBatch<'_, '_, '_, O> {
         } else {
             shape.rows()
         };
-        let walk = Walk {
-            flip: shape.flip,
-            num_blocks: shape.num_blocks,
-            chunk: shape.chunk,
-            prefetch: shape.prefetch,
-            base: self.op.base().cast(),
-            stride: size_of::<Block>(),
-        };
+        let walk = self.walk();
         let mut per_key = Blocked::<L, O, WORDS> {
             l,
             op: self.op,
             rows,
         };
         pipeline(l, &walk, self.keys, &mut per_key, self.sink);
+    }
+
+    /// The `Sectors8x32` pipeline for `R` rounds (0: any, counted at run time). Its entries
+    /// index halves, `2 * block + half`, which fit 32 bits up to 2^31 blocks; a filter past
+    /// that (over 128 GiB, whose probes wait on memory anyway) takes the scalar reference, as
+    /// a big-endian target does (its 32-bit sectors are not in memory order).
+    #[inline(always)]
+    fn halved<L: Lanes, const R: usize>(self, l: L) {
+        if self.shape.num_blocks > 1 << 31 || cfg!(target_endian = "big") {
+            return self.scalar();
+        }
+        let rounds = if R > 0 { R } else { self.shape.rounds };
+        let walk = Walk {
+            stride: size_of::<Block>() / 2,
+            halves: true,
+            ..self.walk()
+        };
+        let mut per_key = Halved::<L, O> {
+            l,
+            op: self.op,
+            rows: &ROWS_8X32[..rounds],
+        };
+        pipeline(l, &walk, self.keys, &mut per_key, self.sink);
+    }
+
+    fn walk(&self) -> Walk {
+        let shape = self.shape;
+        Walk {
+            flip: shape.flip,
+            num_blocks: shape.num_blocks,
+            chunk: shape.chunk,
+            prefetch: shape.prefetch,
+            base: self.op.base().cast(),
+            stride: size_of::<Block>(),
+            halves: false,
+        }
+    }
+}
+
+struct Halved<L, O> {
+    l: L,
+    op: O,
+    rows: &'static [Row32],
+}
+
+impl<L: Lanes, O: BlockOp> PerKey for Halved<L, O> {
+    const TAKES: Takes = O::TAKES;
+
+    /// `j` is `2 * block + half` ([`lanes::half_entries`]).
+    #[inline(always)]
+    unsafe fn key(&mut self, j: usize, lo: u32) -> bool {
+        let p = HalfProbes {
+            l: self.l,
+            lo,
+            half: j & 1,
+            rows: self.rows,
+        };
+        // SAFETY: as in `Blocked::key`: `j / 2` is the block index below `num_blocks`.
+        unsafe { self.op.apply_half(j, p) }
     }
 }
 
@@ -241,6 +360,14 @@ impl BlockOp for Insert<'_> {
     unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
         // SAFETY: the caller guarantees `i < num_blocks()`.
         p.set_in(unsafe { self.0.get_unchecked_mut(i) });
+        false
+    }
+
+    #[inline(always)]
+    unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
+        // SAFETY: the caller guarantees `j / 2 < num_blocks()`; the slice is borrowed
+        // mutably, so the half may be written.
+        p.set_in_half(unsafe { &mut *half_at(self.0.as_ptr(), j).cast_mut() });
         false
     }
 }
@@ -289,6 +416,12 @@ impl BlockOp for Query<'_> {
     unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
         // SAFETY: the caller guarantees `i < num_blocks()`.
         p.all_in(unsafe { self.0.get_unchecked(i) })
+    }
+
+    #[inline(always)]
+    unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
+        // SAFETY: the caller guarantees `j / 2 < num_blocks()`.
+        p.all_in_half(unsafe { &*half_at(self.0.as_ptr(), j) })
     }
 }
 

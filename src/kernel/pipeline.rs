@@ -11,7 +11,11 @@
 
 use alloc::vec::Vec;
 
+use super::lanes::Place;
 use super::{Keys, Lanes, l2_bytes};
+// Named in doc comments only.
+#[cfg(doc)]
+use super::lanes::half_entries;
 use crate::isa::Isa;
 
 /// Keys per chunk for filters in cache (no prefetches; long chunks amortise the per-chunk
@@ -129,8 +133,10 @@ pub(crate) struct Walk {
     pub prefetch: bool,
     /// Address of block 0 (only ever used to compute prefetch addresses).
     pub base: *const u8,
-    /// Bytes per block.
+    /// Bytes per block (per half, where `halves`).
     pub stride: usize,
+    /// Whether the entries index `Sectors8x32` halves ([`half_entries`]).
+    pub halves: bool,
 }
 
 /// Where a batch's answers go.
@@ -351,7 +357,11 @@ impl Staged<'_> {
     ) {
         let n = walk.chunk.min(self.hashes.len()).min(len - start);
         let out = &mut self.hashes[..n];
-        l.stage(keys, walk.flip, start, out, walk.num_blocks);
+        let place = Place {
+            num_blocks: walk.num_blocks,
+            halves: walk.halves,
+        };
+        l.stage(keys, walk.flip, start, out, place);
         prefetch_keys_ahead(keys, start, out.len());
         if prefetch_now {
             for e in out.iter() {

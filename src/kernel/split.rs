@@ -139,6 +139,7 @@ impl<O: SplitOp> Batch for SplitBatch<'_, '_, O> {
             prefetch,
             base: self.op.base().cast(),
             stride: SplitBlock::BYTES,
+            halves: false,
         };
         let mut per_key = SplitLanes { l, op: self.op };
         pipeline(l, &walk, Keys::Hashes(self.hashes), &mut per_key, self.sink);

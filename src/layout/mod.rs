@@ -12,13 +12,24 @@
 //!   `idx` of sector `j % 4`, i.e. bit `idx & 63` of word `2 (j % 4) + idx / 64`; `k` is a
 //!   multiple of 4. One SIMD round sets 4 probes.
 //!
-//! Why two layouts: smaller sectors are cheaper (a round of 8 lanes sets 8 probes instead of
+//! * [`Layout::Sectors8x32`]: the block's two 256-bit halves, each eight 32-bit sectors. The
+//!   key's probes all lie in half `lo >> 31`; probe `j` sets bit `(lo * SALT[j]) >> 27` (the
+//!   index's top 5 bits) of 32-bit sector `j % 8` of that half, i.e. bit
+//!   `32 (j % 2) + ((lo * SALT[j]) >> 27)` of word `4 (lo >> 31) + (j % 8) / 2`; `k` is a
+//!   multiple of 8. One SIMD round of eight 32-bit lanes (one 256-bit register) sets 8 probes
+//!   and one register tests them, where `Sectors8x64` takes two. Parquet's split block
+//!   layout, with this crate's hash, salts and block choice.
+//!
+//! Why these layouts: smaller sectors are cheaper (a round of 8 lanes sets 8 probes instead of
 //! 4) but further from the unsectorized 512-bit best-k bound. By the exact model
 //! ([`crate::sizing`]), `Sectors8x64` needs 0.2% more memory than `Sectors4x128` at 1% and
 //! 0.1% (10.10 and 15.73 bits per key, k = 8) for half the probe work, while `Sectors4x128`
 //! stays within 2% of the bound at every target from 10% to 0.001%, where `Sectors8x64` is
-//! 4.5% over at 0.01% (22.89 vs 21.9 bits) and wastes words below k = 8. Sizing picks the
-//! layout per filter.
+//! 4.5% over at 0.01% (22.89 vs 21.9 bits) and wastes words below k = 8. Sizing picks
+//! between those two per filter. `Sectors8x32` halves the probe work again (one 256-bit
+//! register per key where `Sectors8x64` takes two) for more memory, as its keys spread over
+//! half-blocks: 10.53 bits per key at 1% (4% over `Sectors8x64`) and 16.89 at 0.1%
+//! (`sizing::asymptotic_bits_per_key`); it is never picked unless asked for.
 
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -125,23 +136,45 @@ pub enum Layout {
     Sectors8x64,
     /// Four 128-bit sectors of two words each; `k` in 4, 8, …, 32.
     Sectors4x128,
+    /// Two 256-bit halves of eight 32-bit sectors; a key's probes lie in one half; `k` in 8,
+    /// 16, 24, 32. Never the sizing model's own pick (its smaller sectors take more memory
+    /// for a rate): chosen for speed, with [`Builder::layout`](crate::Builder::layout).
+    Sectors8x32,
 }
 
 impl Layout {
-    /// Both layouts.
-    pub const ALL: [Layout; 2] = [Layout::Sectors8x64, Layout::Sectors4x128];
+    /// Every layout.
+    pub const ALL: [Layout; 3] = [
+        Layout::Sectors8x64,
+        Layout::Sectors4x128,
+        Layout::Sectors8x32,
+    ];
 
-    /// Sectors per block, which is also the number of probes one SIMD round sets.
+    /// The layouts the sizing model picks from when a filter does not name one.
+    pub const PLANNED: [Layout; 2] = [Layout::Sectors8x64, Layout::Sectors4x128];
+
+    /// Sectors a key's probes spread over (in one half of the block for `Sectors8x32`),
+    /// which is also the number of probes one SIMD round sets.
     pub const fn sectors(self) -> u32 {
         match self {
-            Layout::Sectors8x64 => 8,
+            Layout::Sectors8x64 | Layout::Sectors8x32 => 8,
             Layout::Sectors4x128 => 4,
+        }
+    }
+
+    /// The parts of a block that keys pick among, each holding all of a key's probes: 1, and
+    /// 2 for `Sectors8x32` (its halves). The sizing model treats a filter of `n` blocks as
+    /// `n * parts()` independent blocks of `BLOCK_BITS / parts()` bits.
+    pub const fn parts(self) -> u32 {
+        match self {
+            Layout::Sectors8x32 => 2,
+            Layout::Sectors8x64 | Layout::Sectors4x128 => 1,
         }
     }
 
     /// Bits per sector.
     pub const fn sector_bits(self) -> u32 {
-        BLOCK_BITS / self.sectors()
+        BLOCK_BITS / self.parts() / self.sectors()
     }
 
     /// Whether `k` probes per key fit this layout: a multiple of [`sectors`](Self::sectors),
@@ -155,11 +188,13 @@ impl Layout {
         (self.sectors()..=MAX_PROBES).step_by(self.sectors() as usize)
     }
 
-    /// The per-round lane table the SIMD kernels use.
+    /// The per-round lane table the SIMD kernels use (none for `Sectors8x32`, whose rounds
+    /// are [`ROWS_8X32`]).
     pub(crate) const fn rows(self) -> &'static [Row] {
         match self {
             Layout::Sectors8x64 => &ROWS_8X64.0,
             Layout::Sectors4x128 => &ROWS_4X128.0,
+            Layout::Sectors8x32 => &[],
         }
     }
 }
@@ -169,6 +204,7 @@ impl core::fmt::Display for Layout {
         f.write_str(match self {
             Layout::Sectors8x64 => "8x64",
             Layout::Sectors4x128 => "4x128",
+            Layout::Sectors8x32 => "8x32",
         })
     }
 }
@@ -218,15 +254,28 @@ pub const fn probe(layout: Layout, lo: u32, j: usize) -> (usize, u32) {
     match layout {
         Layout::Sectors8x64 => (j % 8, idx & 63),
         Layout::Sectors4x128 => (2 * (j % 4) + (idx >> 6) as usize, idx & 63),
+        Layout::Sectors8x32 => (
+            4 * (lo >> 31) as usize + (j % 8) / 2,
+            32 * (j % 2) as u32 + (idx >> 2),
+        ),
     }
 }
 
 /// Sets the `k` bits of `lo` in `block`, one probe at a time. The reference for every kernel.
 #[inline(always)]
 pub fn insert_scalar(block: &mut Block, layout: Layout, lo: u32, k: usize) {
-    for j in 0..k {
-        let (w, b) = probe(layout, lo, j);
-        block.0[w] |= 1 << b;
+    #[inline(always)]
+    fn each(block: &mut Block, layout: Layout, lo: u32, k: usize) {
+        for j in 0..k {
+            let (w, b) = probe(layout, lo, j);
+            block.0[w] |= 1 << b;
+        }
+    }
+    // One loop per layout, its match decided outside it (see `contains_scalar`).
+    match layout {
+        Layout::Sectors8x64 => each(block, Layout::Sectors8x64, lo, k),
+        Layout::Sectors4x128 => each(block, Layout::Sectors4x128, lo, k),
+        Layout::Sectors8x32 => each(block, Layout::Sectors8x32, lo, k),
     }
 }
 
@@ -244,12 +293,23 @@ pub fn insert_scalar(block: &mut Block, layout: Layout, lo: u32, k: usize) {
 /// ```
 #[inline(always)]
 pub fn contains_scalar(block: &Block, layout: Layout, lo: u32, k: usize) -> bool {
-    let mut all = 1;
-    for j in 0..k {
-        let (w, b) = probe(layout, lo, j);
-        all &= block.0[w] >> b;
+    #[inline(always)]
+    fn each(block: &Block, layout: Layout, lo: u32, k: usize) -> bool {
+        let mut all = 1;
+        for j in 0..k {
+            let (w, b) = probe(layout, lo, j);
+            all &= block.0[w] >> b;
+        }
+        all & 1 == 1
     }
-    all & 1 == 1
+    // One loop per layout, its match decided outside it: with three layouts the compiler no
+    // longer lifted it out of the probe loop itself (the scalar tier's count batch took 8.6%
+    // more instructions, `perf-reports/perf-check`).
+    match layout {
+        Layout::Sectors8x64 => each(block, Layout::Sectors8x64, lo, k),
+        Layout::Sectors4x128 => each(block, Layout::Sectors4x128, lo, k),
+        Layout::Sectors8x32 => each(block, Layout::Sectors8x32, lo, k),
+    }
 }
 
 /// A [`Block`] whose words are atomics: the storage of
@@ -369,6 +429,27 @@ pub(crate) struct Row {
 #[repr(C, align(64))]
 struct Rows<const N: usize>([Row; N]);
 
+/// `Sectors8x32`'s rounds: round `r` holds the salts of probes `8r..8r + 8`, one per 32-bit
+/// lane; lane `w` sets bit `(lo * salt[w]) >> 27` of the half's 32-bit sector `w`.
+#[repr(C, align(32))]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Row32(pub [u32; 8]);
+
+/// [`Row32`] tables of `Sectors8x32`, for every round count up to [`MAX_PROBES`].
+pub(crate) static ROWS_8X32: [Row32; (MAX_PROBES / 8) as usize] = {
+    let mut rows = [const { Row32([0; 8]) }; (MAX_PROBES / 8) as usize];
+    let mut r = 0;
+    while r < rows.len() {
+        let mut w = 0;
+        while w < 8 {
+            rows[r].0[w] = SALT[8 * r + w];
+            w += 1;
+        }
+        r += 1;
+    }
+    rows
+};
+
 static ROWS_8X64: Rows<{ (MAX_PROBES / 8) as usize }> = Rows(make_rows(Layout::Sectors8x64));
 static ROWS_4X128: Rows<{ (MAX_PROBES / 4) as usize }> = Rows(make_rows(Layout::Sectors4x128));
 
@@ -388,6 +469,7 @@ const fn make_rows<const N: usize>(layout: Layout) -> [Row; N] {
             let (probe, mask, xor) = match layout {
                 Layout::Sectors8x64 => (8 * r + w, 63, 0),
                 Layout::Sectors4x128 => (4 * r + w / 2, 127, 64 * (w as u64 & 1)),
+                Layout::Sectors8x32 => panic!("8x32 rounds are Row32 tables"),
             };
             rows[r].salt[w] = SALT[probe] as u64;
             rows[r].salt2[w] = SALT[probe].wrapping_mul(2) as u64;
@@ -486,7 +568,7 @@ mod tests {
         let mut x = 0x1234_5678u32;
         for _ in 0..10_000 {
             x = x.wrapping_mul(0x9e37_79b9).wrapping_add(0x7f4a_7c15);
-            for layout in Layout::ALL {
+            for layout in Layout::PLANNED {
                 for k in layout.probe_counts() {
                     let mut reference = Block::ZERO;
                     insert_scalar(&mut reference, layout, x, k as usize);
@@ -509,8 +591,35 @@ mod tests {
 
     #[test]
     fn row_tables_cover_max_probes() {
-        for layout in Layout::ALL {
+        for layout in Layout::PLANNED {
             assert_eq!(layout.rows().len() as u32 * layout.sectors(), MAX_PROBES);
+        }
+        assert_eq!(ROWS_8X32.len() as u32 * 8, MAX_PROBES);
+    }
+
+    /// `Sectors8x32`: each round's lanes are the 32-bit sectors of the half `lo >> 31` picks,
+    /// a key sets one bit in each sector of that half per round and nothing in the other.
+    #[test]
+    fn rows_8x32_equal_probes() {
+        let mut x = 0x1234_5678u32;
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(0x9e37_79b9).wrapping_add(0x7f4a_7c15);
+            for k in Layout::Sectors8x32.probe_counts() {
+                let mut reference = Block::ZERO;
+                insert_scalar(&mut reference, Layout::Sectors8x32, x, k as usize);
+                let mut half = [0u32; 8];
+                for row in &ROWS_8X32[..(k / 8) as usize] {
+                    for (h, s) in half.iter_mut().zip(row.0) {
+                        *h |= 1 << (x.wrapping_mul(s) >> 27);
+                    }
+                }
+                let mut lanes = [0u64; 8];
+                let at = 4 * (x >> 31) as usize;
+                for (w, pair) in half.chunks(2).enumerate() {
+                    lanes[at + w] = pair[0] as u64 | (pair[1] as u64) << 32;
+                }
+                assert_eq!(Block(lanes), reference, "8x32 k={k}");
+            }
         }
     }
 

@@ -223,7 +223,8 @@ fn all_set_lanes<const T: usize, const L: usize>(pw: &[[f64; L]; MAX_POWER + 1])
 }
 
 /// Mean and variance, over blocks, of the per-block false-positive rate of a filter of
-/// `num_blocks` blocks holding `keys` keys.
+/// `num_blocks` blocks holding `keys` keys. A block of a layout with [`Layout::parts`] above
+/// 1 is that many blocks of the model (a key's probes lie in one part).
 pub(super) fn block_moments(
     keys: u64,
     num_blocks: u64,
@@ -235,7 +236,8 @@ pub(super) fn block_moments(
         layout.supports_probes(probes),
         "{probes} probes do not fit {layout}"
     );
-    block_moments_of(&InBlock::new(layout, probes, unit_bits), keys, num_blocks)
+    let units = num_blocks * layout.parts() as u64;
+    block_moments_of(&InBlock::new(layout, probes, unit_bits), keys, units)
 }
 
 /// Calls `$f::<b>($args)` for the model's `b` (one copy of the hot loops per `b`, so that

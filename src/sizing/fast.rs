@@ -120,7 +120,7 @@ pub(super) fn shape(layout: Layout, probes: u32, unit_bits: u32) -> Prepared {
     {
         const UNITS: [u32; 3] = [1, 4, 8];
         static TABLE: std::sync::OnceLock<Vec<Shape>> = std::sync::OnceLock::new();
-        let per_unit = (MAX_PROBES / 4 + MAX_PROBES / 8) as usize;
+        let per_unit = (MAX_PROBES / 4 + 2 * (MAX_PROBES / 8)) as usize;
         if let Some(u) = UNITS.iter().position(|&u| u == unit_bits) {
             let table = TABLE.get_or_init(|| {
                 let mut t = Vec::with_capacity(UNITS.len() * per_unit);
@@ -133,10 +133,11 @@ pub(super) fn shape(layout: Layout, probes: u32, unit_bits: u32) -> Prepared {
                 }
                 t
             });
-            // Layout::ALL is 8x64 (MAX_PROBES / 8 counts), then 4x128.
+            // Layout::ALL is 8x64 (MAX_PROBES / 8 counts), 4x128 (MAX_PROBES / 4), then 8x32.
             let index = match layout {
                 Layout::Sectors8x64 => (probes / 8 - 1) as usize,
                 Layout::Sectors4x128 => (MAX_PROBES / 8 + probes / 4 - 1) as usize,
+                Layout::Sectors8x32 => (MAX_PROBES / 8 + MAX_PROBES / 4 + probes / 8 - 1) as usize,
             };
             let s = &table[u * per_unit + index];
             debug_assert!(s.probes == probes && s.sectors == layout.sectors());

@@ -144,8 +144,9 @@ pub(crate) fn block_moments(
 
 /// Whether `num_blocks` blocks meet the goal at `keys` keys.
 pub(crate) fn meets(keys: u64, num_blocks: u64, layout: Layout, probes: u32, goal: Goal) -> bool {
-    let (mean, var) = block_moments(keys, num_blocks, layout, probes, goal.unit_bits);
-    mean + goal.margin_sd * (var / num_blocks as f64).sqrt() <= goal.fpr
+    let units = num_blocks * layout.parts() as u64;
+    let (mean, var) = block_moments(keys, units, layout, probes, goal.unit_bits);
+    mean + goal.margin_sd * (var / units as f64).sqrt() <= goal.fpr
 }
 
 /// Fewest blocks for which `layout` with `probes` keeps `keys` keys at or below `fpr`, or
@@ -199,7 +200,7 @@ pub(crate) fn plan_for(
     let mut candidates = Vec::new();
     for l in Layout::ALL
         .into_iter()
-        .filter(|l| layout.is_none_or(|x| x == *l))
+        .filter(|l| layout.map_or(Layout::PLANNED.contains(l), |x| x == *l))
     {
         // Blocks needed are unimodal in k: stop once they start to grow again.
         let mut previous: Option<u64> = None;

@@ -385,7 +385,7 @@ fn best_shape_reference(
     let keys = capacity.max(1);
     let rated: Vec<(Layout, u32, f64)> = Layout::ALL
         .into_iter()
-        .filter(|l| layout.is_none_or(|x| x == *l))
+        .filter(|l| layout.map_or(Layout::PLANNED.contains(l), |x| x == *l))
         .flat_map(|l| l.probe_counts().map(move |k| (l, k)))
         .filter(|(_, k)| probes.is_none_or(|x| x == *k))
         .map(|(l, k)| (l, k, false_positive_rate(keys, num_blocks, l, k)))
@@ -408,7 +408,7 @@ fn probe_table_matches_planner() {
     // Between the table's breakpoints, and a little to either side of each, its count is
     // the one the planner picks for a large filter without margin.
     for unit in [1u32, 4, 8] {
-        for l in Layout::ALL {
+        for l in Layout::PLANNED {
             let best = |p: f64| {
                 let goal = Goal {
                     fpr: p,
@@ -756,5 +756,20 @@ fn plan_timing() {
         for t in &of[of.len() - 5..] {
             eprintln!("    {:?} {}", t.1, t.2);
         }
+    }
+}
+
+/// `Sectors8x32` spreads loads over half-blocks, so a rate takes more memory than in
+/// `Sectors8x64`, but only a few percent at the rates it is for (the layout docs quote these).
+#[test]
+fn layout_8x32_costs_a_few_percent_more_memory() {
+    for fpr in [1e-2, 1e-3] {
+        let (wide, _) = asymptotic_bits_per_key(fpr, Layout::Sectors8x64).unwrap();
+        let (halves, k) = asymptotic_bits_per_key(fpr, Layout::Sectors8x32).unwrap();
+        println!("{fpr:e}: 8x64 {wide:.2} bits per key, 8x32 {halves:.2} (k = {k})");
+        assert!(
+            halves > wide && halves < wide * 1.15,
+            "{fpr}: {halves} vs {wide}"
+        );
     }
 }

@@ -25,7 +25,7 @@ fn words(blocks: &[Block]) -> Vec<u64> {
 /// The probe counts exercised per layout: the smallest, a common one and the largest.
 pub(crate) fn probe_counts(layout: Layout) -> [u32; 3] {
     match layout {
-        Layout::Sectors8x64 => [8, 16, 32],
+        Layout::Sectors8x64 | Layout::Sectors8x32 => [8, 16, 32],
         Layout::Sectors4x128 => [4, 12, 32],
         other => unreachable!("no probe counts chosen for layout {other}"),
     }

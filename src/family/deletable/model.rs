@@ -87,9 +87,17 @@ pub fn blocked_deletability(
             1.0 - (1.0 - phi).powi(probes as i32)
         }
     };
-    // Mean over the load of x's block: c - 1 ~ Binomial(keys - 1, 1 / num_blocks).
+    // Mean over the load of x's block: c - 1 ~ Binomial(keys - 1, 1 / num_blocks); in 8x32,
+    // of x's half where regions lie within halves (at 512-bit regions, which span both halves,
+    // the block's load, an approximation).
     let others = keys - 1;
-    let p = 1.0 / num_blocks as f64;
+    let part_bits = layout.sectors() * layout.sector_bits();
+    let parts = if region_bits <= part_bits {
+        layout.parts()
+    } else {
+        1
+    };
+    let p = 1.0 / (num_blocks * parts as u64) as f64;
     let mean = others as f64 * p;
     let top = (mean + 12.0 * mean.sqrt() + 30.0).min(others as f64) as u64;
     let mut total = 0.0;

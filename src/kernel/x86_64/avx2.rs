@@ -2,6 +2,7 @@
 
 use core::arch::x86_64::*;
 
+use crate::kernel::lanes::Place;
 use crate::kernel::{Batch, Keys, Lanes};
 
 /// Proof that the CPU supports AVX2: only [`Avx2::new_unchecked`] makes one.
@@ -225,9 +226,9 @@ impl Lanes for Avx2 {
         unsafe { hash_keys16(self, flip, keys, out) }
     }
     #[inline(always)]
-    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], num_blocks: u64) {
+    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], place: Place) {
         // SAFETY: the token proves AVX2.
-        unsafe { stage(self, keys, flip, start, out, num_blocks) }
+        unsafe { stage(self, keys, flip, start, out, place) }
     }
     #[inline(always)]
     fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
@@ -327,6 +328,6 @@ unsafe fn hash_keys16_mx32(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) 
 /// The CPU must support AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2")]
-unsafe fn stage(l: Avx2, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], n: u64) {
-    crate::kernel::lanes::stage(l, keys, flip, start, out, n)
+unsafe fn stage(l: Avx2, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], p: Place) {
+    crate::kernel::lanes::stage(l, keys, flip, start, out, p)
 }

@@ -5,6 +5,7 @@ use core::arch::x86_64::*;
 
 use super::avx2::Avx2;
 use crate::hashing::PRIME_MX2;
+use crate::kernel::lanes::Place;
 use crate::kernel::{Batch, Keys, Lanes};
 
 /// Proof that the CPU supports AVX-512 F and DQ, and AVX2: only [`Avx512::new_unchecked`]
@@ -276,9 +277,9 @@ impl Lanes for Avx512 {
         unsafe { hash_bytes(self, flip, keys, out) }
     }
     #[inline(always)]
-    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], num_blocks: u64) {
+    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], place: Place) {
         // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
-        unsafe { stage(self, keys, flip, start, out, num_blocks) }
+        unsafe { stage(self, keys, flip, start, out, place) }
     }
     #[inline(always)]
     fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
@@ -481,6 +482,6 @@ unsafe fn xxh64_u64(values: &[u64], out: &mut [u64]) {
 /// The CPU must support AVX-512 F and DQ, and AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2,avx512f")]
-unsafe fn stage(l: Avx512, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], n: u64) {
-    crate::kernel::lanes::stage(l, keys, flip, start, out, n)
+unsafe fn stage(l: Avx512, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], p: Place) {
+    crate::kernel::lanes::stage(l, keys, flip, start, out, p)
 }
