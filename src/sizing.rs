@@ -441,7 +441,8 @@ fn plan_for(
 /// unless fewer rounds need at most [`ROUNDS_PREMIUM`] more. The fast search's shortcuts count
 /// blocks of the model, and a one-block model filter (which has no spread to keep a margin
 /// for) is no filter of such a layout; the layout is only planned when asked for, so the
-/// exact model's cost (a few milliseconds, remembered per thread) is paid by those who ask.
+/// exact model's cost (every evaluation exact, where the fast search takes coarse bounds;
+/// plans are remembered per thread) is paid by those who ask.
 fn plan_in_parts(keys: u64, goal: Goal, layout: Layout, probes: Option<u32>) -> Option<Plan> {
     let units = layout.parts() as u64;
     let meets = |blocks: u64, k: u32| {
