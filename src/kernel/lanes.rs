@@ -255,7 +255,7 @@ pub(crate) trait Lanes: Copy {
     /// key source were most of the crate's unoptimised build); a call per chunk of keys costs
     /// next to nothing. The tiers that need target features enabled (AVX2, AVX-512) override
     /// it with a function that enables them. `halves`: the entries index `Sectors8x32`
-    /// halves ([`half_entries`]).
+    /// halves ([`entries_halves`]).
     #[inline(always)]
     fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], place: Place) {
         stage_out_of_line(self, keys, flip, start, out, place)
@@ -272,7 +272,7 @@ pub(crate) trait Lanes: Copy {
 }
 
 /// How a chunk's hashes become entries: the filter's block count, and whether the entries
-/// index the halves of `Sectors8x32` blocks ([`half_entries`]).
+/// index the halves of `Sectors8x32` blocks ([`entries_halves`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Place {
     pub num_blocks: u64,
@@ -290,9 +290,10 @@ pub(crate) fn stage<L: Lanes>(
     place: Place,
 ) {
     keys.hash_lanes_at(l, flip, start, out);
-    entries(l, out, place.num_blocks);
     if place.halves {
-        half_entries(l, out);
+        entries_halves(l, out, place.num_blocks);
+    } else {
+        entries(l, out, place.num_blocks);
     }
 }
 
@@ -490,25 +491,28 @@ pub(crate) fn entries<L: Lanes>(l: L, hashes: &mut [u64], num_blocks: u64) {
     }
 }
 
-/// Turns entries of a `Sectors8x32` filter of at most 2^31 blocks into entries of its halves,
-/// in place: the upper half becomes `2 * block + (lo >> 31)`, the half the key's probes lie
-/// in (its bit 31 moved up into the index), so the probe addresses the half by one load of
-/// it. `e + (e & HI) + ((e & 2^31) << 1)`: four lane operations for eight keys.
+/// [`entries`] for a `Sectors8x32` filter of at most 2^31 blocks, whose entries index its
+/// halves: the upper half `2 * block + (lo >> 31)`, the half the key's probes lie in (its bit
+/// 31 moved up into the index), so the probe addresses the half by one load of it. After the
+/// index step, `e + (e & HI) + ((e & 2^31) << 1)`: four lane operations more for eight keys,
+/// in the same pass over the chunk.
 #[inline(always)]
-pub(crate) fn half_entries<L: Lanes>(l: L, entries: &mut [u64]) {
+pub(crate) fn entries_halves<L: Lanes>(l: L, hashes: &mut [u64], num_blocks: u64) {
+    let n = l.splat(num_blocks);
     let (upper, bit31) = (l.splat(!(u32::MAX as u64)), l.splat(1 << 31));
-    let mut chunks = entries.chunks_exact_mut(8);
-    for e in &mut chunks {
-        let x = l.loadu(e);
-        let moved = l.shl::<1>(l.and(x, bit31));
-        l.storeu(e, l.add(l.add(x, l.and(x, upper)), moved));
+    let mut chunks = hashes.chunks_exact_mut(8);
+    for h in &mut chunks {
+        let x = l.loadu(h);
+        let e = l.blend_halves(l.mul_halves(l.shr::<32>(x), n), x);
+        let moved = l.shl::<1>(l.and(e, bit31));
+        l.storeu(h, l.add(l.add(e, l.and(e, upper)), moved));
     }
-    for e in chunks.into_remainder() {
-        *e = half_entry(*e);
+    for h in chunks.into_remainder() {
+        *h = half_entry(entry(*h, num_blocks));
     }
 }
 
-/// [`half_entries`] of one entry.
+/// The half entry of entry `e` (see [`entries_halves`]).
 #[inline(always)]
 pub(crate) const fn half_entry(e: u64) -> u64 {
     e.wrapping_add(e & !(u32::MAX as u64))

@@ -305,7 +305,7 @@ struct Halved<L, O> {
 impl<L: Lanes, O: BlockOp> PerKey for Halved<L, O> {
     const TAKES: Takes = O::TAKES;
 
-    /// `j` is `2 * block + half` ([`lanes::half_entries`]).
+    /// `j` is `2 * block + half` ([`lanes::entries_halves`]).
     #[inline(always)]
     unsafe fn key(&mut self, j: usize, lo: u32) -> bool {
         let p = HalfProbes {

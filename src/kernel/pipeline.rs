@@ -15,7 +15,7 @@ use super::lanes::Place;
 use super::{Keys, Lanes, l2_bytes};
 // Named in doc comments only.
 #[cfg(doc)]
-use super::lanes::half_entries;
+use super::lanes::entries_halves;
 use crate::isa::Isa;
 
 /// Keys per chunk for filters in cache (no prefetches; long chunks amortise the per-chunk
@@ -135,7 +135,7 @@ pub(crate) struct Walk {
     pub base: *const u8,
     /// Bytes per block (per half, where `halves`).
     pub stride: usize,
-    /// Whether the entries index `Sectors8x32` halves ([`half_entries`]).
+    /// Whether the entries index `Sectors8x32` halves ([`entries_halves`]).
     pub halves: bool,
 }
 
