@@ -70,6 +70,40 @@ fn batches_agree_with_single_keys_on_every_tier() {
     }
 }
 
+/// Layout 8x32's half addressing (`32 j` bytes from block 0, a block's half from its
+/// reference), in batches, single keys and the atomic filter's batches.
+#[test]
+fn layout_8x32_halves_on_every_tier() {
+    let ks = keys(3, N);
+    let absent = keys(4, N);
+    let mut reference: Option<BloomFilter> = None;
+    for isa in tiers() {
+        let mut f = BloomFilter::builder()
+            .capacity(N as u64)
+            .layout(blockbloom::layout::Layout::Sectors8x32)
+            .isa(isa)
+            .build()
+            .unwrap();
+        f.insert_batch(&ks[..N / 2]);
+        for k in &ks[N / 2..] {
+            f.insert(k);
+        }
+        assert_eq!(f.count_batch(&ks), N, "{isa}: a false negative");
+        let mut out = vec![false; N];
+        f.contains_batch(&absent, &mut out);
+        for (k, &o) in absent.iter().zip(&out) {
+            assert_eq!(o, f.contains(k), "{isa}: batch and single key disagree");
+        }
+        let a = f.clone().into_atomic();
+        a.insert_batch(&absent);
+        assert_eq!(a.count_batch(&absent), N, "{isa}: atomic batch lost a key");
+        match &reference {
+            Some(r) => assert_eq!(&f, r, "{isa}: bits differ"),
+            None => reference = Some(f),
+        }
+    }
+}
+
 #[test]
 fn atomic_conversions_and_views_share_memory_safely() {
     let ks = keys(3, N);

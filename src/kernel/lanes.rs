@@ -642,10 +642,7 @@ pub(crate) fn insert_8x32<L: Lanes>(l: L, block: &mut Block, lo: u32, half: usiz
     if cfg!(target_endian = "big") {
         return insert_scalar(block, Layout::Sectors8x32, lo, 8 * rows.len());
     }
-    let m = mask_8x32(l, lo, rows);
-    let h = half_of_mut(block, half);
-    let b = l.or32(l.load32(h), m);
-    l.store32(h, b);
+    insert_in_half(l, half_of_mut(block, half), lo, rows)
 }
 
 /// Whether every `Sectors8x32` probe of `lo` is set in half `half` of `block`.
@@ -660,7 +657,7 @@ pub(crate) fn contains_8x32<L: Lanes>(
     if cfg!(target_endian = "big") {
         return contains_scalar(block, Layout::Sectors8x32, lo, 8 * rows.len());
     }
-    l.covers32(l.load32(half_of(block, half)), mask_8x32(l, lo, rows))
+    contains_in_half(l, half_of(block, half), lo, rows)
 }
 
 /// Sets the `Sectors8x32` probes of `lo` in half `half` of `block`; whether some were not set

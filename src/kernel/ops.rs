@@ -135,6 +135,16 @@ unsafe fn half_at(blocks: *const Block, j: usize) -> *const [u32; 8] {
     unsafe { blocks.cast::<[u32; 8]>().add(j) }
 }
 
+/// [`half_at`], to write: from a pointer that may write (the slice's `as_mut_ptr`).
+///
+/// # Safety
+/// As [`half_at`].
+#[inline(always)]
+unsafe fn half_at_mut(blocks: *mut Block, j: usize) -> *mut [u32; 8] {
+    // SAFETY: as in `half_at`.
+    unsafe { blocks.cast::<[u32; 8]>().add(j) }
+}
+
 impl<L: Lanes, const WORDS: bool> Probes for LaneProbes<L, WORDS> {
     #[inline(always)]
     fn set_in(self, block: &mut Block) {
@@ -174,7 +184,8 @@ pub(crate) trait BlockOp {
     /// `i < self.num_blocks()`.
     unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool;
 
-    /// Applies one key's `Sectors8x32` probes `p` to half `j % 2` of block `j / 2`. The base
+    /// Applies one key's `Sectors8x32` probes `p` (whose half is `j % 2`) to half `j % 2` of
+    /// block `j / 2`. The base
     /// filter's batch operations override it to address the half directly, `32 j` bytes from
     /// block 0: one shift, where a block index and a half within it took six instructions a
     /// key (the compiler does not merge the two).
@@ -183,8 +194,8 @@ pub(crate) trait BlockOp {
     /// `j / 2 < self.num_blocks()`.
     #[inline(always)]
     unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
-        // SAFETY: the caller's guarantee.
-        unsafe { self.apply(j >> 1, HalfProbes { half: j & 1, ..p }) }
+        // SAFETY: the caller's guarantee; `p` holds the half, `j % 2`.
+        unsafe { self.apply(j >> 1, p) }
     }
 }
 
@@ -367,7 +378,7 @@ impl BlockOp for Insert<'_> {
     unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
         // SAFETY: the caller guarantees `j / 2 < num_blocks()`; the slice is borrowed
         // mutably, so the half may be written.
-        p.set_in_half(unsafe { &mut *half_at(self.0.as_ptr(), j).cast_mut() });
+        p.set_in_half(unsafe { &mut *half_at_mut(self.0.as_mut_ptr(), j) });
         false
     }
 }
