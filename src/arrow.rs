@@ -5,23 +5,28 @@
 //! [`BooleanArray`] with the input's null buffer.
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::types::{
+    Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+};
 use arrow_array::{Array, BooleanArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow_schema::DataType;
 
 use crate::error::Error;
 use crate::kernel::Keys;
-use crate::kernel::keys::{ByteKeys, check_offsets};
+use crate::kernel::keys::{ByteKeys, Narrow, check_offsets};
 
 /// The keys of an array (or of part of one), borrowed from its buffers or from a gather
 /// buffer.
 #[derive(Clone, Copy)]
 pub(crate) enum Column<'a> {
-    /// `Int32` (bits reinterpreted) and `UInt32`.
-    U32(&'a [u32]),
-    /// `Int64` (bits reinterpreted) and `UInt64`.
+    /// `Int8`..`Int32`, `UInt8`..`UInt32`, in place: each key is its 64-bit value.
+    Narrow(Narrow<'a>),
+    /// `Int64` (bits reinterpreted: an `i64`'s 64-bit value is its bits) and `UInt64`.
     U64(&'a [u64]),
+    /// Keys of a `Narrow` column gathered as their 64-bit values (the same keys to the Bloom
+    /// filters; Parquet's filter hashes them as INT32, the value's low 32 bits).
+    Int32Values(&'a [u64]),
     /// `Utf8`, `Binary`: key `i` is `values[offsets[i]..offsets[i + 1]]` (validated).
     Bytes32 {
         offsets: &'a [i32],
@@ -54,8 +59,8 @@ const INLINE: usize = 12;
 impl<'a> Column<'a> {
     pub(crate) fn len(&self) -> usize {
         match self {
-            Column::U32(k) => k.len(),
-            Column::U64(k) => k.len(),
+            Column::Narrow(k) => k.len(),
+            Column::U64(k) | Column::Int32Values(k) => k.len(),
             Column::Bytes32 { offsets, .. } => offsets.len().saturating_sub(1),
             Column::Bytes64 { offsets, .. } => offsets.len().saturating_sub(1),
             Column::Slices(k) => k.len(),
@@ -67,7 +72,8 @@ impl<'a> Column<'a> {
     /// Keys `start..end`.
     pub(crate) fn slice(self, start: usize, end: usize) -> Column<'a> {
         match self {
-            Column::U32(k) => Column::U32(&k[start..end]),
+            Column::Narrow(k) => Column::Narrow(k.slice(start, end)),
+            Column::Int32Values(k) => Column::Int32Values(&k[start..end]),
             Column::U64(k) => Column::U64(&k[start..end]),
             Column::Bytes32 { offsets, values } => Column::Bytes32 {
                 offsets: &offsets[start..=end],
@@ -115,7 +121,9 @@ impl<'a> Column<'a> {
                     &buffers[u32_at(view, 8) as usize][offset..offset + len]
                 }
             }
-            Column::U32(_) | Column::U64(_) => unreachable!("integer keys have no byte form here"),
+            Column::Narrow(_) | Column::U64(_) | Column::Int32Values(_) => {
+                unreachable!("integer keys have no byte form here")
+            }
         }
     }
 
@@ -132,7 +140,8 @@ impl<'a> Column<'a> {
     /// or [`ArrowKeys::for_each_valid`]).
     pub(crate) fn keys(self) -> Keys<'a> {
         match self {
-            Column::U32(k) => Keys::U32(k),
+            Column::Narrow(k) => Keys::Narrow(k),
+            Column::Int32Values(k) => Keys::U64(k),
             Column::U64(k) => Keys::U64(k),
             // Checked by `ArrowKeys::new` (`check_offsets`), as `ByteColumn::new` checks.
             Column::Bytes32 { offsets, values } => {
@@ -179,24 +188,42 @@ impl<'a> ArrowKeys<'a> {
         let unsupported = || Error::UnsupportedType(array.data_type().to_string());
         let len = array.len();
         let column = match array.data_type() {
-            DataType::Int32 => {
-                let v: &[i32] = array
+            DataType::Int8 => Column::Narrow(Narrow::I8(
+                array
+                    .as_primitive_opt::<Int8Type>()
+                    .ok_or_else(unsupported)?
+                    .values(),
+            )),
+            DataType::UInt8 => Column::Narrow(Narrow::U8(
+                array
+                    .as_primitive_opt::<UInt8Type>()
+                    .ok_or_else(unsupported)?
+                    .values(),
+            )),
+            DataType::Int16 => Column::Narrow(Narrow::I16(
+                array
+                    .as_primitive_opt::<Int16Type>()
+                    .ok_or_else(unsupported)?
+                    .values(),
+            )),
+            DataType::UInt16 => Column::Narrow(Narrow::U16(
+                array
+                    .as_primitive_opt::<UInt16Type>()
+                    .ok_or_else(unsupported)?
+                    .values(),
+            )),
+            DataType::Int32 => Column::Narrow(Narrow::I32(
+                array
                     .as_primitive_opt::<Int32Type>()
                     .ok_or_else(unsupported)?
-                    .values();
-                // SAFETY: i32 and u32 have the same size and alignment and every bit pattern
-                // is valid for both; the new slice borrows the same memory for the same
-                // lifetime. Key `i` then hashes as `insert(&v[i])` does (4 LE bytes).
-                Column::U32(unsafe {
-                    std::slice::from_raw_parts(v.as_ptr().cast::<u32>(), v.len())
-                })
-            }
-            DataType::UInt32 => Column::U32(
+                    .values(),
+            )),
+            DataType::UInt32 => Column::Narrow(Narrow::U32(
                 array
                     .as_primitive_opt::<UInt32Type>()
                     .ok_or_else(unsupported)?
                     .values(),
-            ),
+            )),
             DataType::Int64 => {
                 let v: &[i64] = array
                     .as_primitive_opt::<Int64Type>()
@@ -377,8 +404,11 @@ fn views<'a>(views: &'a [u8], buffers: &'a [Buffer]) -> Result<Column<'a>, Error
 
 /// Valid keys of short runs, collected into a batch.
 enum Gather<'a> {
-    U32(Vec<u32>),
-    U64(Vec<u64>),
+    /// Integers as their 64-bit values; `int32`: of a `Narrow` column.
+    U64 {
+        values: Vec<u64>,
+        int32: bool,
+    },
     Bytes(Vec<&'a [u8]>),
     Fixed(usize, Vec<u8>),
 }
@@ -386,8 +416,14 @@ enum Gather<'a> {
 impl<'a> Gather<'a> {
     fn new(column: Column<'a>) -> Gather<'a> {
         match column {
-            Column::U32(_) => Gather::U32(Vec::with_capacity(GATHER)),
-            Column::U64(_) => Gather::U64(Vec::with_capacity(GATHER)),
+            Column::Narrow(_) | Column::Int32Values(_) => Gather::U64 {
+                values: Vec::with_capacity(GATHER),
+                int32: true,
+            },
+            Column::U64(_) => Gather::U64 {
+                values: Vec::with_capacity(GATHER),
+                int32: false,
+            },
             Column::Fixed { width, .. } => Gather::Fixed(width, Vec::with_capacity(GATHER * width)),
             Column::Bytes32 { .. }
             | Column::Bytes64 { .. }
@@ -398,8 +434,7 @@ impl<'a> Gather<'a> {
 
     fn len(&self) -> usize {
         match self {
-            Gather::U32(v) => v.len(),
-            Gather::U64(v) => v.len(),
+            Gather::U64 { values, .. } => values.len(),
             Gather::Bytes(v) => v.len(),
             Gather::Fixed(width, v) => v.len() / width,
         }
@@ -409,8 +444,10 @@ impl<'a> Gather<'a> {
     #[inline]
     fn push(&mut self, column: Column<'a>, i: usize) {
         match (self, column) {
-            (Gather::U32(v), Column::U32(k)) => v.push(k[i]),
-            (Gather::U64(v), Column::U64(k)) => v.push(k[i]),
+            (Gather::U64 { values, .. }, Column::Narrow(k)) => values.push(k.value(i)),
+            (Gather::U64 { values, .. }, Column::U64(k) | Column::Int32Values(k)) => {
+                values.push(k[i])
+            }
             (Gather::Fixed(_, v), c) => v.extend_from_slice(c.bytes(i)),
             (Gather::Bytes(v), c) => v.push(c.bytes(i)),
             _ => unreachable!("a gather takes the keys of the column it was made for"),
@@ -423,13 +460,13 @@ impl<'a> Gather<'a> {
             return;
         }
         match self {
-            Gather::U32(v) => {
-                f(Column::U32(v));
-                v.clear();
-            }
-            Gather::U64(v) => {
-                f(Column::U64(v));
-                v.clear();
+            Gather::U64 { values, int32 } => {
+                f(if *int32 {
+                    Column::Int32Values(values)
+                } else {
+                    Column::U64(values)
+                });
+                values.clear();
             }
             Gather::Bytes(v) => {
                 f(Column::Slices(v));

@@ -467,9 +467,10 @@ impl fmt::Display for Error {
             ),
             Error::UnsupportedType(t) => write!(
                 f,
-                "Arrow arrays of type {t} are not supported: the filters take Int32, Int64, \
-                 UInt32, UInt64, Utf8, LargeUtf8, Utf8View, Binary, LargeBinary, BinaryView and \
-                 FixedSizeBinary(16) (the Parquet filter any FixedSizeBinary width)"
+                "Arrow arrays of type {t} are not supported: the filters take the integers \
+                 (Int8 to Int64, UInt8 to UInt64), Utf8, LargeUtf8, Utf8View, Binary, \
+                 LargeBinary, BinaryView and FixedSizeBinary(16) (the Parquet filter any \
+                 FixedSizeBinary width)"
             ),
             #[cfg(feature = "std")]
             Error::Io { kind, message, .. } => write!(f, "I/O error ({kind:?}): {message}"),

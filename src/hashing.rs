@@ -117,15 +117,16 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
 /// | [`Aesh`](KeyHash::Aesh) (default) | 2 | XXH3-64 | AESH-64 ([`hash_bytes_aes`](crate::hash::hash_bytes_aes)) |
 /// | [`Mx32`](KeyHash::Mx32) | 3 | MX32-64 ([`hash_u64_mx32`](crate::hash::hash_u64_mx32)), and 16-byte keys | AESH-64 |
 ///
-/// A key is its form's little-endian bytes ([`KeyForm`](crate::KeyForm)). The `U32` and `U64`
-/// forms are 4 and 8 bytes, so under either hash an integer key and its bytes stay one key, and
-/// integer keys hash alike under both: hash id 2 changes byte strings of other lengths and
-/// 16-byte keys, which AES rounds hash in lanes faster than XXH3 (`docs/PERFORMANCE.md`).
+/// A key is its form's little-endian bytes ([`KeyForm`](crate::KeyForm)). Every integer of up
+/// to 64 bits is the 8 bytes of its 64-bit value, so under either hash an integer key and its
+/// 8 bytes stay one key, and integer keys hash alike under ids 1 and 2: hash id 2 changes byte
+/// strings of other lengths than 4 and 8 and 16-byte keys, which AES rounds hash in lanes
+/// faster than XXH3 (`docs/PERFORMANCE.md`).
 /// [`ByHash`](crate::ByHash) keys hash their `Hash` stream with XXH3 under both. Files written
 /// before hash id 2 existed carry id 1 and answer as they did.
 ///
-/// Hash id 3 hashes keys of 4, 8 and 16 bytes (the integer forms, IP addresses, and byte
-/// strings of those lengths) with MX32-64, built from the 32-by-32-bit multiplies every SIMD
+/// Hash id 3 hashes keys of 4, 8 and 16 bytes (the integers, IP addresses, and byte strings
+/// of those lengths) with MX32-64, built from the 32-by-32-bit multiplies every SIMD
 /// tier has in its lanes, where XXH3 needs 64-by-64-bit ones that AVX2 and NEON build from
 /// three (`docs/PERFORMANCE.md` has the figures); other byte strings as under id 2.
 ///
@@ -281,9 +282,16 @@ pub const fn hash_u64(key: u64, seed: u64) -> u64 {
     u64_with_flip(key, seed_flip(seed))
 }
 
-/// XXH3-64 of `key.to_le_bytes()` with `seed`.
+/// XXH3-64 of `key.to_le_bytes()` with `seed`: the hash of a 4-byte string. A `u32` *key* is
+/// its 64-bit value ([`hash_u64`]`(key as u64, seed)`); this is what a 4-byte key hashes to,
+/// which is how a filter written while a `u32` key was its 4 bytes is asked for one
+/// (`contains_bytes(&key.to_le_bytes())`).
 ///
 /// ```
+/// use blockbloom::hash::{hash_bytes, hash_key, hash_u32, hash_u64};
+/// assert_eq!(hash_u32(7, 1), hash_bytes(&7u32.to_le_bytes(), 1));
+/// assert_eq!(hash_key(&7u32, 1), hash_u64(7, 1));
+///
 /// let h = blockbloom::hash::hash_u32(1, 0);
 /// assert_eq!(h, xxhash_rust::xxh3::xxh3_64_with_seed(&1u32.to_le_bytes(), 0));
 /// ```

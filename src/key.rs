@@ -4,9 +4,11 @@
 //! Every path reads a key through [`Key`]: the single-key methods (`insert`, `contains`,
 //! `insert_new`, `remove`, ...), the batch methods (whose [`BatchKey`](crate::BatchKey) types
 //! are `Key` types with the same form), the byte and column methods, Arrow arrays, Python and
-//! the CLI. A `str` is its UTF-8 bytes everywhere, an integer its little-endian bytes. A type
-//! the crate does not know goes through [`ByHash`], which says at the call site that it hashes
-//! through [`Hash`](core::hash::Hash) (and so matches no batch form).
+//! the CLI. A `str` is its UTF-8 bytes everywhere; an integer of up to 64 bits is its 64-bit
+//! value (sign-extended if signed, zero-extended if not), so `5u8`, `5i32`, `5u64` and SQL's
+//! `5` are one key; a 128-bit integer is its 16 bytes. A type the crate does not know goes
+//! through [`ByHash`], which says at the call site that it hashes through
+//! [`Hash`](core::hash::Hash) (and so matches no batch form).
 
 use alloc::borrow::{Cow, ToOwned};
 use alloc::boxed::Box;
@@ -16,13 +18,10 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::hash::{Hash, Hasher};
 
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
 use crate::hashing::aes::hash_bytes_aes;
-use crate::hashing::mx32::{hash_u32_mx32, hash_u64_mx32, hash_u128_mx32};
+use crate::hashing::mx32::{hash_u64_mx32, hash_u128_mx32};
 use crate::hashing::{
-    KeyHash, StableHasher, bytes_with_seed, hash_u32, hash_u64, u32_with_flip, u64_with_flip,
-    u128_with_seed,
+    KeyHash, StableHasher, bytes_with_seed, hash_u64, u64_with_flip, u128_with_seed,
 };
 
 /// The canonical form of a key: what the filter hashes (XXH3-64 with the filter's seed of the
@@ -31,30 +30,30 @@ use crate::hashing::{
 ///
 /// | form | bytes hashed | batch twin |
 /// | :--- | :--- | :--- |
-/// | `U8`, `U16` | 1 or 2 | none (single-key only) |
-/// | `U32` | 4 | `&[u32]`, `&[i32]` |
-/// | `U64` | 8 | `&[u64]`, `&[i64]` |
+/// | `U64` | 8: the integer's 64-bit value | `&[u64]`, `&[i64]`, `&[u32]`, `&[i32]`, `&[u16]`, `&[i16]`, `&[u8]`, `&[i8]`, `&[usize]`, `&[isize]`, Arrow's integer arrays |
 /// | `U128` | 16 | `&[u128]`, `&[[u8; 16]]` |
 /// | `Bytes(b)` | `b`, exactly (no length, no terminator) | `&[&[u8]]`, `&[&str]`, [`ByteColumn`](crate::ByteColumn), Arrow |
 ///
-/// `U128(x)` and `Bytes(&x.to_le_bytes())` are the same key, as are `U64(x)` and
-/// `Bytes(&x.to_le_bytes())`: the form only says how the bytes are held.
+/// Every integer type of up to 64 bits has the `U64` form of its value, sign-extended if the
+/// type is signed and zero-extended if not: `5u8`, `5i32` and `5u64` are one key, as are
+/// `-1i8` and `-1i64` (and `u64::MAX`, the same 64 bits). `U128(x)` and
+/// `Bytes(&x.to_le_bytes())` are the same key, as are `U64(x)` and
+/// `Bytes(&x.to_le_bytes())`: the form only says how the bytes are held. A byte string of
+/// another length is another key: `Bytes(&5u32.to_le_bytes())` (4 bytes) is not `5u32`, but
+/// it is how a filter written before integers became their value (0.1, where a `u32` key was
+/// its 4 bytes) is asked for its 32-bit keys (see the crate docs, "Keys").
 ///
 /// ```
 /// use blockbloom::{Key, KeyForm, hash::hash_key};
 ///
 /// assert_eq!(hash_key(&KeyForm::U64(7), 1), hash_key(&KeyForm::Bytes(&7u64.to_le_bytes()), 1));
 /// assert_eq!(hash_key(&KeyForm::Bytes(b"ab"), 1), hash_key("ab", 1));
+/// assert_eq!(hash_key(&7u8, 1), hash_key(&7u64, 1));
+/// assert_eq!(hash_key(&-1i32, 1), hash_key(&u64::MAX, 1));
 /// ```
 #[derive(Clone, Copy)]
 pub enum KeyForm<'a> {
-    /// One byte.
-    U8(u8),
-    /// Two little-endian bytes.
-    U16(u16),
-    /// Four little-endian bytes.
-    U32(u32),
-    /// Eight little-endian bytes.
+    /// Eight little-endian bytes: every integer of up to 64 bits, as its 64-bit value.
     U64(u64),
     /// Sixteen little-endian bytes (IPv6 addresses, UUIDs, flow keys).
     U128(u128),
@@ -67,9 +66,6 @@ pub enum KeyForm<'a> {
 impl core::fmt::Debug for KeyForm<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            KeyForm::U8(v) => f.debug_tuple("U8").field(v).finish(),
-            KeyForm::U16(v) => f.debug_tuple("U16").field(v).finish(),
-            KeyForm::U32(v) => f.debug_tuple("U32").field(v).finish(),
             KeyForm::U64(v) => f.debug_tuple("U64").field(v).finish(),
             KeyForm::U128(v) => f.debug_tuple("U128").field(v).finish(),
             KeyForm::Bytes(b) => f.debug_tuple("Bytes").field(b).finish(),
@@ -83,9 +79,6 @@ impl KeyForm<'_> {
     #[inline(always)]
     pub fn hash(self, seed: u64) -> u64 {
         match self {
-            KeyForm::U8(v) => xxh3_64_with_seed(&[v], seed),
-            KeyForm::U16(v) => xxh3_64_with_seed(&v.to_le_bytes(), seed),
-            KeyForm::U32(v) => hash_u32(v, seed),
             KeyForm::U64(v) => hash_u64(v, seed),
             KeyForm::U128(v) => u128_with_seed(v, seed),
             KeyForm::Bytes(b) => bytes_with_seed(b, seed),
@@ -100,11 +93,11 @@ impl KeyForm<'_> {
 
 impl KeyForm<'_> {
     /// The hash of this key under `hash` with `seed` ([`KeyHash`]): [`hash`](Self::hash)
-    /// under [`KeyHash::Xxh3`]; under [`KeyHash::Aesh`], the same for the `U32`, `U64` and
-    /// `ByHash` forms and byte strings of 4 and 8 bytes, and AESH-64 of the form's bytes for
-    /// every other key; under [`KeyHash::Mx32`], MX32-64 for the `U32`, `U64` and `U128`
-    /// forms and byte strings of 4, 8 and 16 bytes, XXH3 for `ByHash`, and AESH-64 for every
-    /// other key. What a filter of that hash computes for the key.
+    /// under [`KeyHash::Xxh3`]; under [`KeyHash::Aesh`], the same for the `U64` and `ByHash`
+    /// forms and byte strings of 4 and 8 bytes, and AESH-64 of the form's bytes for every
+    /// other key; under [`KeyHash::Mx32`], MX32-64 for the `U64` and `U128` forms and byte
+    /// strings of 4, 8 and 16 bytes, XXH3 for `ByHash`, and AESH-64 for every other key. What
+    /// a filter of that hash computes for the key.
     ///
     /// ```
     /// use blockbloom::{KeyForm, KeyHash, hash::hash_bytes_aes};
@@ -133,14 +126,11 @@ impl KeyForm<'_> {
     #[inline(always)]
     fn hash_mx32(self, seed: u64) -> u64 {
         match self {
-            KeyForm::U32(v) => hash_u32_mx32(v, seed),
             KeyForm::U64(v) => hash_u64_mx32(v, seed),
             KeyForm::U128(v) => hash_u128_mx32(v, seed),
             KeyForm::Bytes(b) => KeyHash::Mx32.bytes(b, seed),
-            // The other widths as under hash id 2, the `Hash` stream as under both.
-            other @ (KeyForm::U8(_) | KeyForm::U16(_) | KeyForm::ByHash(_)) => {
-                other.hash_aesh(seed)
-            }
+            // The `Hash` stream as under both other ids.
+            KeyForm::ByHash(_) => self.hash(seed),
         }
     }
 
@@ -148,12 +138,10 @@ impl KeyForm<'_> {
     #[inline(always)]
     fn hash_aesh(self, seed: u64) -> u64 {
         match self {
-            KeyForm::U8(v) => hash_bytes_aes(&[v], seed),
-            KeyForm::U16(v) => hash_bytes_aes(&v.to_le_bytes(), seed),
             KeyForm::U128(v) => hash_bytes_aes(&v.to_le_bytes(), seed),
             KeyForm::Bytes(b) => KeyHash::Aesh.bytes(b, seed),
-            // 4 and 8 bytes, and the `Hash` stream: as under hash id 1.
-            other @ (KeyForm::U32(_) | KeyForm::U64(_) | KeyForm::ByHash(_)) => other.hash(seed),
+            // 8 bytes, and the `Hash` stream: as under hash id 1.
+            other @ (KeyForm::U64(_) | KeyForm::ByHash(_)) => other.hash(seed),
         }
     }
 
@@ -162,7 +150,6 @@ impl KeyForm<'_> {
     #[inline(always)]
     pub(crate) fn hash_by(self, hash: KeyHash, seed: u64, flip: u64) -> u64 {
         match (hash, self) {
-            (KeyHash::Xxh3 | KeyHash::Aesh, KeyForm::U32(v)) => u32_with_flip(v, flip),
             (KeyHash::Xxh3 | KeyHash::Aesh, KeyForm::U64(v)) => u64_with_flip(v, flip),
             (hash, other) => other.hash_with(hash, seed),
         }
@@ -190,10 +177,8 @@ impl<T: Hash + ?Sized> HashInto for T {
 ///
 /// | type | form |
 /// | :--- | :--- |
-/// | `u8`, `i8`, `bool` | `U8` |
-/// | `u16`, `i16` | `U16` |
-/// | `u32`, `i32`, `char`, `Ipv4Addr` (as `u32::from(addr)`) | `U32` |
-/// | `u64`, `i64`, `usize`, `isize` (widened to 64 bits on every platform) | `U64` |
+/// | `u8`, `u16`, `u32`, `u64`, `usize`, `bool` (0 or 1), `char` (its code point), `Ipv4Addr` (as `u32::from(addr)`) | `U64` of the value, zero-extended |
+/// | `i8`, `i16`, `i32`, `i64`, `isize` | `U64` of the value, sign-extended |
 /// | `u128`, `i128`, `Ipv6Addr` (as `u128::from(addr)`) | `U128` |
 /// | `[u8]`, `[u8; N]`, `Vec<u8>`, `str`, `String` | `Bytes` |
 /// | `&K`, `&mut K`, `Box<K>`, `Rc<K>`, `Arc<K>`, `Cow<K>` | `K`'s |
@@ -261,35 +246,40 @@ impl Key for KeyForm<'_> {
 }
 
 macro_rules! word_keys {
-    ($($t:ty => $form:ident as $as:ty),* $(,)?) => {$(
+    ($($t:ty => $via:ty),* $(,)?) => {$(
         impl Key for $t {
             #[inline]
             fn key_form(&self) -> KeyForm<'_> {
-                KeyForm::$form(*self as $as)
+                KeyForm::U64(*self as $via as u64)
             }
         }
     )*};
 }
 
+// An integer is its 64-bit value: unsigned types zero-extend, signed ones sign-extend.
 word_keys! {
-    u8 => U8 as u8, i8 => U8 as u8, bool => U8 as u8,
-    u16 => U16 as u16, i16 => U16 as u16,
-    u32 => U32 as u32, i32 => U32 as u32, char => U32 as u32,
-    u64 => U64 as u64, i64 => U64 as u64, usize => U64 as u64,
-    u128 => U128 as u128, i128 => U128 as u128,
+    u8 => u8, u16 => u16, u32 => u32, u64 => u64, usize => usize, bool => u8, char => u32,
+    i8 => i64, i16 => i64, i32 => i64, i64 => i64, isize => i64,
 }
 
-impl Key for isize {
+impl Key for u128 {
     #[inline]
     fn key_form(&self) -> KeyForm<'_> {
-        KeyForm::U64(*self as i64 as u64)
+        KeyForm::U128(*self)
+    }
+}
+
+impl Key for i128 {
+    #[inline]
+    fn key_form(&self) -> KeyForm<'_> {
+        KeyForm::U128(*self as u128)
     }
 }
 
 impl Key for core::net::Ipv4Addr {
     #[inline]
     fn key_form(&self) -> KeyForm<'_> {
-        KeyForm::U32(u32::from(*self))
+        KeyForm::U64(u32::from(*self) as u64)
     }
 }
 
@@ -393,22 +383,24 @@ mod tests {
     #[test]
     fn forms_hash_their_bytes() {
         for seed in [0, 1, 0x0123_4567_89ab_cdef] {
-            assert_eq!(hash_key(&0xabu8, seed), xxh3(&[0xab], seed));
-            assert_eq!(hash_key(&-2i16, seed), xxh3(&(-2i16).to_le_bytes(), seed));
-            assert_eq!(hash_key(&true, seed), xxh3(&[1], seed));
-            assert_eq!(
-                hash_key(&'é', seed),
-                xxh3(&('é' as u32).to_le_bytes(), seed)
-            );
-            assert_eq!(hash_key(&-5i32, seed), xxh3(&(-5i32).to_le_bytes(), seed));
-            assert_eq!(hash_key(&-5isize, seed), xxh3(&(-5i64).to_le_bytes(), seed));
-            assert_eq!(hash_key(&7usize, seed), xxh3(&7u64.to_le_bytes(), seed));
+            // An integer of up to 64 bits is its 64-bit value's 8 bytes.
+            let value = |v: u64| xxh3(&v.to_le_bytes(), seed);
+            assert_eq!(hash_key(&0xabu8, seed), value(0xab));
+            assert_eq!(hash_key(&-2i8, seed), value(-2i64 as u64));
+            assert_eq!(hash_key(&-2i16, seed), value(-2i64 as u64));
+            assert_eq!(hash_key(&0xfffeu16, seed), value(0xfffe));
+            assert_eq!(hash_key(&true, seed), value(1));
+            assert_eq!(hash_key(&false, seed), value(0));
+            assert_eq!(hash_key(&'é', seed), value('é' as u64));
+            assert_eq!(hash_key(&-5i32, seed), value(-5i64 as u64));
+            assert_eq!(hash_key(&u32::MAX, seed), value(u32::MAX as u64));
+            assert_eq!(hash_key(&-5isize, seed), value(-5i64 as u64));
+            assert_eq!(hash_key(&7usize, seed), value(7));
+            assert_eq!(hash_key(&-1i64, seed), value(u64::MAX));
+            assert_ne!(hash_key(&5u32, seed), xxh3(&5u32.to_le_bytes(), seed));
             assert_eq!(hash_key(&-9i128, seed), xxh3(&(-9i128).to_le_bytes(), seed));
             let ip4 = core::net::Ipv4Addr::new(10, 1, 2, 3);
-            assert_eq!(
-                hash_key(&ip4, seed),
-                xxh3(&u32::from(ip4).to_le_bytes(), seed)
-            );
+            assert_eq!(hash_key(&ip4, seed), value(u32::from(ip4) as u64));
             let ip6 = core::net::Ipv6Addr::LOCALHOST;
             assert_eq!(hash_key(&ip6, seed), xxh3(&1u128.to_le_bytes(), seed));
             for s in [

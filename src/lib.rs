@@ -221,10 +221,11 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 /// (The scalar hashes live in the bottom layer; the batch forms run on the kernel tiers, a
 /// layer up, and meet here.)
 pub mod hash {
+    pub use crate::filter::keys::hash_key_batch;
     pub use crate::hashing::aes::{hash_bytes_aes, hash_bytes_aes_batch};
     pub use crate::hashing::mx32::{hash_bytes_mx32, hash_u32_mx32, hash_u64_mx32, hash_u128_mx32};
     pub use crate::hashing::{KeyHash, StableHasher, hash_bytes, hash_u32, hash_u64};
-    pub use crate::kernel::{hash_bytes_batch, hash_u32_batch, hash_u64_batch};
+    pub use crate::kernel::{hash_bytes_batch, hash_u64_batch};
     pub use crate::key::hash_key;
 }
 

@@ -42,7 +42,9 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
         .key_hash(KeyHash::Xxh3)
         .build()
         .unwrap();
-    b.insert_batch(&(1000..1050u32).collect::<Vec<_>>());
+    // `u32` keys as 0.1 hashed them, their 4 bytes (a `u32` is its 64-bit value now).
+    let old_u32: Vec<[u8; 4]> = (1000..1050u32).map(u32::to_le_bytes).collect();
+    b.insert_batch(&old_u32.iter().map(|k| &k[..]).collect::<Vec<_>>());
     // Hash id 2: byte strings of every length to 40 (4 and 8 bytes take XXH3), 16-byte keys,
     // and integers, each through a batch and a single-key method.
     let mut c = BloomFilter::builder()
@@ -59,7 +61,8 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     c.insert_batch(&(0..40u64).collect::<Vec<_>>());
     c.insert("golden, hash id 2");
     c.insert(&0xfeed_u128);
-    // Hash id 3: the same keys (4, 8 and 16 bytes take MX32) and `u32` keys.
+    // Hash id 3: the same keys (4, 8 and 16 bytes take MX32) and `u32` keys (as their 4 bytes,
+    // as 0.1 hashed them).
     let mut d = BloomFilter::builder()
         .capacity(250)
         .fpr(0.01)
@@ -70,10 +73,11 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     d.insert_batch(&strs);
     d.insert_batch(&(0..40u128).map(|i| i << 64 | i).collect::<Vec<_>>());
     d.insert_batch(&(0..40u64).collect::<Vec<_>>());
-    d.insert_batch(&(0..40u32).map(|i| i << 20).collect::<Vec<_>>());
+    let old_u32: Vec<[u8; 4]> = (0..40u32).map(|i| (i << 20).to_le_bytes()).collect();
+    d.insert_batch(&old_u32.iter().map(|k| &k[..]).collect::<Vec<_>>());
     d.insert("golden, hash id 3");
     d.insert(&0xfeed_u128);
-    d.insert(&7u32);
+    d.insert_bytes(&7u32.to_le_bytes());
     // Layout id 3 (8x32) on hash id 3: keys in both halves of the blocks, batch and single.
     let mut e = BloomFilter::builder()
         .capacity(300)
@@ -87,13 +91,61 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     e.insert_batch(&strs);
     e.insert("golden, layout 8x32");
     e.insert(&0xfeed_u128);
+    // Integers narrower than 64 bits as 0.1 hashed them, before they became their 64-bit value:
+    // their little-endian bytes of their own width, on hash id 2. `insert_into` wrote the file
+    // through 0.1's `insert(&v)`; it writes the same bits through the bytes now.
+    let mut g = BloomFilter::builder()
+        .capacity(600)
+        .fpr(0.01)
+        .seed(0x0123_4567_89ab_cdef)
+        .key_hash(KeyHash::Aesh)
+        .layout(Layout::Sectors8x64)
+        .build()
+        .unwrap();
+    for k in narrow_keys() {
+        k.insert_into(&mut g);
+    }
     vec![
+        ("v1-narrow-keys.bin", g),
         ("v1-8x64.bin", a),
         ("v1-4x128.bin", b),
         ("v1-aesh.bin", c),
         ("v1-mx32.bin", d),
         ("v1-8x32.bin", e),
     ]
+}
+
+/// The keys of `v1-narrow-keys.bin`: each with the width it was inserted at.
+#[derive(Clone, Copy, Debug)]
+enum Narrow {
+    U8(u8),
+    I16(i16),
+    U32(u32),
+    I32(i32),
+}
+
+fn narrow_keys() -> Vec<Narrow> {
+    let mut keys: Vec<Narrow> = (0..=255u8).step_by(3).map(Narrow::U8).collect();
+    keys.extend((-50..50i16).map(|i| Narrow::I16(i * 301)));
+    keys.extend((0..150u32).map(|i| Narrow::U32(i.wrapping_mul(0x9e37_79b9))));
+    keys.extend((-100..100i32).map(|i| Narrow::I32(i * 7919)));
+    keys
+}
+
+impl Narrow {
+    /// The key's little-endian bytes of its own width.
+    fn le_bytes(self) -> Vec<u8> {
+        match self {
+            Narrow::U8(v) => v.to_le_bytes().to_vec(),
+            Narrow::I16(v) => v.to_le_bytes().to_vec(),
+            Narrow::U32(v) => v.to_le_bytes().to_vec(),
+            Narrow::I32(v) => v.to_le_bytes().to_vec(),
+        }
+    }
+
+    fn insert_into(self, f: &mut BloomFilter) {
+        f.insert_bytes(&self.le_bytes());
+    }
 }
 
 #[test]

@@ -81,7 +81,12 @@ fn hash_u64_equals_xxh3_reference() {
                 xxh3_64_with_seed(&y.to_le_bytes(), seed)
             );
             assert_eq!(hash::hash_key(&x, seed), hash::hash_u64(x, seed));
-            assert_eq!(hash::hash_key(&y, seed), hash::hash_u32(y, seed));
+            // A `u32` key is its 64-bit value; `hash_u32` is the hash of its 4 bytes.
+            assert_eq!(hash::hash_key(&y, seed), hash::hash_u64(y as u64, seed));
+            assert_eq!(
+                hash::hash_key(&y.to_le_bytes(), seed),
+                hash::hash_u32(y, seed)
+            );
         }
     }
 }
@@ -129,10 +134,17 @@ fn batch_hash_equals_scalar_on_every_tier_and_length() {
                 .map(|&k| hash::hash_u64(k, seed))
                 .collect();
             assert_eq!(out, want);
-            hash::hash_u32_batch(&keys32[..len], seed, &mut out);
+            hash::hash_key_batch(&keys32[..len], seed, &mut out);
             let want: Vec<u64> = keys32[..len]
                 .iter()
-                .map(|&k| hash::hash_u32(k, seed))
+                .map(|&k| hash::hash_u64(k as u64, seed))
+                .collect();
+            assert_eq!(out, want);
+            let signed: Vec<i16> = keys32[..len].iter().map(|&k| k as i16).collect();
+            hash::hash_key_batch(&signed, seed, &mut out);
+            let want: Vec<u64> = signed
+                .iter()
+                .map(|&k| hash::hash_u64(k as i64 as u64, seed))
                 .collect();
             assert_eq!(out, want);
         }
@@ -281,11 +293,17 @@ fn every_tier_equals_scalar_u32_keys() {
         for k in &keys {
             assert!(f.contains(k));
         }
-        // Signed keys hash as their bit patterns.
+        // A key is its value at every width: the same values as `i64` and `u64` are the same
+        // keys; as `i32`, those of 2^31 and above are other (negative) values.
+        let wide: Vec<i64> = keys.iter().map(|&k| k as i64).collect();
+        let mut s = filter(isa, u32_params);
+        s.insert_batch(&wide);
+        assert_eq!(s, reference);
         let signed: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
         let mut s = filter(isa, u32_params);
         s.insert_batch(&signed);
-        assert_eq!(s, reference);
+        let negative = keys.iter().any(|&k| k >= 1 << 31);
+        assert_eq!(s == reference, !negative, "{isa}: i32 keys");
     }
 }
 

@@ -8,11 +8,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::errors::to_py;
-use crate::keys::{self, Batch, Input, Plan, Probe, Sink, WALK_CHUNK, Walk};
+use crate::each_int;
+use crate::keys::{self, Batch, Input, Int, Ints, Plan, Probe, Sink, WALK_CHUNK, Walk};
 
 impl Sink for BloomFilter {
-    fn u64s(&mut self, keys: &[u64]) -> Result<(), Error> {
-        self.insert_batch(keys);
+    fn ints(&mut self, keys: Ints<'_>) -> Result<(), Error> {
+        each_int!(keys, k => self.insert_batch(k));
         Ok(())
     }
     fn column(&mut self, column: &ByteColumn<'_>, _: Walk<'_>) -> Result<(), Error> {
@@ -31,8 +32,8 @@ impl Sink for BloomFilter {
 
 /// The atomic filter inserts through `&self`: a sink is a shared reference.
 impl Sink for &AtomicBloomFilter {
-    fn u64s(&mut self, keys: &[u64]) -> Result<(), Error> {
-        self.insert_batch(keys);
+    fn ints(&mut self, keys: Ints<'_>) -> Result<(), Error> {
+        each_int!(keys, k => self.insert_batch(k));
         Ok(())
     }
     fn column(&mut self, column: &ByteColumn<'_>, _: Walk<'_>) -> Result<(), Error> {
@@ -50,8 +51,8 @@ impl Sink for &AtomicBloomFilter {
 }
 
 impl Sink for CountingBloomFilter {
-    fn u64s(&mut self, keys: &[u64]) -> Result<(), Error> {
-        self.insert_batch(keys);
+    fn ints(&mut self, keys: Ints<'_>) -> Result<(), Error> {
+        each_int!(keys, k => self.insert_batch(k));
         Ok(())
     }
     fn column(&mut self, _: &ByteColumn<'_>, walk: Walk<'_>) -> Result<(), Error> {
@@ -69,8 +70,8 @@ impl Sink for CountingBloomFilter {
 }
 
 impl Sink for ScalableBloomFilter {
-    fn u64s(&mut self, keys: &[u64]) -> Result<(), Error> {
-        self.insert_batch(keys).map(drop)
+    fn ints(&mut self, keys: Ints<'_>) -> Result<(), Error> {
+        each_int!(keys, k => self.insert_batch(k).map(drop))
     }
     fn column(&mut self, _: &ByteColumn<'_>, walk: Walk<'_>) -> Result<(), Error> {
         let mut result = Ok(());
@@ -89,15 +90,26 @@ impl Sink for ScalableBloomFilter {
     }
 }
 
-/// Parquet's filter hashes each value's plain encoding: 32-bit keys as their 4 bytes (INT32).
+/// Parquet's filter hashes each value's plain encoding: integers of up to 32 bits as INT32
+/// (4 bytes of the value extended to 32 bits), 64-bit ones as INT64.
 impl Sink for SplitBlockFilter {
-    const NARROW: bool = true;
-    fn u64s(&mut self, keys: &[u64]) -> Result<(), Error> {
-        self.insert_batch(keys);
+    fn ints(&mut self, keys: Ints<'_>) -> Result<(), Error> {
+        match keys {
+            Ints::U64(k) => self.insert_batch(k),
+            Ints::I64(k) => self.insert_batch(k),
+            Ints::U32(k) => self.insert_batch(k),
+            Ints::I32(k) => self.insert_batch(k),
+            narrow => self.insert_batch(&int32_values(narrow)),
+        }
         Ok(())
     }
-    fn u32s(&mut self, keys: &[u32]) -> Result<(), Error> {
-        self.insert_batch(keys);
+    fn gathered(&mut self, kind: Int, values: &[u64]) -> Result<(), Error> {
+        if int32(kind) {
+            let v: Vec<u32> = values.iter().map(|&v| v as u32).collect();
+            self.insert_batch(&v);
+        } else {
+            self.insert_batch(values);
+        }
         Ok(())
     }
     fn column(&mut self, _: &ByteColumn<'_>, walk: Walk<'_>) -> Result<(), Error> {
@@ -121,8 +133,8 @@ impl Sink for SplitBlockFilter {
 macro_rules! probe_via_filter {
     ($t:ty) => {
         impl Probe for $t {
-            fn u64s(&self, keys: &[u64], out: &mut [bool]) {
-                self.contains_batch(keys, out);
+            fn ints(&self, keys: Ints<'_>, out: &mut [bool]) {
+                each_int!(keys, k => self.contains_batch(k, out));
             }
             fn column(&self, column: &ByteColumn<'_>, _: Walk<'_>, out: &mut [bool]) {
                 self.contains_column(column, out);
@@ -138,8 +150,8 @@ probe_via_filter!(AtomicBloomFilter);
 probe_via_filter!(CountingBloomFilter);
 
 impl Probe for ScalableBloomFilter {
-    fn u64s(&self, keys: &[u64], out: &mut [bool]) {
-        self.contains_batch(keys, out);
+    fn ints(&self, keys: Ints<'_>, out: &mut [bool]) {
+        each_int!(keys, k => self.contains_batch(k, out));
     }
     fn column(&self, _: &ByteColumn<'_>, walk: Walk<'_>, out: &mut [bool]) {
         let mut chunks = out.chunks_mut(WALK_CHUNK);
@@ -154,12 +166,22 @@ impl Probe for ScalableBloomFilter {
 }
 
 impl Probe for SplitBlockFilter {
-    const NARROW: bool = true;
-    fn u64s(&self, keys: &[u64], out: &mut [bool]) {
-        self.contains_batch(keys, out);
+    fn ints(&self, keys: Ints<'_>, out: &mut [bool]) {
+        match keys {
+            Ints::U64(k) => self.contains_batch(k, out),
+            Ints::I64(k) => self.contains_batch(k, out),
+            Ints::U32(k) => self.contains_batch(k, out),
+            Ints::I32(k) => self.contains_batch(k, out),
+            narrow => self.contains_batch(&int32_values(narrow), out),
+        }
     }
-    fn u32s(&self, keys: &[u32], out: &mut [bool]) {
-        self.contains_batch(keys, out);
+    fn gathered(&self, kind: Int, values: &[u64], out: &mut [bool]) {
+        if int32(kind) {
+            let v: Vec<u32> = values.iter().map(|&v| v as u32).collect();
+            self.contains_batch(&v, out);
+        } else {
+            self.contains_batch(values, out);
+        }
     }
     fn column(&self, _: &ByteColumn<'_>, walk: Walk<'_>, out: &mut [bool]) {
         let mut i = 0;
@@ -174,6 +196,22 @@ impl Probe for SplitBlockFilter {
         for (k, o) in keys.iter().zip(out) {
             *o = self.contains(k);
         }
+    }
+}
+
+/// Whether Parquet writes integers of `kind` as INT32 (every width up to 32 bits).
+fn int32(kind: Int) -> bool {
+    !matches!(kind, Int::U64 | Int::I64)
+}
+
+/// 8- and 16-bit keys as Parquet's INT32 values (the value extended to 32 bits).
+fn int32_values(keys: Ints<'_>) -> Vec<u32> {
+    match keys {
+        Ints::U16(k) => k.iter().map(|&v| v as u32).collect(),
+        Ints::I16(k) => k.iter().map(|&v| v as i32 as u32).collect(),
+        Ints::U8(k) => k.iter().map(|&v| v as u32).collect(),
+        Ints::I8(k) => k.iter().map(|&v| v as i32 as u32).collect(),
+        _ => unreachable!("the 8- and 16-bit keys"),
     }
 }
 

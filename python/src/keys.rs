@@ -63,13 +63,18 @@ pub fn key<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Key<'a>> {
     )))
 }
 
-/// The integer width and signedness of a batch.
+/// The integer width and signedness of a batch. Every integer key is its 64-bit value
+/// (sign-extended if signed, zero-extended if not), as in the Rust crate.
 #[derive(Clone, Copy, Debug)]
 pub enum Int {
     U64,
     I64,
     U32,
     I32,
+    U16,
+    I16,
+    U8,
+    I8,
 }
 
 impl Int {
@@ -77,6 +82,62 @@ impl Int {
         match self {
             Int::U64 | Int::I64 => 8,
             Int::U32 | Int::I32 => 4,
+            Int::U16 | Int::I16 => 2,
+            Int::U8 | Int::I8 => 1,
+        }
+    }
+}
+
+/// Integer keys in place, at their own width: what a kind's batch methods take (each key
+/// hashed as its 64-bit value, widened in the kernel's lanes; Parquet's filter as its
+/// INT32 or INT64 plain encoding).
+#[derive(Clone, Copy)]
+pub enum Ints<'a> {
+    U64(&'a [u64]),
+    I64(&'a [i64]),
+    U32(&'a [u32]),
+    I32(&'a [i32]),
+    U16(&'a [u16]),
+    I16(&'a [i16]),
+    U8(&'a [u8]),
+    I8(&'a [i8]),
+}
+
+/// `$body` with `$k` the slice of whichever width `$ints` holds.
+#[macro_export]
+macro_rules! each_int {
+    ($ints:expr, $k:ident => $body:expr) => {
+        match $ints {
+            $crate::keys::Ints::U64($k) => $body,
+            $crate::keys::Ints::I64($k) => $body,
+            $crate::keys::Ints::U32($k) => $body,
+            $crate::keys::Ints::I32($k) => $body,
+            $crate::keys::Ints::U16($k) => $body,
+            $crate::keys::Ints::I16($k) => $body,
+            $crate::keys::Ints::U8($k) => $body,
+            $crate::keys::Ints::I8($k) => $body,
+        }
+    };
+}
+
+impl<'a> Ints<'a> {
+    /// `len` keys of `kind` at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is aligned for `kind` and `len` keys of it lie there, alive for `'a`.
+    unsafe fn at(kind: Int, ptr: usize, len: usize) -> Ints<'a> {
+        // SAFETY: the caller's guarantees, per width.
+        unsafe {
+            match kind {
+                Int::U64 => Ints::U64(std::slice::from_raw_parts(ptr as *const u64, len)),
+                Int::I64 => Ints::I64(std::slice::from_raw_parts(ptr as *const i64, len)),
+                Int::U32 => Ints::U32(std::slice::from_raw_parts(ptr as *const u32, len)),
+                Int::I32 => Ints::I32(std::slice::from_raw_parts(ptr as *const i32, len)),
+                Int::U16 => Ints::U16(std::slice::from_raw_parts(ptr as *const u16, len)),
+                Int::I16 => Ints::I16(std::slice::from_raw_parts(ptr as *const i16, len)),
+                Int::U8 => Ints::U8(std::slice::from_raw_parts(ptr as *const u8, len)),
+                Int::I8 => Ints::I8(std::slice::from_raw_parts(ptr as *const i8, len)),
+            }
         }
     }
 }
@@ -192,11 +253,15 @@ fn numpy_batch(keys: &Bound<'_, PyAny>) -> PyResult<Batch> {
         "<i8" => (Some(Int::I64), 8),
         "<u4" => (Some(Int::U32), 4),
         "<i4" => (Some(Int::I32), 4),
+        "<u2" => (Some(Int::U16), 2),
+        "<i2" => (Some(Int::I16), 2),
+        "|u1" => (Some(Int::U8), 1),
+        "|i1" => (Some(Int::I8), 1),
         "|S16" | "|V16" => (None, 16),
         _ => {
             return Err(unsupported(format!(
-                "unsupported key dtype {dtype}: expected uint64, int64, uint32 or int32 \
-                 (little-endian), or 16-byte S16/V16 keys"
+                "unsupported key dtype {dtype}: expected an integer dtype (int8 to int64, \
+                 uint8 to uint64, little-endian), or 16-byte S16/V16 keys"
             )));
         }
     };
@@ -254,6 +319,10 @@ fn arrow_batch(arr: &Bound<'_, PyAny>) -> PyResult<Batch> {
         "int64" => Some(Int::I64),
         "uint32" => Some(Int::U32),
         "int32" => Some(Int::I32),
+        "uint16" => Some(Int::U16),
+        "int16" => Some(Int::I16),
+        "uint8" => Some(Int::U8),
+        "int8" => Some(Int::I8),
         _ => None,
     };
     let need = |i: usize| -> PyResult<(usize, usize)> {
@@ -348,14 +417,14 @@ pub type Walk<'a> = &'a dyn Fn(&mut dyn FnMut(&[&[u8]]));
 /// Keys per slice in a [`Walk`].
 pub const WALK_CHUNK: usize = CHUNK;
 
-/// Inserts through one filter kind. `u32s` is only called on kinds that hash 32-bit keys as
-/// 4 bytes (Parquet's INT32); the others get 32-bit keys widened to 64 bits.
+/// Inserts through one filter kind.
 pub trait Sink {
-    /// Whether 32-bit keys hash as their 4-byte form (`false`: widened to 64 bits).
-    const NARROW: bool = false;
-    fn u64s(&mut self, keys: &[u64]) -> Result<(), Error>;
-    fn u32s(&mut self, _keys: &[u32]) -> Result<(), Error> {
-        unreachable!("32-bit keys are widened for this filter kind")
+    /// Integer keys in place, at their own width.
+    fn ints(&mut self, keys: Ints<'_>) -> Result<(), Error>;
+    /// Integer keys of `kind`, gathered as their 64-bit values (nulls skipped, or keys not
+    /// aligned): the same keys to every kind but Parquet's, whose encoding has a width.
+    fn gathered(&mut self, _kind: Int, values: &[u64]) -> Result<(), Error> {
+        self.ints(Ints::U64(values))
     }
     /// `walk` calls its argument with the keys in order, in slices of at most `CHUNK`
     /// (for kinds without a column batch).
@@ -366,10 +435,11 @@ pub trait Sink {
 
 /// Queries through one filter kind; `out` has one answer per key.
 pub trait Probe {
-    const NARROW: bool = false;
-    fn u64s(&self, keys: &[u64], out: &mut [bool]);
-    fn u32s(&self, _keys: &[u32], _out: &mut [bool]) {
-        unreachable!("32-bit keys are widened for this filter kind")
+    /// Integer keys in place, at their own width.
+    fn ints(&self, keys: Ints<'_>, out: &mut [bool]);
+    /// As [`Sink::gathered`].
+    fn gathered(&self, _kind: Int, values: &[u64], out: &mut [bool]) {
+        self.ints(Ints::U64(values), out)
     }
     /// `walk` calls its argument with the keys in order, in slices of at most `CHUNK`
     /// (for kinds without a column batch).
@@ -405,6 +475,10 @@ unsafe fn int_at(kind: Int, ptr: usize, i: usize) -> u64 {
             Int::U64 | Int::I64 => p.add(i * 8).cast::<u64>().read_unaligned(),
             Int::U32 => u64::from(p.add(i * 4).cast::<u32>().read_unaligned()),
             Int::I32 => p.add(i * 4).cast::<i32>().read_unaligned() as i64 as u64,
+            Int::U16 => u64::from(p.add(i * 2).cast::<u16>().read_unaligned()),
+            Int::I16 => p.add(i * 2).cast::<i16>().read_unaligned() as i64 as u64,
+            Int::U8 => u64::from(*p.add(i)),
+            Int::I8 => *p.add(i) as i8 as i64 as u64,
         }
     }
 }
@@ -520,46 +594,24 @@ pub unsafe fn insert<S: Sink>(sink: &mut S, plan: &Plan) -> Result<(), Error> {
     }
     match plan.values {
         Values::Int { kind, ptr } => {
-            let w = kind.width();
-            if plan.validity.is_none() && ptr % w == 0 && (w == 8 || S::NARROW) {
-                if w == 8 {
-                    // SAFETY: `len` aligned 8-byte keys at `ptr`, alive (caller).
-                    let keys = unsafe { std::slice::from_raw_parts(ptr as *const u64, len) };
-                    return sink.u64s(keys);
-                }
-                // SAFETY: `len` aligned 4-byte keys at `ptr`, alive (caller).
-                let keys = unsafe { std::slice::from_raw_parts(ptr as *const u32, len) };
-                return sink.u32s(keys);
+            if plan.validity.is_none() && ptr % kind.width() == 0 {
+                // SAFETY: `len` aligned keys of `kind` at `ptr`, alive (caller).
+                return sink.ints(unsafe { Ints::at(kind, ptr, len) });
             }
+            // Nulls to skip, or keys not aligned: gathered as their 64-bit values.
+            let mut buf: Vec<u64> = Vec::with_capacity(CHUNK);
             let mut start = 0;
-            if w == 4 && S::NARROW {
-                let mut buf: Vec<u32> = Vec::with_capacity(CHUNK);
-                while start < len {
-                    let end = (start + CHUNK).min(len);
-                    buf.clear();
-                    // SAFETY: i < len (caller's plan); `int_at` reads unaligned.
-                    buf.extend(
-                        (start..end)
-                            .filter(|&i| valid(plan.validity, i))
-                            .map(|i| unsafe { int_at(kind, ptr, i) } as u32),
-                    );
-                    sink.u32s(&buf)?;
-                    start = end;
-                }
-            } else {
-                let mut buf: Vec<u64> = Vec::with_capacity(CHUNK);
-                while start < len {
-                    let end = (start + CHUNK).min(len);
-                    buf.clear();
-                    // SAFETY: i < len (caller's plan); `int_at` reads unaligned.
-                    buf.extend(
-                        (start..end)
-                            .filter(|&i| valid(plan.validity, i))
-                            .map(|i| unsafe { int_at(kind, ptr, i) }),
-                    );
-                    sink.u64s(&buf)?;
-                    start = end;
-                }
+            while start < len {
+                let end = (start + CHUNK).min(len);
+                buf.clear();
+                // SAFETY: i < len (caller's plan); `int_at` reads unaligned.
+                buf.extend(
+                    (start..end)
+                        .filter(|&i| valid(plan.validity, i))
+                        .map(|i| unsafe { int_at(kind, ptr, i) }),
+                );
+                sink.gathered(kind, &buf)?;
+                start = end;
             }
             Ok(())
         }
@@ -619,37 +671,19 @@ pub unsafe fn contains<P: Probe>(probe: &P, plan: &Plan, out: &mut [bool]) -> Re
     }
     match plan.values {
         Values::Int { kind, ptr } => {
-            let w = kind.width();
-            if ptr % w == 0 && (w == 8 || P::NARROW) {
-                if w == 8 {
-                    // SAFETY: `len` aligned 8-byte keys at `ptr`, alive (caller).
-                    let keys = unsafe { std::slice::from_raw_parts(ptr as *const u64, len) };
-                    probe.u64s(keys, out);
-                } else {
-                    // SAFETY: `len` aligned 4-byte keys at `ptr`, alive (caller).
-                    let keys = unsafe { std::slice::from_raw_parts(ptr as *const u32, len) };
-                    probe.u32s(keys, out);
-                }
+            if ptr % kind.width() == 0 {
+                // SAFETY: `len` aligned keys of `kind` at `ptr`, alive (caller).
+                probe.ints(unsafe { Ints::at(kind, ptr, len) }, out);
                 return Ok(());
             }
-            if w == 4 && P::NARROW {
-                let mut buf = [0u32; CHUNK];
-                for (c, o) in out.chunks_mut(CHUNK).enumerate() {
-                    for (j, slot) in buf[..o.len()].iter_mut().enumerate() {
-                        // SAFETY: c * CHUNK + j < len; `int_at` reads unaligned.
-                        *slot = unsafe { int_at(kind, ptr, c * CHUNK + j) } as u32;
-                    }
-                    probe.u32s(&buf[..o.len()], o);
+            // Not aligned (a NumPy view at an odd offset): read as 64-bit values.
+            let mut buf = [0u64; CHUNK];
+            for (c, o) in out.chunks_mut(CHUNK).enumerate() {
+                for (j, slot) in buf[..o.len()].iter_mut().enumerate() {
+                    // SAFETY: c * CHUNK + j < len; `int_at` reads unaligned.
+                    *slot = unsafe { int_at(kind, ptr, c * CHUNK + j) };
                 }
-            } else {
-                let mut buf = [0u64; CHUNK];
-                for (c, o) in out.chunks_mut(CHUNK).enumerate() {
-                    for (j, slot) in buf[..o.len()].iter_mut().enumerate() {
-                        // SAFETY: c * CHUNK + j < len; `int_at` reads unaligned.
-                        *slot = unsafe { int_at(kind, ptr, c * CHUNK + j) };
-                    }
-                    probe.u64s(&buf[..o.len()], o);
-                }
+                probe.gathered(kind, &buf[..o.len()], o);
             }
             Ok(())
         }

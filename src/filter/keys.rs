@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::kernel::Keys;
-use crate::kernel::keys::{ByteKeys, check_offsets};
+use crate::kernel::keys::{ByteKeys, Narrow, check_offsets};
 use crate::key::Key;
 
 /// Key types the batch methods take. Each is a [`Key`] and hashes exactly as the single-key
@@ -14,7 +14,7 @@ use crate::key::Key;
 ///
 /// | type | hashed as |
 /// | :--- | :--- |
-/// | `u64`, `i64`, `u32`, `i32` | little-endian bytes, in SIMD lanes |
+/// | `u64`, `i64`, `u32`, `i32`, `u16`, `i16`, `u8`, `i8`, `usize`, `isize` | the 64-bit value (sign-extended if signed), widened in SIMD lanes |
 /// | `u128`, `[u8; 16]` | the 16 little-endian bytes (IPv6, UUID, flow keys) |
 /// | `&[u8]`, `&str` | the bytes |
 ///
@@ -25,6 +25,11 @@ use crate::key::Key;
 /// b.insert(&-1i64);
 /// b.insert(&5i64);
 /// assert_eq!(a, b);
+///
+/// // An integer is its value at every width: a batch of `u8` finds what `u64`s inserted.
+/// a.insert_batch(&[-1i32, 5]);
+/// assert_eq!(a, b);
+/// assert_eq!(a.count_batch(&[5u8]) + a.count_batch(&[5u16]), 2);
 ///
 /// a.insert_batch(&["apple", "pear"]);
 /// b.insert("apple");
@@ -44,45 +49,84 @@ pub trait BatchKey: Key + Copy + private::Sealed {
 
 pub(crate) mod private {
     pub trait Sealed {}
+    /// Seals [`KeySource`](super::KeySource) apart from [`BatchKey`](super::BatchKey): `[u8; 16]`
+    /// is a key type, and `[u8; N]` a source of `u8` keys.
+    pub trait SealedSource {}
     /// Opaque to users; carries the crate's internal key slice.
     pub struct KeySlice<'a>(pub(crate) crate::kernel::Keys<'a>);
 }
 
-impl private::Sealed for u64 {}
-impl private::Sealed for u32 {}
-impl private::Sealed for i64 {}
-impl private::Sealed for i32 {}
 impl private::Sealed for u128 {}
 impl private::Sealed for [u8; 16] {}
 impl private::Sealed for &[u8] {}
 impl private::Sealed for &str {}
 
+impl private::Sealed for u64 {}
 impl BatchKey for u64 {
     fn as_keys(keys: &[u64]) -> private::KeySlice<'_> {
         private::KeySlice(Keys::U64(keys))
     }
 }
-impl BatchKey for u32 {
-    fn as_keys(keys: &[u32]) -> private::KeySlice<'_> {
-        private::KeySlice(Keys::U32(keys))
-    }
-}
+impl private::Sealed for i64 {}
 impl BatchKey for i64 {
     fn as_keys(keys: &[i64]) -> private::KeySlice<'_> {
         // SAFETY: i64 and u64 have the same size and alignment and every bit pattern is valid
-        // for both; the new slice borrows the same memory for the same lifetime.
+        // for both; the new slice borrows the same memory for the same lifetime. An `i64`'s
+        // 64-bit value is its bits.
         let u = unsafe { core::slice::from_raw_parts(keys.as_ptr().cast::<u64>(), keys.len()) };
         private::KeySlice(Keys::U64(u))
     }
 }
-impl BatchKey for i32 {
-    fn as_keys(keys: &[i32]) -> private::KeySlice<'_> {
-        // SAFETY: i32 and u32 have the same size and alignment and every bit pattern is valid
-        // for both; the new slice borrows the same memory for the same lifetime.
-        let u = unsafe { core::slice::from_raw_parts(keys.as_ptr().cast::<u32>(), keys.len()) };
-        private::KeySlice(Keys::U32(u))
+
+/// The narrow integer types: read in place, widened to their 64-bit value in lanes.
+macro_rules! narrow_batch_keys {
+    ($($t:ty => $v:ident),* $(,)?) => {$(
+        impl private::Sealed for $t {}
+        impl BatchKey for $t {
+            fn as_keys(keys: &[$t]) -> private::KeySlice<'_> {
+                private::KeySlice(Keys::Narrow(Narrow::$v(keys)))
+            }
+        }
+    )*};
+}
+
+narrow_batch_keys!(i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32);
+
+impl private::Sealed for usize {}
+impl BatchKey for usize {
+    fn as_keys(keys: &[usize]) -> private::KeySlice<'_> {
+        // SAFETY: `usize` has the size and alignment of the unsigned integer of the pointer
+        // width (`Word`), and every bit pattern is valid for both; the new slice borrows the
+        // same memory for the same lifetime. A `usize` zero-extends as that type does.
+        let u = unsafe { core::slice::from_raw_parts(keys.as_ptr().cast::<Word>(), keys.len()) };
+        Word::as_keys(u)
     }
 }
+impl private::Sealed for isize {}
+impl BatchKey for isize {
+    fn as_keys(keys: &[isize]) -> private::KeySlice<'_> {
+        // SAFETY: as for `usize`, with the signed integer of the pointer width, which
+        // sign-extends as `isize` does.
+        let u =
+            unsafe { core::slice::from_raw_parts(keys.as_ptr().cast::<SignedWord>(), keys.len()) };
+        SignedWord::as_keys(u)
+    }
+}
+
+/// The integer types of the pointer width.
+#[cfg(target_pointer_width = "64")]
+type Word = u64;
+#[cfg(target_pointer_width = "64")]
+type SignedWord = i64;
+#[cfg(target_pointer_width = "32")]
+type Word = u32;
+#[cfg(target_pointer_width = "32")]
+type SignedWord = i32;
+#[cfg(target_pointer_width = "16")]
+type Word = u16;
+#[cfg(target_pointer_width = "16")]
+type SignedWord = i16;
+
 impl BatchKey for u128 {
     fn as_keys(keys: &[u128]) -> private::KeySlice<'_> {
         private::KeySlice(Keys::U128(keys))
@@ -183,15 +227,15 @@ impl<'a> ByteColumn<'a> {
 /// What the answer-shaped batch methods take ([`contains_bitmap`](crate::Filter::contains_bitmap),
 /// [`select`](crate::Filter::select), [`insert_batch_new`](crate::BloomFilter::insert_batch_new)):
 /// a slice, array or `Vec` of a [`BatchKey`] type, or a [`ByteColumn`].
-pub trait KeySource: private::Sealed {
+pub trait KeySource: private::SealedSource {
     #[doc(hidden)]
     fn key_slice(&self) -> private::KeySlice<'_>;
 }
 
-impl<K: BatchKey> private::Sealed for [K] {}
-impl<K: BatchKey> private::Sealed for Vec<K> {}
-impl<K: BatchKey, const N: usize> private::Sealed for [K; N] {}
-impl private::Sealed for ByteColumn<'_> {}
+impl<K: BatchKey> private::SealedSource for [K] {}
+impl<K: BatchKey> private::SealedSource for Vec<K> {}
+impl<K: BatchKey, const N: usize> private::SealedSource for [K; N] {}
+impl private::SealedSource for ByteColumn<'_> {}
 
 impl<K: BatchKey> KeySource for [K] {
     fn key_slice(&self) -> private::KeySlice<'_> {
@@ -212,4 +256,33 @@ impl KeySource for ByteColumn<'_> {
     fn key_slice(&self) -> private::KeySlice<'_> {
         private::KeySlice(self.keys)
     }
+}
+
+/// Hashes a batch of keys of any [`BatchKey`] type with hash id 1 (XXH3-64 with `seed`) on the
+/// active kernel: equal, bit for bit, to [`hash_key`](crate::hash::hash_key) of each key, so
+/// an integer of any width hashes as its 64-bit value (widened in lanes). The hashes go to
+/// [`contains_hash_batch`](crate::Filter::contains_hash_batch) of a filter of hash id 1 and
+/// can be kept; for a filter of another hash, [`Filter::hash`](crate::Filter::hash) gives
+/// each key's.
+///
+/// # Panics
+/// If `out.len() != keys.len()`.
+///
+/// ```
+/// use blockbloom::hash::{hash_key, hash_key_batch, hash_u64};
+///
+/// let mut out = [0u64; 2];
+/// hash_key_batch(&[4u32, 5], 1, &mut out);
+/// assert_eq!(out, [hash_u64(4, 1), hash_key(&5u8, 1)]);
+/// hash_key_batch(&[-1i8, 7], 1, &mut out);
+/// assert_eq!(out[0], hash_u64(u64::MAX, 1));
+/// ```
+pub fn hash_key_batch<K: BatchKey>(keys: &[K], seed: u64, out: &mut [u64]) {
+    assert_eq!(
+        keys.len(),
+        out.len(),
+        "output slice length must equal key count"
+    );
+    let flip = crate::hashing::seed_flip(seed);
+    crate::kernel::Kernel::fallback_to_best().hash_keys(flip, K::as_keys(keys).0, 0, out);
 }

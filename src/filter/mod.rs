@@ -13,7 +13,7 @@ mod arrow;
 mod atomic;
 mod builder;
 mod counting;
-mod keys;
+pub(crate) mod keys;
 mod owned;
 #[cfg(feature = "parallel")]
 mod parallel;

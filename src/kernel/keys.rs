@@ -6,14 +6,113 @@ use super::Lanes;
 use crate::error::Error;
 use crate::hashing::aes::{self, AesKeys, Fixed, KeySource};
 use crate::hashing::{
-    KeyHash, bytes_with_seed, mx32, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
+    KeyHash, bytes_with_seed, mx32, seed_from_flip, u64_with_flip, u128_with_seed,
 };
+
+/// An integer key type of up to 64 bits: the key is its 64-bit value (sign-extended if the
+/// type is signed, zero-extended if not), on every path and under every hash.
+pub(crate) trait Word: Copy {
+    /// The key's 64-bit value.
+    fn value(self) -> u64;
+    /// The values of the first eight keys of `keys` in eight 64-bit lanes (`keys.len() >= 8`).
+    fn lanes<L: Lanes>(l: L, keys: &[Self]) -> L::V;
+}
+
+macro_rules! words {
+    ($($t:ty => $widen:ident as $via:ty),* $(,)?) => {$(
+        impl Word for $t {
+            #[inline(always)]
+            fn value(self) -> u64 {
+                self as $via as u64
+            }
+            #[inline(always)]
+            fn lanes<L: Lanes>(l: L, keys: &[$t]) -> L::V {
+                l.$widen(keys)
+            }
+        }
+    )*};
+}
+
+words! {
+    u64 => loadu as u64,
+    u32 => widen_u32 as u32, i32 => widen_i32 as i64,
+    u16 => widen_u16 as u16, i16 => widen_i16 as i64,
+    u8 => widen_u8 as u8, i8 => widen_i8 as i64,
+}
+
+/// Integer keys narrower than 64 bits, in place: each is its 64-bit value ([`Word`]), widened
+/// in lanes as a chunk is hashed (no copy of the keys).
+#[derive(Clone, Copy)]
+pub enum Narrow<'a> {
+    I8(&'a [i8]),
+    U8(&'a [u8]),
+    I16(&'a [i16]),
+    U16(&'a [u16]),
+    I32(&'a [i32]),
+    U32(&'a [u32]),
+}
+
+/// `$body` for the slice `$k` of whichever width `$n` holds (a generic call per width).
+macro_rules! each_width {
+    ($n:expr, $k:ident => $body:expr) => {
+        match $n {
+            Narrow::I8($k) => $body,
+            Narrow::U8($k) => $body,
+            Narrow::I16($k) => $body,
+            Narrow::U16($k) => $body,
+            Narrow::I32($k) => $body,
+            Narrow::U32($k) => $body,
+        }
+    };
+}
+
+impl<'a> Narrow<'a> {
+    pub(crate) fn len(self) -> usize {
+        each_width!(self, k => k.len())
+    }
+
+    pub(crate) fn slice(self, start: usize, end: usize) -> Narrow<'a> {
+        match self {
+            Narrow::I8(k) => Narrow::I8(&k[start..end]),
+            Narrow::U8(k) => Narrow::U8(&k[start..end]),
+            Narrow::I16(k) => Narrow::I16(&k[start..end]),
+            Narrow::U16(k) => Narrow::U16(&k[start..end]),
+            Narrow::I32(k) => Narrow::I32(&k[start..end]),
+            Narrow::U32(k) => Narrow::U32(&k[start..end]),
+        }
+    }
+
+    fn stream(self) -> (*const u8, usize) {
+        fn of<T>(k: &[T]) -> (*const u8, usize) {
+            (k.as_ptr().cast(), size_of::<T>())
+        }
+        each_width!(self, k => of(k))
+    }
+
+    /// Key `i`'s 64-bit value.
+    #[cfg(feature = "arrow")]
+    #[inline]
+    pub(crate) fn value(self, i: usize) -> u64 {
+        each_width!(self, k => k[i].value())
+    }
+
+    /// `f` of each key's value, in order, into `out` (same length).
+    #[inline(always)]
+    fn values_into(self, out: &mut [u64], f: impl Fn(u64) -> u64) {
+        each_width!(self, k => {
+            for (o, &x) in out.iter_mut().zip(k) {
+                *o = f(x.value());
+            }
+        })
+    }
+}
 
 /// Keys of a batch: raw integer keys (hashed in lanes), 16-byte keys, byte strings, or hashes.
 #[derive(Clone, Copy)]
 pub enum Keys<'a> {
     U64(&'a [u64]),
-    U32(&'a [u32]),
+    /// Integers of 8, 16 and 32 bits, each hashed as its 64-bit value (as `U64`).
+    Narrow(Narrow<'a>),
     /// 16-byte keys as integers: their 16 little-endian bytes are the key.
     U128(&'a [u128]),
     /// 16-byte keys as bytes.
@@ -30,7 +129,7 @@ pub enum Keys<'a> {
 /// 16 bytes (byte strings of those lengths are among [`Aesh::BytesMx32`]).
 #[derive(Clone, Copy)]
 pub enum Mx32<'a> {
-    U32(&'a [u32]),
+    Narrow(Narrow<'a>),
     U64(&'a [u64]),
     U128(&'a [u128]),
     Fixed16(&'a [[u8; 16]]),
@@ -41,7 +140,7 @@ impl<'a> Mx32<'a> {
     #[inline(always)]
     fn plain(self) -> Keys<'a> {
         match self {
-            Mx32::U32(k) => Keys::U32(k),
+            Mx32::Narrow(k) => Keys::Narrow(k),
             Mx32::U64(k) => Keys::U64(k),
             Mx32::U128(k) => Keys::U128(k),
             Mx32::Fixed16(k) => Keys::Fixed16(k),
@@ -51,11 +150,7 @@ impl<'a> Mx32<'a> {
     /// Hashes every key into `out` (same length), one at a time: the scalar reference's.
     fn hash_scalar(self, k: u64, out: &mut [u64]) {
         match self {
-            Mx32::U32(keys) => {
-                for (o, &x) in out.iter_mut().zip(keys) {
-                    *o = mx32::u32_with_key(x, k);
-                }
-            }
+            Mx32::Narrow(keys) => keys.values_into(out, |x| mx32::u64_with_key(x, k)),
             Mx32::U64(keys) => {
                 for (o, &x) in out.iter_mut().zip(keys) {
                     *o = mx32::u64_with_key(x, k);
@@ -370,7 +465,7 @@ impl<'a> Keys<'a> {
             (KeyHash::Aesh, Keys::U128(k)) => Keys::Aesh(Aesh::U128(k)),
             (KeyHash::Aesh, Keys::Fixed16(k)) => Keys::Aesh(Aesh::Fixed16(k)),
             (KeyHash::Mx32, Keys::Bytes(b)) => Keys::Aesh(Aesh::BytesMx32(b)),
-            (KeyHash::Mx32, Keys::U32(k)) => Keys::Mx32(Mx32::U32(k)),
+            (KeyHash::Mx32, Keys::Narrow(k)) => Keys::Mx32(Mx32::Narrow(k)),
             (KeyHash::Mx32, Keys::U64(k)) => Keys::Mx32(Mx32::U64(k)),
             (KeyHash::Mx32, Keys::U128(k)) => Keys::Mx32(Mx32::U128(k)),
             (KeyHash::Mx32, Keys::Fixed16(k)) => Keys::Mx32(Mx32::Fixed16(k)),
@@ -383,7 +478,7 @@ impl<'a> Keys<'a> {
             Keys::Aesh(a) => a.plain().len(),
             Keys::Mx32(m) => m.plain().len(),
             Keys::U64(k) | Keys::Hashes(k) => k.len(),
-            Keys::U32(k) => k.len(),
+            Keys::Narrow(k) => k.len(),
             Keys::U128(k) => k.len(),
             Keys::Fixed16(k) => k.len(),
             Keys::Bytes(k) => k.len(),
@@ -399,7 +494,7 @@ impl<'a> Keys<'a> {
             Keys::Aesh(a) => a.plain().stream(),
             Keys::Mx32(m) => m.plain().stream(),
             Keys::U64(k) | Keys::Hashes(k) => (k.as_ptr().cast(), 8),
-            Keys::U32(k) => (k.as_ptr().cast(), 4),
+            Keys::Narrow(k) => k.stream(),
             Keys::U128(k) => (k.as_ptr().cast(), 16),
             Keys::Fixed16(k) => (k.as_ptr().cast(), 16),
             Keys::Bytes(ByteKeys::Slices(k)) => (k.as_ptr().cast(), size_of::<&[u8]>()),
@@ -414,7 +509,7 @@ impl<'a> Keys<'a> {
     pub(crate) fn slice(self, start: usize, end: usize) -> Keys<'a> {
         match self {
             Keys::U64(k) => Keys::U64(&k[start..end]),
-            Keys::U32(k) => Keys::U32(&k[start..end]),
+            Keys::Narrow(k) => Keys::Narrow(k.slice(start, end)),
             Keys::U128(k) => Keys::U128(&k[start..end]),
             Keys::Fixed16(k) => Keys::Fixed16(&k[start..end]),
             Keys::Bytes(k) => Keys::Bytes(k.slice(start, end)),
@@ -437,11 +532,7 @@ impl<'a> Keys<'a> {
                     *o = u64_with_flip(x, flip);
                 }
             }
-            Keys::U32(k) => {
-                for (o, &x) in out.iter_mut().zip(*k) {
-                    *o = u32_with_flip(x, flip);
-                }
-            }
+            Keys::Narrow(k) => k.values_into(out, |x| u64_with_flip(x, flip)),
             Keys::U128(k) => {
                 let seed = seed_from_flip(flip);
                 for (o, &x) in out.iter_mut().zip(*k) {
@@ -480,14 +571,16 @@ impl<'a> Keys<'a> {
     pub(crate) fn hash_lanes_at<L: Lanes>(&self, l: L, flip: u64, start: usize, out: &mut [u64]) {
         let end = start + out.len();
         match self {
-            Keys::U64(k) => l.hash_u64(flip, &k[start..end], out),
-            Keys::U32(k) => l.hash_u32(flip, &k[start..end], out),
+            Keys::U64(k) => l.hash_words(flip, &k[start..end], out),
+            Keys::Narrow(n) => each_width!(n, k => l.hash_words(flip, &k[start..end], out)),
             Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
             Keys::U128(_) | Keys::Fixed16(_) => l.hash_keys16(flip, self.slice(start, end), out),
             Keys::Bytes(_) => l.hash_bytes(flip, self.slice(start, end), out),
             Keys::Aesh(_) => l.hash_aesh(flip, self.slice(start, end), out),
-            Keys::Mx32(Mx32::U64(k)) => l.hash_u64_mx32(flip, &k[start..end], out),
-            Keys::Mx32(Mx32::U32(k)) => l.hash_u32_mx32(flip, &k[start..end], out),
+            Keys::Mx32(Mx32::U64(k)) => l.hash_words_mx32(flip, &k[start..end], out),
+            Keys::Mx32(Mx32::Narrow(n)) => {
+                each_width!(n, k => l.hash_words_mx32(flip, &k[start..end], out))
+            }
             Keys::Mx32(_) => l.hash_keys16_mx32(flip, self.slice(start, end), out),
         }
     }
@@ -497,7 +590,7 @@ impl<'a> Keys<'a> {
 mod tests {
     use alloc::vec::Vec;
 
-    use super::{ByteKeys, Keys};
+    use super::{ByteKeys, Keys, Narrow};
     use crate::hashing::{KeyHash, seed_flip};
     use crate::isa::Isa;
     use crate::kernel::Kernel;
@@ -619,8 +712,11 @@ mod tests {
                         "u64",
                     );
                     check(
-                        Keys::U32(&halves),
-                        halves.iter().map(|&w| one(KeyForm::U32(w))).collect(),
+                        Keys::Narrow(Narrow::U32(&halves)),
+                        halves
+                            .iter()
+                            .map(|&w| one(KeyForm::U64(w as u64)))
+                            .collect(),
                         "u32",
                     );
                     let want: Vec<u64> = wide.iter().map(|&w| one(KeyForm::U128(w))).collect();
@@ -637,6 +733,81 @@ mod tests {
             // The integer forms and their bytes are one key.
             for &w in &words {
                 assert_eq!(one(KeyForm::U64(w)), one(KeyForm::Bytes(&w.to_le_bytes())));
+            }
+        }
+    }
+
+    /// Integers of every width are their 64-bit value (sign-extended if signed) on every tier
+    /// under every hash id: each narrow batch hashes as the `u64` batch of the widened values,
+    /// from several starts (whole chunks of eight and remainders).
+    #[test]
+    fn narrow_integers_hash_as_their_64_bit_value_on_every_tier() {
+        let mut s = 0x0123_4567_89ab_cdefu64;
+        let mut next = move || {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            s >> 17
+        };
+        let raw: Vec<u64> = (0..77).map(|_| next()).collect();
+        let i8s: Vec<i8> = raw.iter().map(|&r| r as i8).collect();
+        let u8s: Vec<u8> = raw.iter().map(|&r| r as u8).collect();
+        let i16s: Vec<i16> = raw.iter().map(|&r| r as i16).collect();
+        let u16s: Vec<u16> = raw.iter().map(|&r| r as u16).collect();
+        let i32s: Vec<i32> = raw.iter().map(|&r| r as i32).collect();
+        let u32s: Vec<u32> = raw.iter().map(|&r| r as u32).collect();
+        let sources: [(&str, Narrow<'_>, Vec<u64>); 6] = [
+            (
+                "i8",
+                Narrow::I8(&i8s),
+                i8s.iter().map(|&v| v as i64 as u64).collect(),
+            ),
+            (
+                "u8",
+                Narrow::U8(&u8s),
+                u8s.iter().map(|&v| v as u64).collect(),
+            ),
+            (
+                "i16",
+                Narrow::I16(&i16s),
+                i16s.iter().map(|&v| v as i64 as u64).collect(),
+            ),
+            (
+                "u16",
+                Narrow::U16(&u16s),
+                u16s.iter().map(|&v| v as u64).collect(),
+            ),
+            (
+                "i32",
+                Narrow::I32(&i32s),
+                i32s.iter().map(|&v| v as i64 as u64).collect(),
+            ),
+            (
+                "u32",
+                Narrow::U32(&u32s),
+                u32s.iter().map(|&v| v as u64).collect(),
+            ),
+        ];
+        for hash in [KeyHash::Xxh3, KeyHash::Aesh, KeyHash::Mx32] {
+            for seed in [0, 0xfeed] {
+                let flip = seed_flip(seed);
+                for isa in Isa::supported() {
+                    let kernel = Kernel::get(isa).unwrap();
+                    for (name, narrow, values) in &sources {
+                        let want: Vec<u64> = values
+                            .iter()
+                            .map(|&v| KeyForm::U64(v).hash_with(hash, seed))
+                            .collect();
+                        for start in [0, 5, 8, 70] {
+                            let mut out = alloc::vec![0u64; values.len() - start];
+                            let keys = Keys::Narrow(*narrow).under(hash);
+                            kernel.hash_keys(flip, keys, start, &mut out);
+                            assert_eq!(out, want[start..], "{isa}, {hash:?}, {name}, from {start}");
+                            let mut wide = alloc::vec![0u64; values.len() - start];
+                            let keys = Keys::U64(values).under(hash);
+                            kernel.hash_keys(flip, keys, start, &mut wide);
+                            assert_eq!(out, wide, "{isa}, {hash:?}, {name} against u64");
+                        }
+                    }
+                }
             }
         }
     }

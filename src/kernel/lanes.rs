@@ -9,7 +9,8 @@
 //! NEON registers; [`Lanes::H`] is eight 32-bit lanes (a 256-bit split block).
 
 use super::Keys;
-use crate::hashing::{PRIME_MX2, mx32, seed_from_flip, u32_with_flip, u64_with_flip};
+use super::keys::Word;
+use crate::hashing::{PRIME_MX2, mx32, seed_from_flip, u64_with_flip};
 use crate::layout::{Block, Layout, Row, Row32, contains_scalar, insert_scalar};
 
 /// One SIMD tier's primitives. Implementors are zero-sized tokens that exist only once the
@@ -50,7 +51,31 @@ pub(crate) trait Lanes: Copy {
     /// Stores into the first eight words of `out` (any alignment; `out.len() >= 8`).
     fn storeu(self, out: &mut [u64], v: Self::V);
     /// The first eight `u32` of `keys`, zero-extended to 64-bit lanes (`keys.len() >= 8`).
-    fn widen(self, keys: &[u32]) -> Self::V;
+    fn widen_u32(self, keys: &[u32]) -> Self::V;
+    /// The first eight `i32` of `keys`, sign-extended to 64-bit lanes (`keys.len() >= 8`).
+    /// The narrower widths below, the same way: a tier overrides them where one instruction
+    /// widens (x86-64's `vpmovsx`/`vpmovzx`); the default goes through a stack array, which
+    /// is the key chunk read once either way.
+    #[inline(always)]
+    fn widen_i32(self, keys: &[i32]) -> Self::V {
+        self.loadu(&widened(keys, |x| x as i64 as u64))
+    }
+    #[inline(always)]
+    fn widen_u16(self, keys: &[u16]) -> Self::V {
+        self.loadu(&widened(keys, |x| x as u64))
+    }
+    #[inline(always)]
+    fn widen_i16(self, keys: &[i16]) -> Self::V {
+        self.loadu(&widened(keys, |x| x as i64 as u64))
+    }
+    #[inline(always)]
+    fn widen_u8(self, keys: &[u8]) -> Self::V {
+        self.loadu(&widened(keys, |x| x as u64))
+    }
+    #[inline(always)]
+    fn widen_i8(self, keys: &[i8]) -> Self::V {
+        self.loadu(&widened(keys, |x| x as i64 as u64))
+    }
 
     fn or(self, a: Self::V, b: Self::V) -> Self::V;
     fn and(self, a: Self::V, b: Self::V) -> Self::V;
@@ -215,30 +240,19 @@ pub(crate) trait Lanes: Copy {
         hash_aesh(self, flip, keys, false, out)
     }
 
-    /// XXH3 of each `u64` key (given the seed's flip constant). `keys.len() == out.len()`.
-    /// A tier may override it (AVX-512 hashes with instructions its probe loops avoid).
+    /// XXH3 of each integer key's 64-bit value (given the seed's flip constant).
+    /// `keys.len() == out.len()`. A tier may override it (AVX-512 hashes with instructions
+    /// its probe loops avoid).
     #[inline(always)]
-    fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]) {
-        hash_u64(self, flip, keys, out)
+    fn hash_words<W: Word>(self, flip: u64, keys: &[W], out: &mut [u64]) {
+        hash_words(self, flip, keys, out)
     }
 
-    /// XXH3 of each `u32` key. `keys.len() == out.len()`.
-    #[inline(always)]
-    fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
-        hash_u32(self, flip, keys, out)
-    }
-
-    /// MX32-64 (hash id 3) of each `u64` key, given the seed's XXH3 flip.
+    /// MX32-64 (hash id 3) of each integer key's 64-bit value, given the seed's XXH3 flip.
     /// `keys.len() == out.len()`.
     #[inline(always)]
-    fn hash_u64_mx32(self, flip: u64, keys: &[u64], out: &mut [u64]) {
-        hash_u64_mx32(self, flip, keys, out)
-    }
-
-    /// MX32-64 (hash id 3) of each `u32` key. `keys.len() == out.len()`.
-    #[inline(always)]
-    fn hash_u32_mx32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
-        hash_u32_mx32(self, flip, keys, out)
+    fn hash_words_mx32<W: Word>(self, flip: u64, keys: &[W], out: &mut [u64]) {
+        hash_words_mx32(self, flip, keys, out)
     }
 
     /// MX32-64 of 16-byte keys (`Keys::Mx32` of `u128` or `[u8; 16]`), `out.len() ==
@@ -344,35 +358,26 @@ pub(crate) fn rrmxmx_var<L: Lanes>(l: L, h: L::V, len: L::V) -> L::V {
     l.xor(h, l.shr::<28>(h))
 }
 
-/// XXH3-64 of each `u64` key, eight lanes at a time (the rest one at a time).
+/// The first eight keys' 64-bit values, in a stack array: [`Lanes`]' default widening.
 #[inline(always)]
-pub(crate) fn hash_u64<L: Lanes>(l: L, flip: u64, keys: &[u64], out: &mut [u64]) {
+fn widened<T: Copy>(keys: &[T], value: impl Fn(T) -> u64) -> [u64; 8] {
+    let keys = &keys[..8];
+    core::array::from_fn(|i| value(keys[i]))
+}
+
+/// XXH3-64 of each integer key's 64-bit value, eight lanes at a time (the rest one at a time).
+#[inline(always)]
+pub(crate) fn hash_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
     let f = l.splat(flip);
     let mut kc = keys.chunks_exact(8);
     let mut oc = out.chunks_exact_mut(8);
     for (k, o) in (&mut kc).zip(&mut oc) {
         // XXH3 reads the key as two LE32 halves and rotates by 32: swap the halves.
-        let x = l.xor(l.rotl::<32, 32>(l.loadu(k)), f);
+        let x = l.xor(l.rotl::<32, 32>(W::lanes(l, k)), f);
         l.storeu(o, rrmxmx(l, x, 8));
     }
     for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-        *o = u64_with_flip(k, flip);
-    }
-}
-
-/// XXH3-64 of each `u32` key, eight lanes at a time (the rest one at a time).
-#[inline(always)]
-pub(crate) fn hash_u32<L: Lanes>(l: L, flip: u64, keys: &[u32], out: &mut [u64]) {
-    let f = l.splat(flip);
-    let mut kc = keys.chunks_exact(8);
-    let mut oc = out.chunks_exact_mut(8);
-    for (k, o) in (&mut kc).zip(&mut oc) {
-        let x = l.widen(k);
-        let x = l.xor(l.or(x, l.shl::<32>(x)), f);
-        l.storeu(o, rrmxmx(l, x, 4));
-    }
-    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-        *o = u32_with_flip(k, flip);
+        *o = u64_with_flip(k.value(), flip);
     }
 }
 
@@ -392,35 +397,19 @@ fn mx32_finish<L: Lanes>(l: L, x: L::V, tweak: u64) -> L::V {
     mx32_round(l, mx32_round(l, x, 2), 3)
 }
 
-/// MX32-64 of each `u64` key, eight lanes at a time (the rest one at a time).
+/// MX32-64 of each integer key's 64-bit value, eight lanes at a time (the rest one at a time).
 #[inline(always)]
-pub(crate) fn hash_u64_mx32<L: Lanes>(l: L, flip: u64, keys: &[u64], out: &mut [u64]) {
+pub(crate) fn hash_words_mx32<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
     let k = mx32::key(seed_from_flip(flip));
     let kv = l.splat(k);
     let mut kc = keys.chunks_exact(8);
     let mut oc = out.chunks_exact_mut(8);
     for (x, o) in (&mut kc).zip(&mut oc) {
-        let x = l.xor(l.loadu(x), kv);
+        let x = l.xor(W::lanes(l, x), kv);
         l.storeu(o, mx32_finish(l, x, mx32::T8));
     }
     for (o, &x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-        *o = mx32::u64_with_key(x, k);
-    }
-}
-
-/// MX32-64 of each `u32` key, eight lanes at a time (the rest one at a time).
-#[inline(always)]
-pub(crate) fn hash_u32_mx32<L: Lanes>(l: L, flip: u64, keys: &[u32], out: &mut [u64]) {
-    let k = mx32::key(seed_from_flip(flip));
-    let kv = l.splat(k);
-    let mut kc = keys.chunks_exact(8);
-    let mut oc = out.chunks_exact_mut(8);
-    for (x, o) in (&mut kc).zip(&mut oc) {
-        let x = l.xor(l.widen(x), kv);
-        l.storeu(o, mx32_finish(l, x, mx32::T4));
-    }
-    for (o, &x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-        *o = mx32::u32_with_key(x, k);
+        *o = mx32::u64_with_key(x.value(), k);
     }
 }
 

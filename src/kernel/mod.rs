@@ -516,15 +516,6 @@ impl Kernel {
         );
         self.hash_keys(flip, Keys::U64(keys), 0, out)
     }
-
-    pub fn hash_u32(&self, flip: u64, keys: &[u32], out: &mut [u64]) {
-        assert_eq!(
-            keys.len(),
-            out.len(),
-            "output slice length must equal key count"
-        );
-        self.hash_keys(flip, Keys::U32(keys), 0, out)
-    }
 }
 
 /// Hashes a batch of keys into `out` (same length).
@@ -559,21 +550,6 @@ impl Batch for HashBatch<'_, '_> {
 /// ```
 pub fn hash_u64_batch(keys: &[u64], seed: u64, out: &mut [u64]) {
     Kernel::fallback_to_best().hash_u64(crate::hashing::seed_flip(seed), keys, out);
-}
-
-/// Hashes a batch of `u32` keys with the active kernel. Equal to
-/// [`hash_u32`](crate::hashing::hash_u32) on each key.
-///
-/// # Panics
-/// If `out.len() != keys.len()`.
-///
-/// ```
-/// let mut out = [0u64; 2];
-/// blockbloom::hash::hash_u32_batch(&[4, 5], 1, &mut out);
-/// assert_eq!(out, [blockbloom::hash::hash_u32(4, 1), blockbloom::hash::hash_u32(5, 1)]);
-/// ```
-pub fn hash_u32_batch(keys: &[u32], seed: u64, out: &mut [u64]) {
-    Kernel::fallback_to_best().hash_u32(crate::hashing::seed_flip(seed), keys, out);
 }
 
 /// Hashes a batch of byte-string keys: keys of 4 to 16 bytes eight at a time in AVX-512

@@ -53,7 +53,7 @@ impl Lanes for Portable {
         out[4..8].copy_from_slice(&v[1].to_array());
     }
     #[inline(always)]
-    fn widen(self, k: &[u32]) -> Self::V {
+    fn widen_u32(self, k: &[u32]) -> Self::V {
         let w = |i: usize| {
             u64x4::new([
                 k[i] as u64,

@@ -4,7 +4,7 @@
 
 use super::keys::Mx32;
 use super::{BlockOp, Keys, Probes, Shape, Sink};
-use crate::hashing::{mx32, seed_from_flip, u32_with_flip, u64_with_flip};
+use crate::hashing::{mx32, seed_from_flip, u64_with_flip};
 use crate::layout::{Block, Layout, block_index, contains_scalar, insert_scalar, pattern_scalar};
 
 /// The probes of `lo`, one at a time.
@@ -37,7 +37,6 @@ pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink:
     let flip = shape.flip;
     match keys {
         Keys::U64(k) => drive(shape, k.iter().map(|&x| u64_with_flip(x, flip)), op, sink),
-        Keys::U32(k) => drive(shape, k.iter().map(|&x| u32_with_flip(x, flip)), op, sink),
         Keys::Hashes(k) => drive(shape, k.iter().copied(), op, sink),
         Keys::Mx32(Mx32::U64(k)) => {
             let key = mx32::key(seed_from_flip(flip));
@@ -48,17 +47,13 @@ pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink:
                 sink,
             )
         }
-        Keys::Mx32(Mx32::U32(k)) => {
-            let key = mx32::key(seed_from_flip(flip));
-            drive(
-                shape,
-                k.iter().map(|&x| mx32::u32_with_key(x, key)),
-                op,
-                sink,
-            )
-        }
         // Hashed a chunk at a time (one dispatch per chunk, not per key), then driven in order.
-        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) | Keys::Aesh(_) | Keys::Mx32(_) => {
+        Keys::Narrow(_)
+        | Keys::U128(_)
+        | Keys::Fixed16(_)
+        | Keys::Bytes(_)
+        | Keys::Aesh(_)
+        | Keys::Mx32(_) => {
             const CHUNK: usize = 64;
             let len = keys.len();
             let hashes = (0..len).step_by(CHUNK).flat_map(move |start| {

@@ -17,7 +17,7 @@ impl SplitBlockFilter {
     ///
     /// | Arrow type | Parquet physical type | bytes hashed | single-value twin |
     /// | :--- | :--- | :--- | :--- |
-    /// | `Int32`, `UInt32` | `INT32` | 4, little-endian | `insert(&i32)`, `insert(&u32)` |
+    /// | `Int8`, `Int16`, `Int32`, `UInt8`, `UInt16`, `UInt32` | `INT32` | 4, little-endian, of the value extended to 32 bits | `insert(&i32)`, `insert(&u32)` |
     /// | `Int64`, `UInt64` | `INT64` | 8, little-endian | `insert(&i64)`, `insert(&u64)` |
     /// | `Utf8`, `LargeUtf8`, `Binary`, `LargeBinary` | `BYTE_ARRAY` | the bytes, no length prefix | `insert(str)`, `insert(&[u8])` |
     /// | `Utf8View`, `BinaryView` | `BYTE_ARRAY` | the bytes, no length prefix | `insert(str)`, `insert(&[u8])` |
@@ -102,9 +102,16 @@ fn hash_column(kernel: &Kernel, column: Column<'_>, out: &mut [u64]) {
     debug_assert_eq!(column.len(), out.len());
     match column {
         Column::U64(v) => kernel.xxh64_u64(v, out),
-        Column::U32(v) => {
+        // Parquet stores every integer of up to 32 bits as INT32: the value sign-extended
+        // (signed types) or zero-extended (unsigned) to 32 bits, 4 bytes hashed.
+        Column::Narrow(v) => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = hash_u32(v.value(i) as u32);
+            }
+        }
+        Column::Int32Values(v) => {
             for (o, &x) in out.iter_mut().zip(v) {
-                *o = hash_u32(x);
+                *o = hash_u32(x as u32);
             }
         }
         c => {

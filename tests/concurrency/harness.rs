@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::common::SplitMix64;
-use blockbloom::hash::{hash_u32, hash_u64};
+use blockbloom::hash::hash_u64;
 use blockbloom::layout::{Block, Layout, block_index, pattern_scalar};
 use blockbloom::{AtomicBloomFilter, BloomFilter, Builder, Isa};
 
@@ -245,7 +245,7 @@ impl Shared for Racy {
         self.insert_hash(hash_u64(key, self.spec.seed))
     }
     fn insert_u32(&self, key: u32) {
-        self.insert_hash(hash_u32(key, self.spec.seed))
+        self.insert_hash(hash_u64(key as u64, self.spec.seed))
     }
     fn insert_batch_u64(&self, keys: &[u64]) {
         keys.iter().for_each(|&k| self.insert_u64(k))
@@ -271,7 +271,7 @@ impl Shared for Racy {
     fn missing_u32(&self, keys: &[u32]) -> usize {
         let seed = self.spec.seed;
         keys.iter()
-            .filter(|&&k| !self.contains_hash(hash_u32(k, seed)))
+            .filter(|&&k| !self.contains_hash(hash_u64(k as u64, seed)))
             .count()
     }
     fn words(&self) -> Vec<u64> {

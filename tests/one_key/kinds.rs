@@ -1,14 +1,62 @@
-// Filter kinds: what each can insert and query (None / false: the kind has no such method).
+// Filter kinds: what each can insert and query (None / false: the kind has no such method),
+// and the configurations (hash id, layout) each accepts.
 
+use blockbloom::layout::Layout;
 use blockbloom::{
     AtomicBloomFilter, BatchKey, BloomFilter, ByteColumn, ClassicBloomFilter, CountingBloomFilter,
-    DeletableBloomFilter, FilterRef, Isa, Key, KeySource, ScalableBloomFilter,
+    DeletableBloomFilter, FilterRef, Isa, Key, KeyHash, KeySource, ScalableBloomFilter,
     VariableIncrementBloomFilter,
 };
 
+/// A filter's configuration: its hash id and, for the blocked kinds that take one, its layout
+/// (`None`: the kind's own, for the kinds that take neither).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Config {
+    pub hash: KeyHash,
+    pub layout: Option<Layout>,
+}
+
+impl std::fmt::Display for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.layout {
+            Some(l) => write!(f, "hash id {}, {l:?}", self.hash.id()),
+            None => write!(f, "hash id {}, its own layout", self.hash.id()),
+        }
+    }
+}
+
+pub(crate) const HASHES: [KeyHash; 3] = [KeyHash::Xxh3, KeyHash::Aesh, KeyHash::Mx32];
+
+/// Every hash id with every layout: what the plain filter (and its view, its atomic twin and
+/// the deletable filter over it) accepts.
+pub(crate) fn every_config() -> Vec<Config> {
+    HASHES
+        .iter()
+        .flat_map(|&hash| {
+            Layout::ALL.map(|l| Config {
+                hash,
+                layout: Some(l),
+            })
+        })
+        .collect()
+}
+
+/// A kind that takes no configuration: hash id 1 and its own layout.
+fn own() -> Vec<Config> {
+    vec![Config {
+        hash: KeyHash::Xxh3,
+        layout: None,
+    }]
+}
+
 pub(crate) trait Kind: Sized {
     const NAME: &'static str;
-    fn make(isa: Isa, n: usize) -> Self;
+    /// The configurations this kind accepts.
+    fn configs() -> Vec<Config>;
+    fn make(isa: Isa, n: usize, config: Config) -> Self;
+    /// Whether two filters hold the same state (the same bits, counters and stages): then
+    /// every query answers alike on both.
+    fn same(&self, other: &Self) -> bool;
     fn insert<K: Key + ?Sized>(&mut self, k: &K);
     fn insert_bytes(&mut self, b: &[u8]);
     fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) -> bool;
@@ -22,6 +70,10 @@ pub(crate) trait Kind: Sized {
         false
     }
     fn extend_keys<K: Key>(&mut self, _keys: impl IntoIterator<Item = K>) -> bool {
+        false
+    }
+    #[cfg(feature = "arrow")]
+    fn insert_array(&mut self, _a: &dyn arrow_array::Array) -> bool {
         false
     }
     /// Called once after the inserts, before the queries.
@@ -39,20 +91,35 @@ pub(crate) trait Kind: Sized {
     fn select<Q: KeySource + ?Sized>(&self, _q: &Q, _n: usize) -> Option<Vec<bool>> {
         None
     }
+    #[cfg(feature = "arrow")]
+    fn contains_array(&self, _a: &dyn arrow_array::Array) -> Option<Vec<bool>> {
+        None
+    }
 }
 
-fn plain(isa: Isa, n: usize) -> BloomFilter {
-    BloomFilter::builder()
+fn plain(isa: Isa, n: usize, config: Config) -> BloomFilter {
+    let mut b = BloomFilter::builder()
         .capacity(n as u64)
         .fpr(0.01)
         .seed(0x5eed)
-        .isa(isa)
-        .build()
-        .unwrap()
+        .key_hash(config.hash)
+        .isa(isa);
+    if let Some(layout) = config.layout {
+        b = b.layout(layout);
+    }
+    b.build().unwrap()
 }
 
 fn same<T>(t: &T) -> &T {
     t
+}
+
+/// An answer array's values (a null answers false: no test key is null).
+#[cfg(feature = "arrow")]
+fn answers(a: Result<arrow_array::BooleanArray, blockbloom::Error>) -> Option<Vec<bool>> {
+    use arrow_array::Array;
+    let a = a.unwrap();
+    Some((0..a.len()).map(|i| a.is_valid(i) && a.value(i)).collect())
 }
 
 /// The queries every `Filter<S>` has (plain, view, atomic, counting).
@@ -92,16 +159,32 @@ macro_rules! filter_queries {
             }
             Some(out)
         }
+        #[cfg(feature = "arrow")]
+        fn contains_array(&self, a: &dyn arrow_array::Array) -> Option<Vec<bool>> {
+            answers($f(self).contains_array(a))
+        }
     };
 }
 
 /// The plain and the atomic filter take every insert path (the atomic one through `&self`).
 macro_rules! every_insert {
-    ($t:ty, $name:literal, $make:expr) => {
+    ($t:ty, $name:literal, $make:expr, $same:expr) => {
         impl Kind for $t {
             const NAME: &'static str = $name;
-            fn make(isa: Isa, n: usize) -> Self {
-                $make(plain(isa, n))
+            fn configs() -> Vec<Config> {
+                every_config()
+            }
+            fn make(isa: Isa, n: usize, config: Config) -> Self {
+                $make(plain(isa, n, config))
+            }
+            fn same(&self, other: &Self) -> bool {
+                let same: fn(&Self, &Self) -> bool = $same;
+                same(self, other)
+            }
+            #[cfg(feature = "arrow")]
+            fn insert_array(&mut self, a: &dyn arrow_array::Array) -> bool {
+                <$t>::insert_array(self, a).unwrap();
+                true
             }
             fn insert<K: Key + ?Sized>(&mut self, k: &K) {
                 <$t>::insert(self, k)
@@ -133,11 +216,12 @@ macro_rules! every_insert {
     };
 }
 
-every_insert!(BloomFilter, "BloomFilter", |f| f);
+every_insert!(BloomFilter, "BloomFilter", |f| f, |a, b| a == b);
 every_insert!(
     AtomicBloomFilter,
     "AtomicBloomFilter",
-    BloomFilter::into_atomic
+    BloomFilter::into_atomic,
+    |a, b| a.snapshot() == b.snapshot()
 );
 
 /// `Extend` exists on the plain filter only.
@@ -184,11 +268,17 @@ impl View {
 
 impl Kind for View {
     const NAME: &'static str = "FilterRef";
-    fn make(isa: Isa, n: usize) -> Self {
+    fn configs() -> Vec<Config> {
+        every_config()
+    }
+    fn make(isa: Isa, n: usize, config: Config) -> Self {
         View {
-            filter: plain(isa, n),
+            filter: plain(isa, n, config),
             lines: Vec::new(),
         }
+    }
+    fn same(&self, other: &Self) -> bool {
+        self.filter == other.filter
     }
     fn insert<K: Key + ?Sized>(&mut self, k: &K) {
         self.filter.insert(k)
@@ -212,13 +302,26 @@ impl Kind for View {
 
 impl Kind for CountingBloomFilter {
     const NAME: &'static str = "CountingBloomFilter";
-    fn make(isa: Isa, n: usize) -> Self {
+    /// Hash id 1 only; the two layouts with a counter per bit (not `Sectors8x32`).
+    fn configs() -> Vec<Config> {
+        [Layout::Sectors8x64, Layout::Sectors4x128]
+            .map(|l| Config {
+                hash: KeyHash::Xxh3,
+                layout: Some(l),
+            })
+            .to_vec()
+    }
+    fn make(isa: Isa, n: usize, config: Config) -> Self {
         CountingBloomFilter::builder()
             .capacity(n as u64)
             .fpr(0.01)
+            .layout(config.layout.unwrap())
             .isa(isa)
             .build()
             .unwrap()
+    }
+    fn same(&self, other: &Self) -> bool {
+        self == other
     }
     fn insert<K: Key + ?Sized>(&mut self, k: &K) {
         CountingBloomFilter::insert(self, k)
@@ -255,8 +358,14 @@ macro_rules! family_queries {
 
 impl Kind for DeletableBloomFilter {
     const NAME: &'static str = "DeletableBloomFilter";
-    fn make(isa: Isa, n: usize) -> Self {
-        DeletableBloomFilter::from_filter(plain(isa, n), 64).unwrap()
+    fn configs() -> Vec<Config> {
+        every_config()
+    }
+    fn make(isa: Isa, n: usize, config: Config) -> Self {
+        DeletableBloomFilter::from_filter(plain(isa, n, config), 64).unwrap()
+    }
+    fn same(&self, other: &Self) -> bool {
+        self == other
     }
     fn insert<K: Key + ?Sized>(&mut self, k: &K) {
         DeletableBloomFilter::insert(self, k)
@@ -273,7 +382,13 @@ impl Kind for DeletableBloomFilter {
 
 impl Kind for ScalableBloomFilter {
     const NAME: &'static str = "ScalableBloomFilter";
-    fn make(isa: Isa, n: usize) -> Self {
+    fn configs() -> Vec<Config> {
+        own()
+    }
+    fn same(&self, other: &Self) -> bool {
+        self == other
+    }
+    fn make(isa: Isa, n: usize, _config: Config) -> Self {
         // A small first stage, so the keys spread over several stages.
         ScalableBloomFilter::builder()
             .initial_capacity((n as u64 / 4).max(1))
@@ -297,7 +412,13 @@ impl Kind for ScalableBloomFilter {
 
 impl Kind for ClassicBloomFilter {
     const NAME: &'static str = "ClassicBloomFilter";
-    fn make(isa: Isa, n: usize) -> Self {
+    fn configs() -> Vec<Config> {
+        own()
+    }
+    fn same(&self, other: &Self) -> bool {
+        self == other
+    }
+    fn make(isa: Isa, n: usize, _config: Config) -> Self {
         ClassicBloomFilter::with_capacity(n.max(1) as u64, 0.01)
             .unwrap()
             .with_isa(isa)
@@ -319,7 +440,13 @@ impl Kind for ClassicBloomFilter {
 /// No kernel and no batches: single keys and bytes only (the tier does not apply).
 impl Kind for VariableIncrementBloomFilter {
     const NAME: &'static str = "VariableIncrementBloomFilter";
-    fn make(_isa: Isa, n: usize) -> Self {
+    fn configs() -> Vec<Config> {
+        own()
+    }
+    fn same(&self, other: &Self) -> bool {
+        self == other
+    }
+    fn make(_isa: Isa, n: usize, _config: Config) -> Self {
         VariableIncrementBloomFilter::with_capacity(n.max(1) as u64, 0.01).unwrap()
     }
     fn insert<K: Key + ?Sized>(&mut self, k: &K) {

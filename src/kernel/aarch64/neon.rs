@@ -123,7 +123,7 @@ impl Lanes for Neon {
         unsafe { vst1q_u64_x4(out.as_mut_ptr(), uint64x2x4_t(v[0], v[1], v[2], v[3])) }
     }
     #[inline(always)]
-    fn widen(self, k: &[u32]) -> V {
+    fn widen_u32(self, k: &[u32]) -> V {
         let k = &k[..8];
         // SAFETY: NEON is present; `k` holds 8 u32.
         unsafe {

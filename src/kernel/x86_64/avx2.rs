@@ -121,7 +121,7 @@ impl Lanes for Avx2 {
         }
     }
     #[inline(always)]
-    fn widen(self, k: &[u32]) -> V {
+    fn widen_u32(self, k: &[u32]) -> V {
         let k = &k[..8];
         let p = k.as_ptr().cast::<__m128i>();
         // SAFETY: AVX2 is present; `k` holds 8 u32 (32 bytes).
@@ -129,6 +129,66 @@ impl Lanes for Avx2 {
             [
                 _mm256_cvtepu32_epi64(_mm_loadu_si128(p)),
                 _mm256_cvtepu32_epi64(_mm_loadu_si128(p.add(1))),
+            ]
+        }
+    }
+    #[inline(always)]
+    fn widen_i32(self, k: &[i32]) -> V {
+        let k = &k[..8];
+        let p = k.as_ptr().cast::<__m128i>();
+        // SAFETY: AVX2 is present; `k` holds 8 i32 (32 bytes).
+        unsafe {
+            [
+                _mm256_cvtepi32_epi64(_mm_loadu_si128(p)),
+                _mm256_cvtepi32_epi64(_mm_loadu_si128(p.add(1))),
+            ]
+        }
+    }
+    #[inline(always)]
+    fn widen_u16(self, k: &[u16]) -> V {
+        let k = &k[..8];
+        let p = k.as_ptr();
+        // SAFETY: AVX2 is present; `k` holds 8 u16, and each load reads 4 of them (8 bytes).
+        unsafe {
+            [
+                _mm256_cvtepu16_epi64(_mm_loadl_epi64(p.cast())),
+                _mm256_cvtepu16_epi64(_mm_loadl_epi64(p.add(4).cast())),
+            ]
+        }
+    }
+    #[inline(always)]
+    fn widen_i16(self, k: &[i16]) -> V {
+        let k = &k[..8];
+        let p = k.as_ptr();
+        // SAFETY: AVX2 is present; `k` holds 8 i16, and each load reads 4 of them (8 bytes).
+        unsafe {
+            [
+                _mm256_cvtepi16_epi64(_mm_loadl_epi64(p.cast())),
+                _mm256_cvtepi16_epi64(_mm_loadl_epi64(p.add(4).cast())),
+            ]
+        }
+    }
+    #[inline(always)]
+    fn widen_u8(self, k: &[u8]) -> V {
+        let k = &k[..8];
+        // SAFETY: AVX2 is present; `k` holds 8 bytes, the load's width.
+        unsafe {
+            let x = _mm_loadl_epi64(k.as_ptr().cast());
+            [
+                _mm256_cvtepu8_epi64(x),
+                _mm256_cvtepu8_epi64(_mm_srli_si128::<4>(x)),
+            ]
+        }
+    }
+    #[inline(always)]
+    fn widen_i8(self, k: &[i8]) -> V {
+        let k = &k[..8];
+        // SAFETY: AVX2 is present; `k` holds 8 bytes, the load's width.
+        unsafe {
+            let x = _mm_loadl_epi64(k.as_ptr().cast());
+            [
+                _mm256_cvtepi8_epi64(x),
+                _mm256_cvtepi8_epi64(_mm_srli_si128::<4>(x)),
             ]
         }
     }

@@ -5,6 +5,7 @@ use core::arch::x86_64::*;
 
 use super::avx2::Avx2;
 use crate::hashing::PRIME_MX2;
+use crate::kernel::keys::Word;
 use crate::kernel::lanes::Place;
 use crate::kernel::{Batch, Keys, Lanes};
 
@@ -97,10 +98,40 @@ impl Lanes for Avx512 {
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
-    fn widen(self, k: &[u32]) -> __m512i {
+    fn widen_u32(self, k: &[u32]) -> __m512i {
         let k = &k[..8];
         // SAFETY: AVX-512 F is present; `k` holds 8 u32 (32 bytes).
         unsafe { _mm512_cvtepu32_epi64(_mm256_loadu_si256(k.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn widen_i32(self, k: &[i32]) -> __m512i {
+        let k = &k[..8];
+        // SAFETY: AVX-512 F is present; `k` holds 8 i32 (32 bytes).
+        unsafe { _mm512_cvtepi32_epi64(_mm256_loadu_si256(k.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn widen_u16(self, k: &[u16]) -> __m512i {
+        let k = &k[..8];
+        // SAFETY: AVX-512 F is present; `k` holds 8 u16 (16 bytes).
+        unsafe { _mm512_cvtepu16_epi64(_mm_loadu_si128(k.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn widen_i16(self, k: &[i16]) -> __m512i {
+        let k = &k[..8];
+        // SAFETY: AVX-512 F is present; `k` holds 8 i16 (16 bytes).
+        unsafe { _mm512_cvtepi16_epi64(_mm_loadu_si128(k.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn widen_u8(self, k: &[u8]) -> __m512i {
+        let k = &k[..8];
+        // SAFETY: AVX-512 F is present; `k` holds 8 bytes, the load's width.
+        unsafe { _mm512_cvtepu8_epi64(_mm_loadl_epi64(k.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn widen_i8(self, k: &[i8]) -> __m512i {
+        let k = &k[..8];
+        // SAFETY: AVX-512 F is present; `k` holds 8 bytes, the load's width.
+        unsafe { _mm512_cvtepi8_epi64(_mm_loadl_epi64(k.as_ptr().cast())) }
     }
     #[inline(always)]
     fn or(self, a: __m512i, b: __m512i) -> __m512i {
@@ -222,14 +253,9 @@ impl Lanes for Avx512 {
     }
 
     #[inline(always)]
-    fn hash_u64(self, flip: u64, keys: &[u64], out: &mut [u64]) {
+    fn hash_words<W: Word>(self, flip: u64, keys: &[W], out: &mut [u64]) {
         // SAFETY: the token proves AVX-512 F and DQ.
-        unsafe { hash_u64(flip, keys, out) }
-    }
-    #[inline(always)]
-    fn hash_u32(self, flip: u64, keys: &[u32], out: &mut [u64]) {
-        // SAFETY: the token proves AVX-512 F and DQ.
-        unsafe { hash_u32(flip, keys, out) }
+        unsafe { hash_words(self, flip, keys, out) }
     }
     #[inline(always)]
     fn bswap64(self, a: __m512i) -> __m512i {
@@ -375,22 +401,21 @@ unsafe fn hash_bytes(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     crate::kernel::bytes::hash_keys(l, flip, keys, out)
 }
 
-/// XXH3 of each `u64` key, 8 lanes at a time.
+/// XXH3 of each integer key's 64-bit value, 8 lanes at a time.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F and DQ.
 #[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
+unsafe fn hash_words<W: Word>(l: Avx512, flip: u64, keys: &[W], out: &mut [u64]) {
     let f = _mm512_set1_epi64(flip as i64);
     // Two vectors per step: each lane's hash is a chain of two 15-cycle `vpmullq`s, and
     // interleaving independent chains keeps the multiplier busy.
     let mut kc = keys.chunks_exact(16);
     let mut oc = out.chunks_exact_mut(16);
     for (k, o) in (&mut kc).zip(&mut oc) {
-        // SAFETY: each chunk holds exactly 16 u64; the caller guarantees the features.
+        let (a, b) = (W::lanes(l, k), W::lanes(l, &k[8..]));
+        // SAFETY: each output chunk holds exactly 16 u64; the caller guarantees the features.
         unsafe {
-            let a = _mm512_loadu_si512(k.as_ptr().cast());
-            let b = _mm512_loadu_si512(k[8..].as_ptr().cast());
             let a = _mm512_xor_si512(_mm512_rol_epi64::<32>(a), f);
             let b = _mm512_xor_si512(_mm512_rol_epi64::<32>(b), f);
             let (a, b) = rrmxmx2(a, b, 8);
@@ -401,38 +426,15 @@ unsafe fn hash_u64(flip: u64, keys: &[u64], out: &mut [u64]) {
     let mut kc = kc.remainder().chunks_exact(8);
     let mut oc = oc.into_remainder().chunks_exact_mut(8);
     for (k, o) in (&mut kc).zip(&mut oc) {
-        // SAFETY: each chunk holds exactly 8 u64; the caller guarantees the features.
+        let x = W::lanes(l, k);
+        // SAFETY: each output chunk holds exactly 8 u64; the caller guarantees the features.
         unsafe {
-            let x = _mm512_loadu_si512(k.as_ptr().cast());
             let x = _mm512_xor_si512(_mm512_rol_epi64::<32>(x), f);
             _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(x, 8));
         }
     }
     for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-        *o = crate::hashing::u64_with_flip(k, flip);
-    }
-}
-
-/// XXH3 of each `u32` key, 8 lanes at a time.
-///
-/// # Safety
-/// The CPU must support AVX-512 F and DQ.
-#[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn hash_u32(flip: u64, keys: &[u32], out: &mut [u64]) {
-    let mut kc = keys.chunks_exact(8);
-    let mut oc = out.chunks_exact_mut(8);
-    let f = _mm512_set1_epi64(flip as i64);
-    for (k, o) in (&mut kc).zip(&mut oc) {
-        // SAFETY: each key chunk is 8 u32 (32 bytes), each output chunk 8 u64; the caller
-        // guarantees the features.
-        unsafe {
-            let x = _mm512_cvtepu32_epi64(_mm256_loadu_si256(k.as_ptr().cast()));
-            let x = _mm512_xor_si512(_mm512_or_si512(x, _mm512_slli_epi64::<32>(x)), f);
-            _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(x, 4));
-        }
-    }
-    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-        *o = crate::hashing::u32_with_flip(k, flip);
+        *o = crate::hashing::u64_with_flip(k.value(), flip);
     }
 }
 
