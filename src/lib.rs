@@ -87,7 +87,12 @@
 //! | `compress` | no | `compressed`: filters sized and sent as zstd frames (`with_transfer_budget`, `to_compressed_bytes`) | zstd (C sources) |
 //! | `serde` | no | `Serialize`/`Deserialize` for every filter kind, as `to_bytes` | serde (no std needed) |
 //! | `parquet` | no | `parquet::read_column_filter`, `SplitBlockFilter::from_sbbf` | parquet |
-//! | `arrow` | no | `insert_array`/`contains_array` on Arrow arrays | arrow-array, -buffer, -schema |
+//! | `arrow-60`, `arrow-59` | no | `insert_array`/`contains_array` on Arrow arrays of that Arrow major (`arrow` is `arrow-60`) | arrow-array, -buffer, -schema of that major |
+//!
+//! Enable the Arrow major the rest of the dependency graph is on: `arrow-59` under DataFusion
+//! 55 (`blockbloom-datafusion` does), `arrow-60` beside `parquet` 60. Each is a dependency of
+//! its own major, so cargo cannot resolve the library to another arrow than yours; with both on,
+//! the methods take arrow 60's arrays.
 //!
 //! Every combination builds; CI tests no features, the defaults and all of them. Without
 //! `std` the crate is `#![no_std]` with `alloc`: the kernel tier is the best the build's
@@ -136,7 +141,16 @@ extern crate alloc;
 #[macro_use]
 extern crate std;
 
-#[cfg(feature = "arrow")]
+// One Arrow major serves the Arrow API, under the names `arrow_array`, `arrow_buffer` and
+// `arrow_schema`: 60 (the dependencies' own names) if its feature is on, else 59.
+#[cfg(all(feature = "arrow-59", not(feature = "arrow-60")))]
+extern crate arrow_array_59 as arrow_array;
+#[cfg(all(feature = "arrow-59", not(feature = "arrow-60")))]
+extern crate arrow_buffer_59 as arrow_buffer;
+#[cfg(all(feature = "arrow-59", not(feature = "arrow-60")))]
+extern crate arrow_schema_59 as arrow_schema;
+
+#[cfg(any(feature = "arrow-59", feature = "arrow-60"))]
 mod arrow;
 mod codec;
 mod error;

@@ -60,7 +60,7 @@ use crate::error::Error;
 use crate::isa::Isa;
 use crate::memory::PageBuf;
 
-#[cfg(feature = "arrow")]
+#[cfg(any(feature = "arrow-59", feature = "arrow-60"))]
 mod arrow;
 mod kernel;
 

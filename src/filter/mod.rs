@@ -8,7 +8,7 @@ use crate::math::F64Math as _;
 use alloc::vec::Vec;
 
 mod algebra;
-#[cfg(feature = "arrow")]
+#[cfg(any(feature = "arrow-59", feature = "arrow-60"))]
 mod arrow;
 mod atomic;
 mod builder;

@@ -90,7 +90,7 @@ impl<'a> Narrow<'a> {
     }
 
     /// Key `i`'s 64-bit value.
-    #[cfg(feature = "arrow")]
+    #[cfg(any(feature = "arrow-59", feature = "arrow-60"))]
     #[inline]
     pub(crate) fn value(self, i: usize) -> u64 {
         each_width!(self, k => k[i].value())
