@@ -5,6 +5,11 @@
 //!   line needs no terminator; an empty line is a key (the empty string). Lines need not be
 //!   UTF-8. Each is hashed exactly as `BloomFilter::insert_bytes`/`contains_bytes` hash it
 //!   (the filter's key hash and seed: `KeyForm::Bytes(line).hash_with(..)`), in batches.
+//!   With `--key-type int` a line is a decimal integer in [-2^63, 2^64) (spaces around it
+//!   allowed) and the key is its 64-bit value, as Rust's `insert(&5u8)`, SQL's `5` and
+//!   Python's `5` are: a line that is not one is an error naming the file and line.
+//! * A line is at most [`MAX_LINE_BYTES`] (1 MiB) without its terminator: a longer one is an
+//!   error naming the file and line, never a line held in memory whatever its length.
 //! * `build` writes hash id 2 (AESH-64 for lines but those of 4 and 8 bytes) unless given
 //!   `--hash xxh3-64`; `query` and `info` read either, and `info` prints which.
 //! * Filters are loaded with the kind's `read_from` over a `BufReader<File>` (a copy, which
@@ -46,14 +51,53 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use blockbloom::{BloomFilter, KeyHash};
-use clap::Args;
+use blockbloom::{BloomFilter, KeyForm, KeyHash};
+use clap::{Args, ValueEnum};
 
 use crate::kinds::AnyFilter;
 use crate::progress::Phase;
 
 /// Keys hashed and inserted (or queried) per batch call.
 const BATCH: usize = 4096;
+
+/// The longest line (key) read, in bytes without its terminator: 1 MiB.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What a line is as a key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum KeyType {
+    /// The line's bytes.
+    #[default]
+    Text,
+    /// A decimal integer in [-2^63, 2^64), the key of its 64-bit value.
+    Int,
+}
+
+impl KeyType {
+    /// The key a line (without its terminator) names.
+    pub fn key(self, line: &[u8]) -> std::result::Result<KeyForm<'_>, String> {
+        match self {
+            KeyType::Text => Ok(KeyForm::Bytes(line)),
+            KeyType::Int => parse_int(line).map(KeyForm::U64).ok_or_else(|| {
+                format!(
+                    "not an integer in [-2^63, 2^64): {:?}",
+                    String::from_utf8_lossy(&line[..line.len().min(64)])
+                )
+            }),
+        }
+    }
+}
+
+/// A decimal integer's 64-bit value (negative ones as their two's complement, as an `i64`
+/// widens), spaces and tabs around it allowed.
+fn parse_int(line: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(line).ok()?.trim_matches([' ', '\t']);
+    if s.starts_with('-') {
+        s.parse::<i64>().ok().map(|v| v as u64)
+    } else {
+        s.parse::<u64>().ok()
+    }
+}
 
 #[derive(Args)]
 pub struct BuildArgs {
@@ -88,8 +132,13 @@ pub struct BuildArgs {
     /// hash.
     #[arg(long, default_value = "aesh-64", value_parser = ["aesh-64", "mx32-64", "xxh3-64"])]
     hash: String,
-    /// Files of newline-delimited keys; none or `-` reads stdin.
+    /// Files of newline-delimited keys; none or `-` reads stdin. A line is at most 1 MiB.
     keys: Vec<PathBuf>,
+    /// What a line is as a key: text (its bytes) or int (a decimal integer in [-2^63, 2^64),
+    /// the key of its 64-bit value: the same key as Rust's `insert(&5u8)`, SQL's 5 or
+    /// Python's 5). The file does not record it: query with the same --key-type.
+    #[arg(long, value_enum, default_value_t = KeyType::Text)]
+    key_type: KeyType,
     /// The filter file to write (replaced atomically).
     #[arg(short, long)]
     output: PathBuf,
@@ -110,6 +159,10 @@ pub struct QueryArgs {
     /// answer column: the complement of the default (spell checks, set reconciliation).
     #[arg(long)]
     absent: bool,
+    /// What a key (argument or stdin line) is: text (its bytes) or int (a decimal integer,
+    /// the key of its 64-bit value), as the filter was built.
+    #[arg(long, value_enum, default_value_t = KeyType::Text)]
+    key_type: KeyType,
 }
 
 #[derive(Args)]
@@ -233,19 +286,46 @@ fn refuse_input_as_output(output: &Path, inputs: &[Source]) -> Result<()> {
     Ok(())
 }
 
-/// Reads line after line from `r`; `f` gets each line without its terminator. Returns the
-/// number of lines.
-fn for_each_line(mut r: impl BufRead, mut f: impl FnMut(&[u8])) -> io::Result<u64> {
+/// Reads line after line from `r`; `f` gets each line without its terminator and its number
+/// (from 1), and may refuse it with a message. Returns the number of lines.
+fn for_each_line(
+    mut r: impl BufRead,
+    mut f: impl FnMut(&[u8]) -> std::result::Result<(), String>,
+) -> io::Result<u64> {
     let mut buf = Vec::with_capacity(256);
     let mut n = 0;
     loop {
         buf.clear();
-        if r.read_until(b'\n', &mut buf)? == 0 {
+        if read_line(&mut r, &mut buf, n + 1)? == 0 {
             return Ok(n);
         }
-        f(strip_newline(&buf));
         n += 1;
+        f(strip_newline(&buf)).map_err(|e| line_error(n, e))?;
     }
+}
+
+/// Appends one line of `r`, terminator included, to `buf`; returns its bytes (0 at the end of
+/// the input). A line longer than [`MAX_LINE_BYTES`] is an error naming line `number`, read no
+/// further than the limit.
+fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>, number: u64) -> io::Result<usize> {
+    let start = buf.len();
+    // The limit, a `\r` and a `\n`: a longer line shows as one without its terminator.
+    let n = r
+        .by_ref()
+        .take(MAX_LINE_BYTES as u64 + 2)
+        .read_until(b'\n', buf)?;
+    if strip_newline(&buf[start..]).len() > MAX_LINE_BYTES {
+        buf.truncate(start);
+        return Err(line_error(
+            number,
+            format!("longer than {MAX_LINE_BYTES} bytes, the longest key a line may hold"),
+        ));
+    }
+    Ok(n)
+}
+
+fn line_error(number: u64, message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("line {number}: {message}"))
 }
 
 fn strip_newline(line: &[u8]) -> &[u8] {
@@ -272,22 +352,26 @@ fn count_lines(mut r: impl Read, mut copy: impl Write) -> io::Result<u64> {
     Ok(lines + u64::from(last != b'\n'))
 }
 
-/// Inserts lines into a filter in hashed batches (the same bits as `insert_bytes` per line).
+/// Inserts lines into a filter in hashed batches (the same bits as `insert_bytes`, or
+/// `insert(&value)` with `--key-type int`, per line).
 struct Inserter<'f> {
     filter: &'f mut BloomFilter,
+    key_type: KeyType,
     hashes: Vec<u64>,
     keys: u64,
     progress: &'f Phase,
 }
 
 impl Inserter<'_> {
-    fn add(&mut self, line: &[u8]) {
-        self.hashes.push(self.filter.hash(line));
+    fn add(&mut self, line: &[u8]) -> std::result::Result<(), String> {
+        let key = self.key_type.key(line)?;
+        self.hashes.push(self.filter.hash(&key));
         self.keys += 1;
         if self.hashes.len() == BATCH {
             self.flush();
             self.progress.keys(self.keys);
         }
+        Ok(())
     }
 
     fn flush(&mut self) {
@@ -390,6 +474,7 @@ pub fn build(args: BuildArgs) -> Result<()> {
     let inserting = Phase::new("build", total, quiet);
     let mut ins = Inserter {
         filter: &mut filter,
+        key_type: args.key_type,
         hashes: Vec::with_capacity(BATCH),
         keys: 0,
         progress: &inserting,
@@ -512,10 +597,29 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `path: error` for a file that did not load as a filter; for a Parquet file (which holds
+/// Bloom filters of another format, per column chunk), the command that reads those.
+fn load_error(path: &Path, e: blockbloom::Error) -> Box<dyn Error> {
+    let mut magic = [0u8; 4];
+    let parquet = matches!(e, blockbloom::Error::BadMagic)
+        && File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && &magic == b"PAR1";
+    if parquet {
+        return format!(
+            "{}: a Parquet file, not a blockbloom filter: its columns' Bloom filters answer \
+             through `blockbloom parquet {} --column NAME VALUE...`",
+            path.display(),
+            path.display()
+        )
+        .into();
+    }
+    at(path, e)
+}
+
 /// Loads a filter file: exactly one filter, nothing after it.
 pub fn load(path: &Path) -> Result<BloomFilter> {
     let mut r = open(path)?;
-    let f = BloomFilter::read_from(&mut r).map_err(|e| at(path, e))?;
+    let f = BloomFilter::read_from(&mut r).map_err(|e| load_error(path, e))?;
     let mut extra = [0u8; 1];
     let n = r.read(&mut extra).map_err(|e| at(path, e))?;
     if n > 0 {
@@ -539,7 +643,8 @@ pub fn load_any(path: &Path) -> Result<AnyFilter> {
         .ok()
         .filter(|m| m.is_file())
         .map(|m| m.len());
-    AnyFilter::read_exactly(BufReader::with_capacity(1 << 16, file), len).map_err(|e| at(path, e))
+    AnyFilter::read_exactly(BufReader::with_capacity(1 << 16, file), len)
+        .map_err(|e| load_error(path, e))
 }
 
 /// Ok on a closed stdout (`query ... | head`), which ends the output early but is no error.
@@ -550,6 +655,13 @@ fn quiet_pipe(r: io::Result<()>) -> Result<()> {
     }
 }
 
+/// A key given as an argument, as `--key-type` reads it.
+fn key_arg(key_type: KeyType, bytes: &[u8]) -> Result<KeyForm<'_>> {
+    key_type
+        .key(bytes)
+        .map_err(|e| format!("key {:?}: {e}", String::from_utf8_lossy(bytes)).into())
+}
+
 pub fn query(args: QueryArgs) -> Result<()> {
     let f = load_any(&args.filter)?;
     let stdout = io::stdout().lock();
@@ -557,10 +669,10 @@ pub fn query(args: QueryArgs) -> Result<()> {
     // The lines printed: possible members by default, certain non-members with --absent.
     let wanted = !args.absent;
     if !args.keys.is_empty() {
-        let r = (|| {
+        let r = (|| -> Result<()> {
             for k in &args.keys {
                 let bytes = k.as_encoded_bytes();
-                let maybe = f.contains_bytes(bytes);
+                let maybe = f.contains_key(key_arg(args.key_type, bytes)?);
                 if args.absent {
                     if !maybe {
                         out.write_all(bytes)?;
@@ -572,9 +684,15 @@ pub fn query(args: QueryArgs) -> Result<()> {
                 let answer = if maybe { "\tmaybe\n" } else { "\tno\n" };
                 out.write_all(answer.as_bytes())?;
             }
-            out.flush()
+            Ok(out.flush()?)
         })();
-        return quiet_pipe(r);
+        return match r {
+            Err(e) => match e.downcast::<io::Error>() {
+                Ok(io) => quiet_pipe(Err(*io)),
+                Err(e) => Err(e),
+            },
+            Ok(()) => Ok(()),
+        };
     }
     // Prefilter: batches of lines (kept with their terminators), hashed together and answered
     // with one batch call.
@@ -584,20 +702,25 @@ pub fn query(args: QueryArgs) -> Result<()> {
     let mut hashes: Vec<u64> = Vec::with_capacity(BATCH);
     let mut answers = vec![false; BATCH];
     let mut eof = false;
+    let mut line = 0u64;
     while !eof {
         text.clear();
         ends.clear();
         hashes.clear();
         while ends.len() < BATCH {
             let start = text.len();
-            let n = input
-                .read_until(b'\n', &mut text)
+            let n = read_line(&mut input, &mut text, line + 1)
                 .map_err(|e| at(Path::new(STDIN), e))?;
             if n == 0 {
                 eof = true;
                 break;
             }
-            hashes.push(f.hash_line(strip_newline(&text[start..])));
+            line += 1;
+            let key = args
+                .key_type
+                .key(strip_newline(&text[start..]))
+                .map_err(|e| at(Path::new(STDIN), line_error(line, e)))?;
+            hashes.push(f.hash_key(key));
             ends.push(text.len());
         }
         f.contains_hash_batch(&hashes, &mut answers[..hashes.len()]);

@@ -134,24 +134,20 @@ impl AnyFilter {
         }
     }
 
-    /// The hash of a line as the filter hashes it (what `insert_bytes` gives the line).
-    pub fn hash_line(&self, line: &[u8]) -> u64 {
-        KeyForm::Bytes(line).hash_with(self.key_hash(), self.seed())
+    /// The hash of a key as the filter hashes it (what `insert_bytes` gives a line's bytes,
+    /// `insert(&v)` an integer's value).
+    pub fn hash_key(&self, key: KeyForm<'_>) -> u64 {
+        key.hash_with(self.key_hash(), self.seed())
     }
 
-    /// Whether a line may be a member (for a Bloomier map: whether it maps to a value).
-    pub fn contains_bytes(&self, key: &[u8]) -> bool {
-        match self {
-            AnyFilter::Plain(f) | AnyFilter::Compressed(f) => f.contains_bytes(key),
-            AnyFilter::Counting(f) => f.contains_bytes(key),
-            AnyFilter::Deletable(f) => f.contains_bytes(key),
-            AnyFilter::Scalable(f) => f.contains_bytes(key),
-            AnyFilter::Bloomier(f) => f.get_bytes(key).is_some(),
-            AnyFilter::Classic(f) | AnyFilter::CompressedClassic(f) => f.contains_bytes(key),
-        }
+    /// Whether a key may be a member (for a Bloomier map: whether it maps to a value).
+    pub fn contains_key(&self, key: KeyForm<'_>) -> bool {
+        let mut out = [false];
+        self.contains_hash_batch(&[self.hash_key(key)], &mut out);
+        out[0]
     }
 
-    /// Answers a batch of key hashes ([`hash_line`](Self::hash_line)); one batch call for the plain
+    /// Answers a batch of key hashes ([`hash_key`](Self::hash_key)); one batch call for the plain
     /// kinds, per key for the others.
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
         let each = |f: &dyn Fn(u64) -> bool, out: &mut [bool]| {

@@ -10,15 +10,19 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, new_null_
 use datafusion::arrow::compute::concat;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, plan_err};
-use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
+use datafusion::logical_expr::expr::AggregateFunction;
+use datafusion::logical_expr::function::{
+    AccumulatorArgs, AggregateFunctionSimplification, StateFieldsArgs,
+};
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDFImpl, ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF,
-    ScalarUDFImpl, Signature, Volatility,
+    Accumulator, AggregateUDF, AggregateUDFImpl, ColumnarValue, Expr, ScalarFunctionArgs,
+    ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::physical_expr::expressions::Literal;
 
-use crate::keys::{as_key_array, bloom_error, sql_key_type, unsupported_key};
+use crate::keys::{bloom_error, key_array, key_type, unsupported_key};
+use crate::options::{BloomOptions, Limits};
 
 /// Keys a `bloom_filter_agg` filter is sized for when the query does not say: Spark's
 /// default (`spark.sql.optimizer.runtime.bloomFilter.expectedNumItems`).
@@ -44,15 +48,26 @@ enum Size {
 /// filter of the same shape; partial states merge by union, so the result equals the filter
 /// one pass over all the keys builds. No rows, or only nulls, give an empty filter.
 /// The bytes are blockbloom's checked file format (`BloomFilter::from_bytes` reads them).
+///
+/// **Bounded sizes**, as Spark bounds them: `expected_items` is clamped to
+/// `blockbloom.max_num_items` and the filter's bits to `blockbloom.max_num_bits` (defaults
+/// [`BloomOptions`]: Spark's 4,000,000 items and 67,108,864 bits, 8 MiB), both settable with
+/// `SET` where the session holds [`BloomOptions`] ([`register`](crate::register) adds them).
+/// A filter of the fpr form that the clamped budget cannot hold at that rate is built at the
+/// budget, with a higher rate. A size the allocator refuses is an error, never an abort.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct BloomFilterAgg {
     signature: Signature,
+    /// The bounds, read from the session's configuration when the plan is simplified (`None`:
+    /// not yet; the defaults apply if it never is).
+    limits: Option<Limits>,
 }
 
 impl Default for BloomFilterAgg {
     fn default() -> Self {
         BloomFilterAgg {
             signature: Signature::user_defined(Volatility::Immutable),
+            limits: None,
         }
     }
 }
@@ -75,7 +90,7 @@ impl AggregateUDFImpl for BloomFilterAgg {
             );
         }
         let mut out = vec![
-            sql_key_type(&arg_types[0])
+            key_type(&arg_types[0])
                 .ok_or_else(|| unsupported_key("bloom_filter_agg", &arg_types[0]))?,
         ];
         if let Some(t) = arg_types.get(1) {
@@ -141,57 +156,113 @@ impl AggregateUDFImpl for BloomFilterAgg {
                 );
             }
         };
-        let shape = Shape { items, size };
-        // Refuse a shape blockbloom cannot build now, at planning, not per partition; an
-        // accumulator is made per partition and per group, so a rate is checked with the
-        // planner rather than by allocating a filter.
-        shape.check()?;
+        let shape = Shape::bounded(items, size, self.limits.unwrap_or_default())?;
         Ok(Box::new(BloomAccumulator {
             shape,
-            key_type: args.expr_fields[0].data_type().clone(),
             filter: None,
         }))
     }
+
+    /// Reads the bounds from the session's configuration into the call (once: the call it
+    /// returns has them and is not simplified again).
+    fn simplify(&self) -> Option<AggregateFunctionSimplification> {
+        if self.limits.is_some() {
+            return None;
+        }
+        Some(Box::new(
+            |call: AggregateFunction, info: &SimplifyContext| {
+                let limits = info
+                    .config_options()
+                    .extensions
+                    .get::<BloomOptions>()
+                    .map(BloomOptions::limits)
+                    .transpose()?
+                    .unwrap_or_default();
+                let udaf = AggregateUDF::from(BloomFilterAgg {
+                    signature: Signature::user_defined(Volatility::Immutable),
+                    limits: Some(limits),
+                });
+                Ok(Expr::AggregateFunction(AggregateFunction {
+                    func: Arc::new(udaf),
+                    params: call.params,
+                }))
+            },
+        ))
+    }
 }
 
-/// The filter every partition of one `bloom_filter_agg` call builds.
+/// The filter every partition of one `bloom_filter_agg` call builds: `items` keys, and a
+/// false-positive rate or a number of bytes, within the session's bounds.
 #[derive(Debug, Clone, Copy)]
 struct Shape {
     items: u64,
     size: Size,
+    /// The size in bytes, when a number of bits or the bounds set it.
+    bytes: Option<u64>,
 }
 
 impl Shape {
-    fn check(&self) -> Result<()> {
-        match self.size {
-            Size::Fpr(p) => blockbloom::sizing::plan(self.items, p)
-                .map(|_| ())
-                .map_err(|e| self.error(e)),
-            Size::Bits(_) => self.build().map(|_| ()),
+    /// The shape of a call asking for `items` keys and `size`, clamped to `limits` as Spark
+    /// clamps them. Refuses, at planning rather than per partition, a shape blockbloom
+    /// cannot build (checked with the planner, not by allocating a filter: an accumulator is
+    /// made per partition and per group).
+    fn bounded(items: u64, size: Size, limits: Limits) -> Result<Shape> {
+        let items = items.min(limits.max_items);
+        let max_bytes = limits.max_bits.div_ceil(8);
+        let bytes = match size {
+            Size::Bits(bits) => Some((bits as u64).min(limits.max_bits).div_ceil(8)),
+            Size::Fpr(p) => {
+                let plan = blockbloom::sizing::plan(items, p).map_err(|e| {
+                    DataFusionError::Plan(format!(
+                        "bloom_filter_agg cannot build a filter for {items} keys at {size:?}: {e}"
+                    ))
+                })?;
+                (plan.num_blocks * 64 > max_bytes).then_some(max_bytes)
+            }
+        };
+        if let Some(b) = bytes
+            && b.div_ceil(64) > blockbloom::layout::MAX_BLOCKS
+        {
+            return plan_err!(
+                "bloom_filter_agg cannot build a filter of {b} bytes: blockbloom's filters hold \
+                 at most 2^32 blocks of 64 bytes (256 GiB)"
+            );
         }
+        Ok(Shape { items, size, bytes })
     }
 
-    fn error(&self, e: blockbloom::Error) -> DataFusionError {
-        DataFusionError::Plan(format!(
-            "bloom_filter_agg cannot build a filter for {} keys at {:?}: {e}",
-            self.items, self.size
+    fn error(&self, e: blockbloom::Error, kind: fn(String) -> DataFusionError) -> DataFusionError {
+        kind(format!(
+            "bloom_filter_agg cannot build a filter for {} keys at {:?}{}: {e}",
+            self.items,
+            self.size,
+            match self.bytes {
+                Some(b) => format!(" in {b} bytes"),
+                None => String::new(),
+            }
         ))
     }
 
-    fn build(&self) -> Result<BloomFilter> {
+    fn builder(&self) -> blockbloom::Builder {
         let b = BloomFilter::builder().capacity(self.items);
-        let b = match self.size {
-            Size::Fpr(p) => b.fpr(p),
-            Size::Bits(bits) => b.size_in_bytes((bits as u64).div_ceil(8)),
-        };
-        b.build().map_err(|e| self.error(e))
+        match (self.bytes, self.size) {
+            (Some(bytes), _) => b.size_in_bytes(bytes),
+            (None, Size::Fpr(p)) => b.fpr(p),
+            (None, Size::Bits(bits)) => b.size_in_bytes((bits as u64).div_ceil(8)),
+        }
+    }
+
+    /// The filter, allocated fallibly: a refused allocation is an execution error.
+    fn build(&self) -> Result<BloomFilter> {
+        self.builder()
+            .build()
+            .map_err(|e| self.error(e, DataFusionError::Execution))
     }
 }
 
 #[derive(Debug)]
 struct BloomAccumulator {
     shape: Shape,
-    key_type: DataType,
     /// Built at the first key or state, so that a partition with no keys sends a null state.
     filter: Option<BloomFilter>,
 }
@@ -203,11 +274,17 @@ impl BloomAccumulator {
         }
         Ok(self.filter.as_mut().expect("built above"))
     }
+
+    /// The filter's bytes, reserved fallibly.
+    fn encoded(f: &BloomFilter) -> Result<Vec<u8>> {
+        f.try_to_bytes()
+            .map_err(|e| bloom_error("bloom_filter_agg: encoding the filter", e))
+    }
 }
 
 impl Accumulator for BloomAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let keys = as_key_array(&values[0], &self.key_type)?;
+        let keys = key_array("bloom_filter_agg", &values[0])?;
         if keys.null_count() == keys.len() {
             return Ok(());
         }
@@ -232,13 +309,13 @@ impl Accumulator for BloomAccumulator {
     }
 
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        Ok(vec![ScalarValue::Binary(
-            self.filter.as_ref().map(BloomFilter::to_bytes),
-        )])
+        let bytes = self.filter.as_ref().map(Self::encoded).transpose()?;
+        Ok(vec![ScalarValue::Binary(bytes)])
     }
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        Ok(ScalarValue::Binary(Some(self.filter()?.to_bytes())))
+        let f = self.filter()?;
+        Ok(ScalarValue::Binary(Some(Self::encoded(f)?)))
     }
 
     fn size(&self) -> usize {
@@ -251,8 +328,8 @@ impl Accumulator for BloomAccumulator {
 /// false positive. Null in, null out (a null key or a null filter).
 ///
 /// The filter is decoded once: at planning when it is a literal or a parameter (a corrupt
-/// one is a plan error), else once per distinct value (a scalar subquery arrives as a column
-/// of equal values) with the last one kept between batches.
+/// one is a plan error), else once per distinct value with the last one kept between batches
+/// (see the [crate] docs, "Decoding once", for a scalar subquery's two forms).
 #[derive(Debug)]
 pub struct MightContain {
     signature: Signature,
@@ -299,7 +376,7 @@ fn might_contain_types(arg_types: &[DataType]) -> Result<Vec<DataType>> {
             );
         }
     };
-    let key = sql_key_type(key).ok_or_else(|| unsupported_key("might_contain", key))?;
+    let key = key_type(key).ok_or_else(|| unsupported_key("might_contain", key))?;
     Ok(vec![filter, key])
 }
 
@@ -313,13 +390,31 @@ fn decode(bytes: &[u8]) -> Result<BloomFilter> {
     })
 }
 
-/// The answers of `filter` for `keys` as the function's result.
+/// The answers of `filter` for `keys` (already [`key_array`]) as the function's result.
 fn answer(filter: &BloomFilter, keys: &ArrayRef) -> Result<ArrayRef> {
     Ok(Arc::new(
         filter
             .contains_array(keys)
             .map_err(|e| bloom_error("might_contain", e))?,
     ))
+}
+
+/// Bytes of an encoding's header: its fields and the checksum of the whole encoding.
+const HEADER: usize = 64;
+
+/// Whether two rows' filter bytes are taken for one filter: the same bytes in place, or the
+/// same length and header. The header holds the checksum of the header and body, which the
+/// run's decode verified, so a row that matches it is that filter; comparing a large filter's
+/// every byte per row would cost more than answering the row.
+fn same_filter(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            std::ptr::eq(a, b)
+                || (a.len() == b.len() && a[..HEADER.min(a.len())] == b[..HEADER.min(b.len())])
+        }
+        _ => false,
+    }
 }
 
 /// The result for a batch from an array result, a scalar when every argument was one.
@@ -359,18 +454,12 @@ impl MightContain {
                 _ => filters.as_binary::<i32>().value(i),
             })
         };
-        let same = |a: Option<&[u8]>, b: Option<&[u8]>| match (a, b) {
-            (None, None) => true,
-            // The same bytes in place (a view or a repeated offset) before a comparison.
-            (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
-            _ => false,
-        };
         let mut pieces: Vec<ArrayRef> = Vec::new();
         let mut start = 0;
         while start < n {
             let first = value(start);
             let mut end = start + 1;
-            while end < n && same(first, value(end)) {
+            while end < n && same_filter(first, value(end)) {
                 end += 1;
             }
             let keys = keys.slice(start, end - start);
@@ -444,7 +533,7 @@ impl ScalarUDFImpl for MightContain {
             (filter, key),
             (ColumnarValue::Scalar(_), ColumnarValue::Scalar(_))
         );
-        let keys = key.to_array(args.number_rows)?;
+        let keys = key_array("might_contain", &key.to_array(args.number_rows)?)?;
         match filter {
             ColumnarValue::Scalar(
                 ScalarValue::Binary(b) | ScalarValue::LargeBinary(b) | ScalarValue::BinaryView(b),
@@ -502,7 +591,7 @@ impl ScalarUDFImpl for MightContainFilter {
             return plan_err!("might_contain with a decoded filter takes 1 argument");
         };
         Ok(vec![
-            sql_key_type(key).ok_or_else(|| unsupported_key("might_contain", key))?,
+            key_type(key).ok_or_else(|| unsupported_key("might_contain", key))?,
         ])
     }
 
@@ -515,7 +604,7 @@ impl ScalarUDFImpl for MightContainFilter {
             return plan_err!("might_contain with a decoded filter takes 1 argument");
         };
         let scalar = matches!(key, ColumnarValue::Scalar(_));
-        let keys = key.to_array(args.number_rows)?;
+        let keys = key_array("might_contain", &key.to_array(args.number_rows)?)?;
         columnar(answer(&self.filter, &keys)?, scalar)
     }
 }

@@ -50,7 +50,7 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt};
 use tokio::sync::watch;
 
-use crate::keys::{as_key_array, join_key_type};
+use crate::keys::{key_array, key_type};
 
 /// A physical optimizer rule that adds a blockbloom join runtime filter to the hash joins it
 /// can filter (see the [module](self) and the [crate](crate) docs). Add it last, after
@@ -192,7 +192,7 @@ impl BloomJoinFilter {
         let Some((build_key, probe_key, key_type)) = join.on.iter().find_map(|(l, r)| {
             let lt = l.data_type(&left_schema).ok()?;
             let rt = r.data_type(&right_schema).ok()?;
-            let t = join_key_type(&lt)?;
+            let t = key_type(&lt)?;
             (lt == rt).then(|| (Arc::clone(l), Arc::clone(r), t))
         }) else {
             return Ok(None);
@@ -528,7 +528,6 @@ impl ExecutionPlan for BloomBuildExec {
             filter: Some(filter),
             fpr: self.shared.fpr,
             key: Arc::clone(&self.key),
-            key_type: self.key_type.clone(),
             epoch,
             ended: false,
             build_rows: MetricBuilder::new(&self.metrics).counter("build_rows", partition),
@@ -544,7 +543,6 @@ struct BuildStream {
     filter: Option<BloomFilter>,
     fpr: f64,
     key: Arc<dyn PhysicalExpr>,
-    key_type: DataType,
     epoch: Arc<Epoch>,
     ended: bool,
     build_rows: Count,
@@ -555,7 +553,7 @@ struct BuildStream {
 impl BuildStream {
     fn insert(&mut self, batch: &RecordBatch) -> Result<()> {
         let _timer = self.elapsed.timer();
-        let keys = key_column(&self.key, &self.key_type, batch)?;
+        let keys = key_column(&self.key, batch)?;
         self.filter
             .as_mut()
             .expect("a partition inserts until its end")
@@ -567,9 +565,9 @@ impl BuildStream {
 }
 
 /// The key column of `batch`, as the filter takes it.
-fn key_column(key: &Arc<dyn PhysicalExpr>, to: &DataType, batch: &RecordBatch) -> Result<ArrayRef> {
+fn key_column(key: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<ArrayRef> {
     let keys = key.evaluate(batch)?.into_array(batch.num_rows())?;
-    as_key_array(&keys, to)
+    key_array("the Bloom join filter", &keys)
 }
 
 impl Stream for BuildStream {
@@ -687,7 +685,6 @@ impl ExecutionPlan for BloomProbeExec {
             polled: false,
             epoch: None,
             key: Arc::clone(&self.key),
-            key_type: self.key_type.clone(),
             nulls_pass: self.nulls_pass,
             sample_rows: self.sample_rows,
             min_drop_fraction: self.min_drop_fraction,
@@ -717,7 +714,6 @@ struct ProbeStream {
     /// The filter, while it tests rows.
     epoch: Option<Arc<Epoch>>,
     key: Arc<dyn PhysicalExpr>,
-    key_type: DataType,
     nulls_pass: bool,
     sample_rows: usize,
     min_drop_fraction: f64,
@@ -732,7 +728,7 @@ impl ProbeStream {
             return Ok(batch);
         };
         let _timer = self.metrics.elapsed.timer();
-        let keys = key_column(&self.key, &self.key_type, &batch)?;
+        let keys = key_column(&self.key, &batch)?;
         let answers = filter
             .contains_array(&keys)
             .map_err(|e| crate::keys::bloom_error("BloomProbeExec", e))?;

@@ -29,6 +29,24 @@ use crate::memory::PageBuf;
 
 pub(crate) use envelope::Envelope;
 
+/// `try_to_bytes` on a kind: its encoding ([`Encoded::try_to_bytes`]), for sizes a user gave.
+macro_rules! try_to_bytes {
+    ($($kind:ty),* $(,)?) => {$(
+        impl $kind {
+            /// The encoding as [`to_bytes`](Self::to_bytes) gives it, in a buffer reserved
+            /// fallibly: for a filter whose size came from a user or a query, where a refused
+            /// allocation must be an error, not an abort.
+            ///
+            /// # Errors
+            /// [`Error::AllocationFailed`] if the allocator refuses the buffer.
+            pub fn try_to_bytes(&self) -> Result<Vec<u8>, Error> {
+                <Self as Encoded>::try_to_bytes(self)
+            }
+        }
+    )*};
+}
+pub(crate) use try_to_bytes;
+
 /// The magic number every encoded filter starts with.
 pub const MAGIC: [u8; 8] = *b"BLKBLOOM";
 /// The format version this build writes (and the only one it reads).
@@ -162,6 +180,18 @@ pub(crate) trait Encoded: Sized {
         h[48..56].copy_from_slice(&x.digest().to_le_bytes());
         out(&h)?;
         self.body(out)
+    }
+
+    /// The encoding as one buffer, reserved fallibly: [`Error::AllocationFailed`] where the
+    /// allocator refuses it, never an abort.
+    fn try_to_bytes(&self) -> Result<Vec<u8>, Error> {
+        let len = self.encoded_len();
+        let mut out = Vec::new();
+        out.try_reserve_exact(len)
+            .map_err(|_| Error::AllocationFailed { bytes: len as u128 })?;
+        self.write_to(&mut out)?;
+        debug_assert_eq!(out.len(), len, "body_len disagrees with body");
+        Ok(out)
     }
 
     /// The encoding as one buffer.

@@ -260,3 +260,5 @@ impl<'a> FilterRef<'a> {
         Ok(FilterRef::from_parts(blocks, meta))
     }
 }
+
+crate::codec::try_to_bytes!(BloomFilter);

@@ -234,3 +234,5 @@ fn assemble(
 
 /// Parameter-byte flag: the filter has had minimum-increase inserts.
 const FLAG_MIN_INCREASE: u8 = 0x80;
+
+crate::codec::try_to_bytes!(CountingBloomFilter);

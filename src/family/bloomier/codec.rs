@@ -184,3 +184,5 @@ fn decode<R: Read>(env: Envelope, body_len: u64, body: &mut R) -> Result<Bloomie
         prefetch: size > l2_bytes(),
     })
 }
+
+crate::codec::try_to_bytes!(BloomierFilter);

@@ -161,3 +161,5 @@ fn decode<R: Read>(
         gather: false,
     })
 }
+
+crate::codec::try_to_bytes!(ClassicBloomFilter);

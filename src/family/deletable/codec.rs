@@ -205,3 +205,5 @@ fn decode<R: Read>(
     }
     Ok(f)
 }
+
+crate::codec::try_to_bytes!(DeletableBloomFilter);

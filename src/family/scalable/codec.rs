@@ -246,3 +246,5 @@ fn decode<R: Read>(
         newest_len: len - before,
     })
 }
+
+crate::codec::try_to_bytes!(ScalableBloomFilter);
