@@ -154,6 +154,8 @@ pub struct QueryArgs {
     filter: PathBuf,
     /// Keys to look up, each printed as `KEY<TAB>maybe` or `KEY<TAB>no`. Without any, stdin is
     /// read line by line and the lines that may be members are printed (a prefilter).
+    // Negative numbers are keys (`--key-type int`), not options.
+    #[arg(allow_negative_numbers = true)]
     keys: Vec<OsString>,
     /// Print only the keys (or stdin lines) that are certainly not members, without an
     /// answer column: the complement of the default (spell checks, set reconciliation).
@@ -325,7 +327,10 @@ fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>, number: u64) -> io::Result
 }
 
 fn line_error(number: u64, message: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("line {number}: {message}"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("line {number}: {message}"),
+    )
 }
 
 fn strip_newline(line: &[u8]) -> &[u8] {
@@ -602,7 +607,9 @@ fn write_atomically(f: &BloomFilter, path: &Path) -> Result<()> {
 fn load_error(path: &Path, e: blockbloom::Error) -> Box<dyn Error> {
     let mut magic = [0u8; 4];
     let parquet = matches!(e, blockbloom::Error::BadMagic)
-        && File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && File::open(path)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok()
         && &magic == b"PAR1";
     if parquet {
         return format!(
@@ -709,8 +716,8 @@ pub fn query(args: QueryArgs) -> Result<()> {
         hashes.clear();
         while ends.len() < BATCH {
             let start = text.len();
-            let n = read_line(&mut input, &mut text, line + 1)
-                .map_err(|e| at(Path::new(STDIN), e))?;
+            let n =
+                read_line(&mut input, &mut text, line + 1).map_err(|e| at(Path::new(STDIN), e))?;
             if n == 0 {
                 eof = true;
                 break;

@@ -594,3 +594,148 @@ fn keyed_builds_draw_a_secret_seed() {
     );
     assert!(!std::path::Path::new(&f).exists());
 }
+
+/// `--key-type int`: a line is a decimal integer, the key of its 64-bit value, the same key
+/// the library gives Rust's integers of every width (and SQL's and Python's); queried as
+/// arguments and as a stdin prefilter; a line that is not an integer is an error naming it.
+#[test]
+fn int_keys_are_their_64_bit_values() {
+    let dir = scratch("int-keys");
+    let values: Vec<i64> = vec![0, 5, -1, 127, -128, 65535, 1 << 40, i64::MIN, i64::MAX];
+    let mut lines: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+    lines.push(u64::MAX.to_string());
+    lines.push(" 42\t".to_string());
+    let keys = keys_file(&dir, "ints.txt", lines.into_iter());
+    let f = path(&dir, "ints.bb");
+    ok(&blockbloom(
+        &[
+            "build",
+            "--fpr",
+            "0.0001",
+            "--key-type",
+            "int",
+            &keys,
+            "-o",
+            &f,
+        ],
+        None,
+    ));
+    // The library finds each as an integer of every width that can name it.
+    let filter = blockbloom::BloomFilter::from_bytes(&std::fs::read(&f).unwrap()).unwrap();
+    assert!(filter.contains(&5u8) && filter.contains(&5i32) && filter.contains(&5u64));
+    assert!(filter.contains(&-1i8) && filter.contains(&u64::MAX) && filter.contains(&-128i16));
+    assert!(filter.contains(&65535u16) && filter.contains(&42u32) && filter.contains(&i64::MIN));
+    assert_eq!(filter.count_batch(&[127i8, -1, 0]), 3);
+
+    let stdout = ok(&blockbloom(
+        &[
+            "query",
+            "--key-type",
+            "int",
+            &f,
+            "5",
+            "-1",
+            "+127",
+            "1000001",
+        ],
+        None,
+    ));
+    assert_eq!(
+        stdout, "5\tmaybe\n-1\tmaybe\n+127\tmaybe\n1000001\tno\n",
+        "{stdout}"
+    );
+    let out = blockbloom_stdin(
+        &["query", "--key-type", "int", &f],
+        b"18446744073709551615\n7\n",
+    );
+    assert_eq!(ok(&out), "18446744073709551615\n");
+
+    // Not an integer: the line and file are named; out of range too.
+    for (bad, line) in [
+        ("12x", 2),
+        ("18446744073709551616", 2),
+        ("-9223372036854775809", 2),
+    ] {
+        let input = keys_file(
+            &dir,
+            "bad.txt",
+            ["1".to_string(), bad.to_string()].into_iter(),
+        );
+        let out = blockbloom(
+            &[
+                "build",
+                "--fpr",
+                "0.01",
+                "--key-type",
+                "int",
+                &input,
+                "-o",
+                &path(&dir, "bad.bb"),
+            ],
+            None,
+        );
+        let (_, stderr) = text(&out);
+        assert!(!out.status.success(), "{bad}");
+        assert!(
+            stderr.contains(&format!("line {line}: not an integer")) && stderr.contains("bad.txt"),
+            "{stderr}"
+        );
+        assert!(!std::path::Path::new(&path(&dir, "bad.bb")).exists());
+    }
+    let out = blockbloom(&["query", "--key-type", "int", &f, "five"], None);
+    let (_, stderr) = text(&out);
+    assert!(
+        !out.status.success() && stderr.contains("not an integer"),
+        "{stderr}"
+    );
+}
+
+/// A line longer than 1 MiB is an error naming its file and line, read no further than the
+/// limit; a line of exactly 1 MiB (with a CRLF) is a key.
+#[test]
+fn lines_are_bounded() {
+    let dir = scratch("long-lines");
+    let max = 1 << 20;
+    let mut text_ok = "short\n".to_string();
+    text_ok.push_str(&"a".repeat(max));
+    text_ok.push_str("\r\n");
+    let fine = path(&dir, "fine.txt");
+    std::fs::write(&fine, &text_ok).unwrap();
+    let f = path(&dir, "fine.bb");
+    ok(&blockbloom(
+        &["build", "--fpr", "0.01", &fine, "-o", &f],
+        None,
+    ));
+    let filter = blockbloom::BloomFilter::from_bytes(&std::fs::read(&f).unwrap()).unwrap();
+    assert!(filter.contains_bytes("a".repeat(max).as_bytes()));
+
+    let long = path(&dir, "long.txt");
+    std::fs::write(&long, format!("short\nok\n{}\n", "b".repeat(max + 1))).unwrap();
+    let out = blockbloom(
+        &[
+            "build",
+            "--fpr",
+            "0.01",
+            "--capacity",
+            "10",
+            &long,
+            "-o",
+            &f,
+        ],
+        None,
+    );
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("long.txt") && stderr.contains("line 3: longer than 1048576 bytes"),
+        "{stderr}"
+    );
+    let mut input = b"x\n".to_vec();
+    input.extend(std::iter::repeat_n(b'c', 3 * max));
+    let out = blockbloom_stdin(&["query", &f], &input);
+    let (_, stderr) = text(&out);
+    assert!(
+        !out.status.success() && stderr.contains("line 2: longer than"),
+        "{stderr}"
+    );
+}

@@ -213,3 +213,22 @@ fn parquet_bad_input_fails_clearly() {
     let out = blockbloom(&["parquet", file, "--column", "id"], None);
     assert!(!out.status.success());
 }
+
+/// `info`, `query` and `merge` on a Parquet file name the command that reads its filters.
+#[test]
+fn filter_commands_on_a_parquet_file_point_to_the_parquet_command() {
+    let dir = scratch("parquet-info");
+    let file = dir.join("t.parquet");
+    parquet_files::write(&file, 1, true);
+    let file = file.to_str().unwrap();
+    for args in [vec!["info", file], vec!["query", file, "x"]] {
+        let out = blockbloom(&args, None);
+        let (_, stderr) = crate::text(&out);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr.contains("a Parquet file")
+                && stderr.contains(&format!("blockbloom parquet {file}")),
+            "{args:?}: {stderr}"
+        );
+    }
+}
