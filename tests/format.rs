@@ -105,7 +105,31 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     for k in narrow_keys() {
         k.insert_into(&mut g);
     }
+    // Integers as their 64-bit values, at every width, on hash ids 2 and 3:
+    // `python/tests/test_rust_interop.py` rebuilds both from NumPy, pyarrow and `int` keys.
+    let ints = |hash: KeyHash| {
+        let mut f = BloomFilter::builder()
+            .capacity(64)
+            .fpr(0.001)
+            .seed(0x0123_4567_89ab_cdef)
+            .key_hash(hash)
+            .build()
+            .unwrap();
+        f.insert_batch(&[-128i8, -1, 0, 1, 5, 127]);
+        f.insert_batch(&[200u8, 255]);
+        f.insert_batch(&[-32768i16, 300]);
+        f.insert_batch(&[65535u16]);
+        f.insert_batch(&[i32::MIN, 1 << 20]);
+        f.insert_batch(&[u32::MAX]);
+        f.insert_batch(&[-(1i64 << 40), i64::MAX]);
+        f.insert_batch(&[u64::MAX - 1]);
+        f.insert(&-7i16);
+        f.insert(&9u8);
+        f
+    };
     vec![
+        ("v1-ints-aesh.bin", ints(KeyHash::Aesh)),
+        ("v1-ints-mx32.bin", ints(KeyHash::Mx32)),
         ("v1-narrow-keys.bin", g),
         ("v1-8x64.bin", a),
         ("v1-4x128.bin", b),

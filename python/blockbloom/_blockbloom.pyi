@@ -12,10 +12,17 @@ Key = Union[int, str, bytes, bytearray]
 UTF-8, ``bytes``/``bytearray`` as they are."""
 
 NumpyKeys = Union[
-    npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.int32]
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.int32],
+    npt.NDArray[np.uint16],
+    npt.NDArray[np.int16],
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.int8],
 ]
-"""A 1-D C-contiguous NumPy array of keys (32-bit keys hash as their 64-bit value; 16-byte
-``S16``/``V16`` records as bytes)."""
+"""A 1-D C-contiguous NumPy array of keys (an integer of every width hashes as its 64-bit value,
+like ``int``; 16-byte ``S16``/``V16`` records as bytes)."""
 
 Layout = Literal["8x64", "4x128", "8x32"]
 
@@ -27,7 +34,7 @@ class _Filter:
         A key of an unsupported type raises before any key is added."""
     def __contains__(self, key: object, /) -> bool: ...
     def insert_batch(self, keys: NumpyKeys | Any, /) -> None:
-        """Inserts a NumPy array (uint64/int64/uint32/int32) or a pyarrow Array/ChunkedArray
+        """Inserts a NumPy array (int8 to int64, uint8 to uint64) or a pyarrow Array/ChunkedArray
         (those integers, string, large_string, binary, large_binary, fixed_size_binary(16);
         nulls skipped), read in place with the GIL released. Raises
         ``UnsupportedKeyTypeError`` (a dtype or Arrow type it does not take) or

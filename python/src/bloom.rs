@@ -100,7 +100,7 @@ impl PyBloomFilter {
     }
 
     /// Inserts a batch of keys without the interpreter: a 1-D C-contiguous NumPy array of
-    /// uint64/int64/uint32/int32 (32-bit keys hash as their 64-bit value, like `int`), or a
+    /// int8 to int64 or uint8 to uint64 (every key hashes as its 64-bit value, like `int`), or a
     /// pyarrow Array/ChunkedArray of those integers, string, large_string, binary,
     /// large_binary or fixed_size_binary(16) (nulls are skipped). Read in place; the GIL is
     /// released while it runs.

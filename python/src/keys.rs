@@ -200,7 +200,7 @@ fn pyarrow<'py>(py: Python<'py>) -> PyResult<Option<Bound<'py, PyModule>>> {
     }
 }
 
-/// Resolves a batch argument: a 1-D C-contiguous NumPy array of uint64/int64/uint32/int32
+/// Resolves a batch argument: a 1-D C-contiguous NumPy array of integers (int8 to uint64)
 /// (or 16-byte `S16`/`V16` records), or a pyarrow `Array`/`ChunkedArray` of those integers,
 /// `string`, `large_string`, `binary`, `large_binary` or `fixed_size_binary[16]`.
 pub fn resolve(keys: &Bound<'_, PyAny>) -> PyResult<Input> {

@@ -118,7 +118,10 @@ def test_key_hash_is_chosen_kept_and_checked():
 # --- batches == single keys ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", [np.uint64, np.int64, np.uint32, np.int32])
+INT_DTYPES = [np.uint64, np.int64, np.uint32, np.int32, np.uint16, np.int16, np.uint8, np.int8]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_numpy_batch_equals_single(make, dtype):
     rng = np.random.default_rng(1)
     info = np.iinfo(dtype)
@@ -127,9 +130,9 @@ def test_numpy_batch_equals_single(make, dtype):
     a.insert_batch(keys)
     for k in keys.tolist():
         b.add(k)
-    if isinstance(a, bb.SplitBlockFilter) and np.dtype(dtype).itemsize == 4:
-        # Parquet hashes INT32 as its 4 bytes: single ints are INT64, so only the batch
-        # forms agree with each other.
+    if isinstance(a, bb.SplitBlockFilter) and np.dtype(dtype).itemsize <= 4:
+        # Parquet hashes an integer of up to 32 bits as INT32, 4 bytes: single ints are
+        # INT64, so only the batch forms agree with each other.
         c = make()
         for i in range(0, len(keys), 1000):
             c.insert_batch(keys[i : i + 1000])
@@ -139,16 +142,27 @@ def test_numpy_batch_equals_single(make, dtype):
     probe = rng.integers(info.min, info.max, size=5000, dtype=dtype, endpoint=True)
     got = a.contains_batch(probe)
     assert got.dtype == np.bool_ and got.shape == probe.shape
-    if not (isinstance(a, bb.SplitBlockFilter) and np.dtype(dtype).itemsize == 4):
+    if not (isinstance(a, bb.SplitBlockFilter) and np.dtype(dtype).itemsize <= 4):
         assert got.tolist() == [k in a for k in probe.tolist()]
 
 
-def test_32_bit_keys_are_their_64_bit_values():
-    f = bb.BloomFilter(1000, 0.001)
+def test_integer_keys_are_their_64_bit_values_at_every_width():
+    f = bb.BloomFilter(1000, 0.0001)
     f.insert_batch(np.array([-7, 5, 2**31 - 1], dtype=np.int32))
     f.insert_batch(np.array([2**32 - 1], dtype=np.uint32))
-    assert -7 in f and 5 in f and 2**31 - 1 in f and 2**32 - 1 in f
-    assert f.contains_batch(np.array([-7, 5], dtype=np.int64)).all()
+    f.insert_batch(np.array([-128, 100], dtype=np.int8))
+    f.insert_batch(pa.array([65535, 1], type=pa.uint16()))
+    assert all(k in f for k in (-7, 5, 2**31 - 1, 2**32 - 1, -128, 100, 65535, 1))
+    assert f.contains_batch(np.array([-7, 5, -128, 100, 1], dtype=np.int64)).all()
+    assert f.contains_batch(np.array([5, 100, 1], dtype=np.uint8)).all()
+    assert f.contains_batch(np.array([-7, -128, 100], dtype=np.int16)).all()
+    assert f.contains_batch(pa.array([5, -7], type=pa.int8())).to_pylist() == [True, True]
+    # -1 is the 64 bits of u64::MAX, at every width.
+    g = bb.BloomFilter(10, 0.0001)
+    g.add(-1)
+    assert g.contains_batch(np.array([-1], dtype=np.int8))[0]
+    assert g.contains_batch(np.array([2**64 - 1], dtype=np.uint64))[0]
+    assert not g.contains_batch(np.array([255], dtype=np.uint8))[0]
 
 
 def test_unaligned_numpy_batch():
@@ -171,6 +185,10 @@ ARROW_CASES = {
     "uint64": (pa.uint64(), lambda i: i * 7 + 2**63),
     "int32": (pa.int32(), lambda i: i - 1000),
     "uint32": (pa.uint32(), lambda i: i * 11),
+    "int16": (pa.int16(), lambda i: i * 7 - 10000),
+    "uint16": (pa.uint16(), lambda i: i * 13),
+    "int8": (pa.int8(), lambda i: i % 256 - 128),
+    "uint8": (pa.uint8(), lambda i: i % 256),
     "string": (pa.string(), lambda i: f"key-{i}-é"),
     "large_string": (pa.large_string(), lambda i: f"k{i}"),
     "binary": (pa.binary(), lambda i: bytes([i % 256]) * (i % 5)),
@@ -188,7 +206,9 @@ def test_arrow_batch_equals_single(make, case):
     arr = pa.array(values, type=ty)
     a, b = make(), make()
     a.insert_batch(arr)
-    narrow = isinstance(a, bb.SplitBlockFilter) and case in ("int32", "uint32")
+    narrow = isinstance(a, bb.SplitBlockFilter) and case in (
+        "int32", "uint32", "int16", "uint16", "int8", "uint8"
+    )
     if not narrow:
         for v in values:
             if v is not None:

@@ -79,6 +79,59 @@ def test_golden_hash_id_3_filter_is_rebuilt_bit_for_bit():
     assert g == f and g.key_hash == "mx32-64" and all(text[:n] in g for n in range(41))
 
 
+# tests/format.rs `ints`: capacity 64, fpr 0.001, seed GOLDEN_SEED, integers at every width
+# (each the key of its 64-bit value), as batches of their Rust type and two single keys.
+INT_BATCHES = [
+    ("int8", [-128, -1, 0, 1, 5, 127]),
+    ("uint8", [200, 255]),
+    ("int16", [-32768, 300]),
+    ("uint16", [65535]),
+    ("int32", [-(2**31), 1 << 20]),
+    ("uint32", [2**32 - 1]),
+    ("int64", [-(2**40), 2**63 - 1]),
+    ("uint64", [2**64 - 2]),
+]
+INT_SINGLES = [-7, 9]
+INT_RANGES = {
+    "int8": (-(2**7), 2**7), "uint8": (0, 2**8),
+    "int16": (-(2**15), 2**15), "uint16": (0, 2**16),
+    "int32": (-(2**31), 2**31), "uint32": (0, 2**32),
+    "int64": (-(2**63), 2**63), "uint64": (0, 2**64),
+}
+
+
+@pytest.mark.parametrize("name,key_hash", [("v1-ints-aesh.bin", "aesh-64"), ("v1-ints-mx32.bin", "mx32-64")])
+@pytest.mark.parametrize("source", ["numpy", "pyarrow", "int"])
+def test_integers_are_one_key_with_rust_at_every_width(name, key_hash, source):
+    # Rust -> Python: Python rebuilds Rust's filter bit for bit from NumPy arrays, pyarrow
+    # arrays or ints of the same values. Python -> Rust: the file then answers every value
+    # as a batch of every dtype that can hold it, and as an int.
+    stored = golden(name)
+    f = bb.BloomFilter(64, 0.001, seed=GOLDEN_SEED, key_hash=key_hash)
+    for dtype, values in INT_BATCHES:
+        if source == "numpy":
+            f.insert_batch(np.array(values, dtype=dtype))
+        elif source == "pyarrow":
+            f.insert_batch(pa.array(values, type=getattr(pa, dtype)()))
+        else:
+            for v in values:
+                f.add(v)
+    for v in INT_SINGLES:
+        f.add(v)
+    assert f.to_bytes() == stored
+    g = bb.BloomFilter.from_bytes(stored)
+    every = [v for _, values in INT_BATCHES for v in values] + INT_SINGLES
+    misses = []
+    for dtype, (lo, hi) in INT_RANGES.items():
+        held = [v for v in every if lo <= v < hi]
+        if not g.contains_batch(np.array(held, dtype=dtype)).all():
+            misses.append(f"numpy {dtype}")
+        if g.contains_batch(pa.array(held, type=getattr(pa, dtype)())).false_count:
+            misses.append(f"pyarrow {dtype}")
+    misses += [f"int {v}" for v in every if v not in g]
+    assert misses == []
+
+
 def test_golden_scalable_filter_is_rebuilt_bit_for_bit():
     stored = golden("scalable-v1.bin")
     f = bb.ScalableBloomFilter(20, 0.01, seed=GOLDEN_SEED)

@@ -34,6 +34,13 @@ const _: () = assert!(MAX_STRIPES_LOG2 <= 8);
 /// made. A handle is `Send` (move it into the thread that writes) and borrows its filter,
 /// so the filter cannot be consumed while a handle lives.
 ///
+/// **A handle that is never dropped loses its unflushed keys.** Its drop is what applies the
+/// last buffer: a handle leaked with [`mem::forget`](core::mem::forget) or
+/// [`Box::leak`](alloc::boxed::Box::leak), or alive when the process ends without unwinding
+/// (`std::process::exit`, a `panic = "abort"` build, a signal), never applies
+/// the up to [`capacity`] keys it holds. Call [`flush`](Self::flush) before any of those; the
+/// type is `#[must_use]`, so a handle made and not used is a warning.
+///
 /// [`capacity`]: Self::capacity
 ///
 /// ```
@@ -54,6 +61,15 @@ const _: () = assert!(MAX_STRIPES_LOG2 <= 8);
 /// assert_eq!(f.count_batch(&(0..1_000_000u64).collect::<Vec<_>>()), 1_000_000);
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
+///
+/// A handle made and dropped unused is a warning (an error under `deny(unused_must_use)`):
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// let f = blockbloom::AtomicBloomFilter::with_capacity(10, 0.01).unwrap();
+/// f.writer();
+/// ```
+#[must_use = "a writer applies its keys as it fills, on flush and on drop; unused, it does nothing"]
 pub struct AtomicWriter<'f> {
     filter: &'f AtomicBloomFilter,
     /// Hashes in arrival order; the first `len` are pending.

@@ -662,3 +662,68 @@ fn quickcheck_any_split_across_threads_equals_sequential() {
         .tests(300)
         .quickcheck(prop as fn(Vec<u64>, Vec<usize>, u8, u8) -> TestResult);
 }
+
+/// Proves: threads racing `insert_new` on the same fresh keys get exactly one `true` per key
+/// (the stripe lock orders them), single key and batch, on every tier.
+#[test]
+fn racing_insert_new_answers_true_exactly_once_per_key() {
+    const THREADS: usize = 4;
+    const KEYS: usize = 20_000;
+    for isa in tiers() {
+        let f = BloomFilter::builder()
+            .capacity(KEYS as u64)
+            .fpr(0.001)
+            .isa(isa)
+            .build_atomic()
+            .unwrap();
+        let keys = common::keys(0xf00d, KEYS);
+        let wins: Vec<AtomicUsize> = (0..KEYS).map(|_| AtomicUsize::new(0)).collect();
+        let start = Barrier::new(THREADS);
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let (f, keys, wins, start) = (&f, &keys, &wins, &start);
+                s.spawn(move || {
+                    start.wait();
+                    if t % 2 == 0 {
+                        for (i, k) in keys.iter().enumerate() {
+                            if f.insert_new(k) {
+                                wins[i].fetch_add(1, Relaxed);
+                            }
+                        }
+                    } else {
+                        let mut new = vec![false; 64];
+                        for (c, chunk) in keys.chunks(64).enumerate() {
+                            let new = &mut new[..chunk.len()];
+                            f.insert_batch_new(chunk, new);
+                            for (j, _) in new.iter().enumerate().filter(|(_, n)| **n) {
+                                wins[c * 64 + j].fetch_add(1, Relaxed);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        // A key whose bits other keys had all set already is new to nobody (a false
+        // positive of the filter as it filled): at most one winner, and nearly every key one.
+        let counts: Vec<usize> = wins.iter().map(|w| w.load(Relaxed)).collect();
+        assert!(counts.iter().all(|&c| c <= 1), "{isa}: a key was new to two threads");
+        let winners = counts.iter().filter(|&&c| c == 1).count();
+        assert!(winners > KEYS * 99 / 100, "{isa}: {winners} of {KEYS} keys were new once");
+    }
+}
+
+/// Proves: a writer handle that is never dropped (leaked) never applies its buffered keys,
+/// as `AtomicWriter`'s docs warn; `flush` before the leak applies them.
+#[test]
+fn a_leaked_writer_loses_its_unflushed_keys() {
+    let f = AtomicBloomFilter::with_capacity(1000, 0.000_001).unwrap();
+    let mut w = f.try_writer(100).unwrap();
+    w.insert_batch(&[1u64, 2, 3]);
+    std::mem::forget(w);
+    assert_eq!(f.count_batch(&[1u64, 2, 3]), 0);
+    let mut w = f.try_writer(100).unwrap();
+    w.insert_batch(&[4u64, 5]);
+    w.flush();
+    std::mem::forget(w);
+    assert_eq!(f.count_batch(&[4u64, 5]), 2);
+}
