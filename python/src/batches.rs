@@ -7,8 +7,8 @@ use blockbloom::{
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use crate::errors::to_py;
 use crate::each_int;
+use crate::errors::to_py;
 use crate::keys::{self, Batch, Input, Int, Ints, Plan, Probe, Sink, WALK_CHUNK, Walk};
 
 impl Sink for BloomFilter {

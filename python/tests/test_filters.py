@@ -392,7 +392,7 @@ def test_invalid_parameters():
 
 BAD_BATCHES = {
     "float64": (lambda: np.arange(10, dtype=np.float64), bb.UnsupportedKeyTypeError, "float64"),
-    "int16": (lambda: np.arange(10, dtype=np.int16), bb.UnsupportedKeyTypeError, "int16"),
+    "float16": (lambda: np.arange(10, dtype=np.float16), bb.UnsupportedKeyTypeError, "float16"),
     "non-contiguous": (lambda: np.arange(20, dtype=np.uint64)[::2], bb.InvalidKeysError, "contiguous"),
     "2-D": (lambda: np.arange(20, dtype=np.uint64).reshape(4, 5), bb.InvalidKeysError, "1-D"),
     "big-endian": (lambda: np.arange(10, dtype=">u8"), bb.UnsupportedKeyTypeError, "dtype"),
