@@ -34,10 +34,13 @@
 //!
 //! One key, one hash: every method (single-key, batch, bytes, [`ByteColumn`], Arrow, and the
 //! Python and CLI front ends) reads a key through [`Key`], whose [`KeyForm`] is the key's
-//! canonical bytes: an integer's little-endian bytes at its width, a string's or byte
-//! string's bytes exactly. So `insert("user:17")`, `insert_batch(&["user:17"])`,
+//! canonical bytes: an integer of up to 64 bits is its 64-bit value (sign-extended if
+//! signed, zero-extended if not), a 128-bit one its 16 bytes, a string's or byte string's
+//! bytes exactly. So `insert("user:17")`, `insert_batch(&["user:17"])`,
 //! `insert_bytes(b"user:17")` and a line `user:17` of a CLI-built file are one key, found by
-//! `contains(&String::from("user:17"))` or any other query on every filter kind and tier.
+//! `contains(&String::from("user:17"))` or any other query on every filter kind and tier; and
+//! `5u8`, `5i32`, `5u64`, an Arrow `Int16` 5, SQL's `5` in `blockbloom-datafusion` and
+//! Python's `5` are one key (`f.contains(&5u8)` finds `f.insert_batch(&[5i64])`).
 //! Types the crate does not know go through [`ByHash`] (their [`Hash`](core::hash::Hash)
 //! stream), or implement [`Key`] with the form of the field that identifies them.
 //!
@@ -56,11 +59,23 @@
 //! # Ok::<(), blockbloom::Error>(())
 //! ```
 //!
-//! **Files written before the `Key` trait** load and answer unchanged for keys inserted as
-//! integers or through a batch, bytes, a column, Arrow, Python or the CLI. A `str`, `String`,
-//! byte slice or array inserted one at a time by the old `insert` went through `Hash` (which
-//! appends `0xff` to a `str` and writes a length before a slice): query it with
-//! `contains(&ByHash(key))`. The format itself did not change.
+//! **Files written before** load and answer unchanged but for two kinds of keys (the format
+//! itself did not change; how a Rust value becomes key bytes did, `CHANGELOG.md`):
+//!
+//! * an integer of 8, 16 or 32 bits inserted from Rust (a `u32`, `i32`, `Ipv4Addr`, `char`,
+//!   ..., or an Arrow `Int32`/`UInt32` array) was its own width's bytes: ask for it with
+//!   `contains_bytes(&x.to_le_bytes())`, `x` at that width (DataFusion, Python and the CLI
+//!   always hashed integers as their 64-bit values);
+//! * a `str`, `String`, byte slice or array inserted one at a time by the `insert` of before
+//!   the `Key` trait went through `Hash` (which appends `0xff` to a `str` and writes a length
+//!   before a slice): query it with `contains(&ByHash(key))`.
+//!
+//! ```
+//! # let mut old = blockbloom::BloomFilter::with_capacity(100, 0.01)?;
+//! # old.insert_bytes(&7u32.to_le_bytes()); // how `insert(&7u32)` wrote a key before
+//! assert!(old.contains_bytes(&7u32.to_le_bytes())); // a 32-bit key of a file written before
+//! # Ok::<(), blockbloom::Error>(())
+//! ```
 //!
 //! Force a kernel with `BLOCKBLOOM_ISA=scalar|portable|avx2|avx512` (an unsupported choice is
 //! an error, never a silent fallback) or per filter with [`Builder::isa`].
@@ -206,9 +221,9 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 /// hash id 1 ([`KeyHash::Xxh3`]) is XXH3-64 of a key's canonical bytes ([`KeyForm`]); hash
 /// id 2 ([`KeyHash::Aesh`], the default for new filters) is the same for keys of 4 and 8
 /// bytes and [`hash_bytes_aes`](hash::hash_bytes_aes) for every other key. XXH3-64 of a key's
-/// canonical bytes is: an integer's
-/// little-endian bytes (which the batch kernels hash in SIMD lanes), a string's or byte
-/// string's bytes exactly; [`ByHash`] keys hash the canonical byte stream their `Hash` impl
+/// canonical bytes is: an integer's 64-bit value's 8 little-endian bytes, at every width
+/// (which the batch kernels widen and hash in SIMD lanes), a string's or byte string's bytes
+/// exactly; [`ByHash`] keys hash the canonical byte stream their `Hash` impl
 /// writes ([`StableHasher`](hash::StableHasher)). Each equals
 /// `xxhash_rust::xxh3::xxh3_64_with_seed` of those bytes.
 ///

@@ -706,9 +706,15 @@ fn racing_insert_new_answers_true_exactly_once_per_key() {
         // A key whose bits other keys had all set already is new to nobody (a false
         // positive of the filter as it filled): at most one winner, and nearly every key one.
         let counts: Vec<usize> = wins.iter().map(|w| w.load(Relaxed)).collect();
-        assert!(counts.iter().all(|&c| c <= 1), "{isa}: a key was new to two threads");
+        assert!(
+            counts.iter().all(|&c| c <= 1),
+            "{isa}: a key was new to two threads"
+        );
         let winners = counts.iter().filter(|&&c| c == 1).count();
-        assert!(winners > KEYS * 99 / 100, "{isa}: {winners} of {KEYS} keys were new once");
+        assert!(
+            winners > KEYS * 99 / 100,
+            "{isa}: {winners} of {KEYS} keys were new once"
+        );
     }
 }
 
