@@ -185,6 +185,29 @@ fn golden_files_pin_version_1() {
     }
 }
 
+/// `try_to_bytes` (reserved fallibly) gives `to_bytes`' bytes on every kind.
+#[test]
+fn try_to_bytes_is_to_bytes() {
+    use blockbloom::{
+        ClassicBloomFilter, CountingBloomFilter, DeletableBloomFilter, ScalableBloomFilter,
+    };
+    for (_, f) in golden() {
+        assert_eq!(f.try_to_bytes().unwrap(), f.to_bytes());
+    }
+    let mut c = CountingBloomFilter::with_capacity(100, 0.01).unwrap();
+    c.insert(&1u64);
+    assert_eq!(c.try_to_bytes().unwrap(), c.to_bytes());
+    let d = DeletableBloomFilter::with_capacity(100, 0.01).unwrap();
+    assert_eq!(d.try_to_bytes().unwrap(), d.to_bytes());
+    let mut s = ScalableBloomFilter::new(10, 0.01).unwrap();
+    s.insert_batch(&(0..100u64).collect::<Vec<_>>()).unwrap();
+    assert_eq!(s.try_to_bytes().unwrap(), s.to_bytes());
+    let k = ClassicBloomFilter::new(1000, 4).unwrap();
+    assert_eq!(k.try_to_bytes().unwrap(), k.to_bytes());
+    let b = blockbloom::BloomierFilter::build(&[(1u64, 1u64)], 1, 8).unwrap();
+    assert_eq!(b.try_to_bytes().unwrap(), b.to_bytes());
+}
+
 #[test]
 fn round_trips_every_shape_and_tier() {
     for layout in Layout::ALL {

@@ -175,8 +175,9 @@ impl PyAtomicBloomFilter {
     }
 
     /// The same bytes as a `BloomFilter` with these bits.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.snap().to_bytes())
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.snap().try_to_bytes().map_err(to_py)?;
+        Ok(PyBytes::new(py, &b))
     }
 
     #[classmethod]
@@ -188,7 +189,10 @@ impl PyAtomicBloomFilter {
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        reduce(slf.as_any(), slf.get().snap().to_bytes())
+        reduce(
+            slf.as_any(),
+            slf.get().snap().try_to_bytes().map_err(to_py)?,
+        )
     }
 
     #[getter]

@@ -192,9 +192,9 @@ impl PyBloomFilter {
     }
 
     /// The crate's file format (header, blocks, checksum): the same bytes as Rust's `to_bytes`.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let b = read(&self.inner).to_bytes();
-        PyBytes::new(py, &b)
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = read(&self.inner).try_to_bytes().map_err(to_py)?;
+        Ok(PyBytes::new(py, &b))
     }
 
     /// A filter from `to_bytes`' bytes (or a file the Rust crate or CLI wrote). Corrupt or
@@ -208,7 +208,7 @@ impl PyBloomFilter {
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let b = read(&slf.get().inner).to_bytes();
+        let b = read(&slf.get().inner).try_to_bytes().map_err(to_py)?;
         reduce(slf.as_any(), b)
     }
 

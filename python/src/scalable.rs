@@ -126,8 +126,9 @@ impl PyScalableBloomFilter {
         }
     }
 
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &read(&self.inner).to_bytes())
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = read(&self.inner).try_to_bytes().map_err(to_py)?;
+        Ok(PyBytes::new(py, &b))
     }
 
     #[classmethod]
@@ -139,7 +140,7 @@ impl PyScalableBloomFilter {
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let b = read(&slf.get().inner).to_bytes();
+        let b = read(&slf.get().inner).try_to_bytes().map_err(to_py)?;
         reduce(slf.as_any(), b)
     }
 
