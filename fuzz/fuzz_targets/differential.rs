@@ -19,11 +19,14 @@ enum Op {
     InsertU32(Vec<u32>),
     InsertI64(Vec<i64>),
     InsertI32(Vec<i32>),
+    InsertI16(Vec<i16>),
+    InsertU8(Vec<u8>),
     InsertHashes(Vec<u64>),
     Insert(u64),
     InsertBytes(Vec<u8>),
     QueryU64(Vec<u64>),
     QueryU32(Vec<u32>),
+    QueryI8(Vec<i8>),
     QueryHashes(Vec<u64>),
     Contains(u64),
     Union(Vec<u64>),
@@ -58,6 +61,16 @@ fn answers_u64(f: &BloomFilter, keys: &[u64]) -> Vec<bool> {
             f.isa()
         );
     }
+    out
+}
+
+/// A narrow batch's answers: equal to the single-key answers and to the batch of the same
+/// values as `u64`s (an integer is its 64-bit value at every width).
+fn answers_narrow<K: blockbloom::BatchKey + Into<i64>>(f: &BloomFilter, keys: &[K]) -> Vec<bool> {
+    let mut out = vec![false; keys.len()];
+    f.contains_batch(keys, &mut out);
+    let wide: Vec<u64> = keys.iter().map(|&k| k.into() as u64).collect();
+    assert_eq!(out, answers_u64(f, &wide), "narrow vs u64 batch, tier {}", f.isa());
     out
 }
 
@@ -154,6 +167,14 @@ fuzz_target!(|input: Input| {
                     f.insert_batch(k);
                     vec![]
                 }
+                Op::InsertI16(k) => {
+                    f.insert_batch(k);
+                    vec![]
+                }
+                Op::InsertU8(k) => {
+                    f.insert_batch(k);
+                    vec![]
+                }
                 Op::InsertHashes(h) => {
                     f.insert_hash_batch(h);
                     vec![]
@@ -168,6 +189,7 @@ fuzz_target!(|input: Input| {
                 }
                 Op::QueryU64(k) => answers_u64(f, k),
                 Op::QueryU32(k) => answers_u32(f, k),
+                Op::QueryI8(k) => answers_narrow(f, k),
                 Op::QueryHashes(h) => answers_hashes(f, h),
                 Op::Contains(k) => vec![f.contains(k)],
                 Op::Union(keys) | Op::Intersect(keys) => {
