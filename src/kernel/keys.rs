@@ -56,15 +56,17 @@ pub enum Narrow<'a> {
 macro_rules! each_width {
     ($n:expr, $k:ident => $body:expr) => {
         match $n {
-            Narrow::I8($k) => $body,
-            Narrow::U8($k) => $body,
-            Narrow::I16($k) => $body,
-            Narrow::U16($k) => $body,
-            Narrow::I32($k) => $body,
-            Narrow::U32($k) => $body,
+            $crate::kernel::keys::Narrow::I8($k) => $body,
+            $crate::kernel::keys::Narrow::U8($k) => $body,
+            $crate::kernel::keys::Narrow::I16($k) => $body,
+            $crate::kernel::keys::Narrow::U16($k) => $body,
+            $crate::kernel::keys::Narrow::I32($k) => $body,
+            $crate::kernel::keys::Narrow::U32($k) => $body,
         }
     };
 }
+
+pub(crate) use each_width;
 
 impl<'a> Narrow<'a> {
     pub(crate) fn len(self) -> usize {

@@ -2,7 +2,7 @@
 //! probes are [`layout`](crate::layout)'s reference functions, so every other tier is tested
 //! against the specification itself.
 
-use super::keys::Mx32;
+use super::keys::{Mx32, Word, each_width};
 use super::{BlockOp, Keys, Probes, Shape, Sink};
 use crate::hashing::{mx32, seed_from_flip, u64_with_flip};
 use crate::layout::{Block, Layout, block_index, contains_scalar, insert_scalar, pattern_scalar};
@@ -37,6 +37,10 @@ pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink:
     let flip = shape.flip;
     match keys {
         Keys::U64(k) => drive(shape, k.iter().map(|&x| u64_with_flip(x, flip)), op, sink),
+        // One loop per width, as the `u64` one.
+        Keys::Narrow(n) => each_width!(n, k => {
+            drive(shape, k.iter().map(|&x| u64_with_flip(x.value(), flip)), op, sink)
+        }),
         Keys::Hashes(k) => drive(shape, k.iter().copied(), op, sink),
         Keys::Mx32(Mx32::U64(k)) => {
             let key = mx32::key(seed_from_flip(flip));
@@ -48,12 +52,7 @@ pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink:
             )
         }
         // Hashed a chunk at a time (one dispatch per chunk, not per key), then driven in order.
-        Keys::Narrow(_)
-        | Keys::U128(_)
-        | Keys::Fixed16(_)
-        | Keys::Bytes(_)
-        | Keys::Aesh(_)
-        | Keys::Mx32(_) => {
+        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) | Keys::Aesh(_) | Keys::Mx32(_) => {
             const CHUNK: usize = 64;
             let len = keys.len();
             let hashes = (0..len).step_by(CHUNK).flat_map(move |start| {

@@ -691,7 +691,7 @@ fn racing_insert_new_answers_true_exactly_once_per_key() {
                             }
                         }
                     } else {
-                        let mut new = vec![false; 64];
+                        let mut new = [false; 64];
                         for (c, chunk) in keys.chunks(64).enumerate() {
                             let new = &mut new[..chunk.len()];
                             f.insert_batch_new(chunk, new);
