@@ -114,8 +114,8 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
 /// | hash | id | keys of 4 and 8 bytes | every other key |
 /// | :--- | ---: | :--- | :--- |
 /// | [`Xxh3`](KeyHash::Xxh3) | 1 | XXH3-64 | XXH3-64 |
-/// | [`Aesh`](KeyHash::Aesh) (default) | 2 | XXH3-64 | AESH-64 ([`hash_bytes_aes`](crate::hash::hash_bytes_aes)) |
-/// | [`Mx32`](KeyHash::Mx32) | 3 | MX32-64 ([`hash_u64_mx32`](crate::hash::hash_u64_mx32)), and 16-byte keys | AESH-64 |
+/// | [`Aesh`](KeyHash::Aesh) | 2 | XXH3-64 | AESH-64 ([`hash_bytes_aes`](crate::hash::hash_bytes_aes)) |
+/// | [`Mx32`](KeyHash::Mx32) (default) | 3 | MX32-64 ([`hash_u64_mx32`](crate::hash::hash_u64_mx32)), and 16-byte keys | AESH-64 |
 ///
 /// A key is its form's little-endian bytes ([`KeyForm`](crate::KeyForm)). Every integer of up
 /// to 64 bits is the 8 bytes of its 64-bit value, so under either hash an integer key and its
@@ -134,12 +134,16 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
 /// use blockbloom::{BloomFilter, KeyHash};
 ///
 /// let new = BloomFilter::with_capacity(1000, 0.01)?;
-/// assert_eq!(new.key_hash(), KeyHash::Aesh);
+/// assert_eq!(new.key_hash(), KeyHash::Mx32);
+/// let v2 = BloomFilter::builder().capacity(1000).key_hash(KeyHash::Aesh).build()?;
 /// let old = BloomFilter::builder().capacity(1000).key_hash(KeyHash::Xxh3).build()?;
 /// assert_eq!((old.key_hash().id(), old.key_hash().name()), (1, "xxh3-64"));
-/// // Integer keys hash alike; other byte strings do not.
-/// assert_eq!(new.hash(&7u64), old.hash(&7u64));
-/// assert_ne!(new.hash("user:17"), old.hash("user:17"));
+/// // Under ids 1 and 2 integer keys hash alike, other byte strings do not.
+/// assert_eq!(v2.hash(&7u64), old.hash(&7u64));
+/// assert_ne!(v2.hash("user:17"), old.hash("user:17"));
+/// // Id 3 hashes integers with MX32-64 and other byte strings as id 2.
+/// assert_eq!(new.hash("user:17"), v2.hash("user:17"));
+/// assert_eq!(new.hash(&7u64), blockbloom::hash::hash_u64_mx32(7, 0));
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -149,10 +153,12 @@ pub enum KeyHash {
     /// id 2.
     Xxh3,
     /// Hash id 2: XXH3-64 for keys of 4 and 8 bytes, AESH-64 for every other key. The default
-    /// for new filters.
-    #[default]
+    /// for new filters before hash id 3.
     Aesh,
-    /// Hash id 3: MX32-64 for keys of 4, 8 and 16 bytes, AESH-64 for every other key.
+    /// Hash id 3: MX32-64 for keys of 4, 8 and 16 bytes (every integer), AESH-64 for every
+    /// other key. The default for new filters: the fastest on every SIMD tier
+    /// (`docs/PERFORMANCE.md`).
+    #[default]
     Mx32,
 }
 

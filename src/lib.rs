@@ -210,7 +210,7 @@ pub use hashing::KeyHash;
 pub use isa::Isa;
 pub use kernel::MAX_PREFETCH_DEPTH;
 pub use key::{ByHash, HashInto, Key, KeyForm};
-pub use layout::Block;
+pub use layout::{Block, Layout};
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 
 /// The stable key hashes: XXH3-64, AESH-64 and MX32-64, with a seed.

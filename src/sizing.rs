@@ -234,6 +234,68 @@ pub fn plan_with(
     )
 }
 
+/// How much more memory than the planned layouts' best a filter that names no layout takes
+/// to be in [`Layout::Sectors8x32`]: 5%. That layout tests a key with one register (two in
+/// 8x64) and measured the fastest on every SIMD tier (`docs/PERFORMANCE.md`); it costs 3.8% to
+/// 4.9% more memory from 0.6% to 2% and more outside (7.4% at 0.1%, 14% at 5%).
+pub const DEFAULT_LAYOUT_MEMORY: f64 = 1.05;
+
+/// The rates outside which [`Layout::Sectors8x32`] costs more than [`DEFAULT_LAYOUT_MEMORY`]
+/// for every filter of [`DEFAULT_LAYOUT_MIN_SIZED`] keys or more (`tests` checks a grid), so
+/// [`plan_default`] plans it only inside them, or for fewer keys (whose rounding can make it
+/// free).
+const DEFAULT_LAYOUT_RATES: core::ops::RangeInclusive<f64> = 0.003..=0.025;
+const DEFAULT_LAYOUT_MIN_SIZED: u64 = 1000;
+
+/// The plan of a filter that names neither a layout nor a probe count
+/// (`BloomFilter::with_capacity`, a builder with `fpr` and no `layout`): the smallest filter
+/// in [`Layout::Sectors8x32`] if it takes at most [`DEFAULT_LAYOUT_MEMORY`] times the memory of
+/// [`plan`]'s, else [`plan`]'s. Both are exact: the measured rate is at or below `fpr` either
+/// way.
+///
+/// ```
+/// use blockbloom::{layout::Layout, sizing};
+/// let p = sizing::plan_default(1_000_000, 0.01)?;        // +4.3% memory: 8x32
+/// assert_eq!(p.layout, Layout::Sectors8x32);
+/// let q = sizing::plan_default(1_000_000, 0.001)?;       // +7.4%: the smallest
+/// assert_eq!(q, sizing::plan(1_000_000, 0.001)?);
+/// assert!(p.num_blocks as f64 <= 1.05 * sizing::plan(1_000_000, 0.01)?.num_blocks as f64);
+/// # Ok::<(), blockbloom::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`plan`].
+pub fn plan_default(capacity: u64, fpr: f64) -> Result<Plan, Error> {
+    default_of(capacity, fpr, |layout| {
+        plan_with(capacity, fpr, layout, None)
+    })
+}
+
+/// [`plan_default`]'s choice with `plan_of` planning a layout (or the planned ones).
+fn default_of(
+    capacity: u64,
+    fpr: f64,
+    mut plan_of: impl FnMut(Option<Layout>) -> Result<Plan, Error>,
+) -> Result<Plan, Error> {
+    let least = plan_of(None)?;
+    if capacity >= DEFAULT_LAYOUT_MIN_SIZED && !DEFAULT_LAYOUT_RATES.contains(&fpr) {
+        return Ok(least);
+    }
+    match plan_of(Some(Layout::Sectors8x32)) {
+        Ok(fast) if fast.num_blocks as f64 <= DEFAULT_LAYOUT_MEMORY * least.num_blocks as f64 => {
+            Ok(fast)
+        }
+        _ => Ok(least),
+    }
+}
+
+/// [`plan_default`] for the constructors, both plans remembered per thread with `std`.
+pub(crate) fn plan_default_for_constructor(capacity: u64, fpr: f64) -> Result<Plan, Error> {
+    default_of(capacity, fpr, |layout| {
+        plan_for_constructor(capacity, fpr, layout, None, 1)
+    })
+}
+
 /// [`plan_with`] for the constructors, remembered per thread with `std` (see `memo`): the
 /// same plan, and the same errors. `unit_bits` is 1 for the plain filter, the counter width
 /// for a counting filter (the same model and margin with `sector_bits / unit_bits` positions

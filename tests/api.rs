@@ -329,7 +329,10 @@ fn bytes_and_hash_keys() {
     f.insert(&ByHash((7u8, "tuple", [1u16, 2])));
     assert!(f.contains_bytes(b"10.1.2.3"));
     assert!(f.contains(&ByHash((7u8, "tuple", [1u16, 2]))));
-    assert_eq!(f.hash(&42u64), blockbloom::hash::hash_u64(42, f.seed()));
+    assert_eq!(
+        f.hash(&42u64),
+        blockbloom::KeyForm::U64(42).hash_with(f.key_hash(), f.seed())
+    );
 }
 
 quickcheck! {

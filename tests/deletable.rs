@@ -17,6 +17,7 @@ fn filter(capacity: u64, fpr: f64, region_bits: u32, seed: u64) -> DeletableBloo
         .capacity(capacity)
         .fpr(fpr)
         .seed(seed)
+        .least_memory()
         .build()
         .unwrap();
     DeletableBloomFilter::from_filter(plain, region_bits).unwrap()
@@ -220,6 +221,7 @@ fn golden() -> DeletableBloomFilter {
         .fpr(0.01)
         .seed(0x0123_4567_89ab_cdef)
         .key_hash(KeyHash::Xxh3)
+        .least_memory()
         .build()
         .unwrap();
     let mut f = DeletableBloomFilter::from_filter(plain, 16).unwrap();

@@ -10,8 +10,10 @@
 //!   Python's `5` are: a line that is not one is an error naming the file and line.
 //! * A line is at most [`MAX_LINE_BYTES`] (1 MiB) without its terminator: a longer one is an
 //!   error naming the file and line, never a line held in memory whatever its length.
-//! * `build` writes hash id 2 (AESH-64 for lines but those of 4 and 8 bytes) unless given
-//!   `--hash xxh3-64`; `query` and `info` read either, and `info` prints which.
+//! * `build` writes the library's default, hash id 3 (MX32-64 for lines of 4, 8 and 16 bytes,
+//!   AESH-64 for the others), in the library's default layout for the rate, unless given
+//!   `--hash aesh-64` or `--hash xxh3-64`; `query` and `info` read every id, and `info` prints
+//!   which.
 //! * Filters are loaded with the kind's `read_from` over a `BufReader<File>` (a copy, which
 //!   the checksum check reads in full anyway; `query` and `info` take every kind, `kinds`), and
 //!   a file holding anything after the filter is rejected as `TrailingBytes`.
@@ -125,12 +127,12 @@ pub struct BuildArgs {
     // A default --seed is no conflict: clap counts only a --seed given.
     #[arg(long, conflicts_with = "seed")]
     keyed: bool,
-    /// The key hash the filter is built with: aesh-64 (hash id 2, the default: AESH-64 for
-    /// lines of other lengths than 4 and 8 bytes, XXH3-64 for those), mx32-64 (hash id 3:
-    /// MX32-64 for lines of 4, 8 and 16 bytes, AESH-64 for the others) or xxh3-64 (hash id 1,
-    /// what every filter before hash id 2 used). Filters merge only with filters of the same
-    /// hash.
-    #[arg(long, default_value = "aesh-64", value_parser = ["aesh-64", "mx32-64", "xxh3-64"])]
+    /// The key hash the filter is built with: mx32-64 (hash id 3, the library's default:
+    /// MX32-64 for lines of 4, 8 and 16 bytes and every --key-type int key, AESH-64 for the
+    /// others), aesh-64 (hash id 2: AESH-64 for lines of other lengths than 4 and 8 bytes,
+    /// XXH3-64 for those) or xxh3-64 (hash id 1, what every filter before hash id 2 used).
+    /// Filters merge only with filters of the same hash.
+    #[arg(long, default_value = "mx32-64", value_parser = ["mx32-64", "aesh-64", "xxh3-64"])]
     hash: String,
     /// Files of newline-delimited keys; none or `-` reads stdin. A line is at most 1 MiB.
     keys: Vec<PathBuf>,

@@ -714,13 +714,14 @@ async fn refused_allocation_child() -> Result<()> {
     Ok(())
 }
 
-/// Filters of either hash id answer (files written before hash id 2 carry id 1), and the
-/// aggregate writes the default, hash id 2, whose string keys hash with AESH-64.
+/// Filters of every hash id answer (files written before hash id 2 carry id 1, before id 3
+/// id 2), and the aggregate writes the library's default, hash id 3 (AESH-64 for these
+/// strings).
 #[tokio::test]
 async fn filters_of_either_hash_id_answer() -> Result<()> {
     let ctx = ctx(2);
     let keys = ["alpha", "user:17", "a key of more than sixteen bytes"];
-    for hash in [KeyHash::Xxh3, KeyHash::Aesh] {
+    for hash in [KeyHash::Xxh3, KeyHash::Aesh, KeyHash::Mx32] {
         let mut f = BloomFilter::builder()
             .capacity(100)
             .fpr(0.001)
@@ -745,7 +746,7 @@ async fn filters_of_either_hash_id_answer() -> Result<()> {
     )
     .await?;
     let f = BloomFilter::from_bytes(&bytes).unwrap();
-    assert_eq!(f.key_hash(), KeyHash::Aesh);
+    assert_eq!(f.key_hash(), KeyHash::Mx32);
     assert!(f.contains("alpha") && f.contains("user:17"));
     Ok(())
 }

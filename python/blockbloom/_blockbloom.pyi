@@ -75,8 +75,13 @@ class BloomFilter(_Filter):
         layout: Layout | None = None,
         probes: int | None = None,
         keyed: bool = False,
-        key_hash: Literal["aesh-64", "mx32-64", "xxh3-64"] = "aesh-64",
-    ) -> None: ...
+        key_hash: Literal["aesh-64", "mx32-64", "xxh3-64"] = "mx32-64",
+        least_memory: bool = False,
+    ) -> None:
+        """A filter for ``capacity`` keys at ``fpr``, in the library's default configuration:
+        hash id 3 (``"mx32-64"``) and layout ``"8x32"`` where that costs at most 5% more memory
+        than the smallest filter for the rate, else the smallest. ``least_memory=True`` asks
+        for the smallest always; ``layout`` fixes one."""
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, /) -> BloomFilter:
         """Raises ``DecodeError`` (with the crate's message) on corrupt or foreign bytes."""
@@ -99,10 +104,10 @@ class BloomFilter(_Filter):
     def seed(self) -> int: ...
     @property
     def key_hash(self) -> Literal["aesh-64", "mx32-64", "xxh3-64"]:
-        """The key hash: ``"aesh-64"`` (hash id 2, the default: AESH-64, XXH3-64 for keys of
-        4 and 8 bytes), ``"mx32-64"`` (hash id 3: MX32-64 for keys of 4, 8 and 16 bytes, the
-        integers among them, AESH-64 for the others) or ``"xxh3-64"`` (hash id 1, every
-        filter's hash before id 2)."""
+        """The key hash: ``"mx32-64"`` (hash id 3, the default: MX32-64 for keys of 4, 8 and 16
+        bytes, the integers among them, AESH-64 for the others), ``"aesh-64"`` (hash id 2:
+        AESH-64, XXH3-64 for keys of 4 and 8 bytes) or ``"xxh3-64"`` (hash id 1, every filter's
+        hash before id 2)."""
     @property
     def probes(self) -> int: ...
     @property
@@ -127,8 +132,13 @@ class AtomicBloomFilter(_Filter):
         layout: Layout | None = None,
         probes: int | None = None,
         keyed: bool = False,
-        key_hash: Literal["aesh-64", "mx32-64", "xxh3-64"] = "aesh-64",
-    ) -> None: ...
+        key_hash: Literal["aesh-64", "mx32-64", "xxh3-64"] = "mx32-64",
+        least_memory: bool = False,
+    ) -> None:
+        """A filter for ``capacity`` keys at ``fpr``, in the library's default configuration:
+        hash id 3 (``"mx32-64"``) and layout ``"8x32"`` where that costs at most 5% more memory
+        than the smallest filter for the rate, else the smallest. ``least_memory=True`` asks
+        for the smallest always; ``layout`` fixes one."""
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, /) -> AtomicBloomFilter: ...
     def snapshot(self) -> BloomFilter: ...
@@ -148,10 +158,10 @@ class AtomicBloomFilter(_Filter):
     def seed(self) -> int: ...
     @property
     def key_hash(self) -> Literal["aesh-64", "mx32-64", "xxh3-64"]:
-        """The key hash: ``"aesh-64"`` (hash id 2, the default: AESH-64, XXH3-64 for keys of
-        4 and 8 bytes), ``"mx32-64"`` (hash id 3: MX32-64 for keys of 4, 8 and 16 bytes, the
-        integers among them, AESH-64 for the others) or ``"xxh3-64"`` (hash id 1, every
-        filter's hash before id 2)."""
+        """The key hash: ``"mx32-64"`` (hash id 3, the default: MX32-64 for keys of 4, 8 and 16
+        bytes, the integers among them, AESH-64 for the others), ``"aesh-64"`` (hash id 2:
+        AESH-64, XXH3-64 for keys of 4 and 8 bytes) or ``"xxh3-64"`` (hash id 1, every filter's
+        hash before id 2)."""
     @property
     def probes(self) -> int: ...
     @property

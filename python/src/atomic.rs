@@ -12,8 +12,7 @@ use crate::bloom::PyBloomFilter;
 use crate::errors::to_py;
 use crate::keys;
 use crate::{
-    bytes_of, compare, hash_key, hashes_of, is_batch, key_at, parse_key_hash, parse_layout, read,
-    reduce, write,
+    builder, bytes_of, compare, hash_key, hashes_of, is_batch, key_at, read, reduce, write,
 };
 
 /// A Bloom filter that takes inserts from many threads at once (relaxed atomic ORs): its
@@ -41,7 +40,7 @@ impl PyAtomicBloomFilter {
 #[pymethods]
 impl PyAtomicBloomFilter {
     #[new]
-    #[pyo3(signature = (capacity, fpr, seed = 0, *, layout = None, probes = None, keyed = false, key_hash = "aesh-64"))]
+    #[pyo3(signature = (capacity, fpr, seed = 0, *, layout = None, probes = None, keyed = false, key_hash = "mx32-64", least_memory = false))]
     // One parameter per keyword argument of the Python constructor.
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -53,21 +52,18 @@ impl PyAtomicBloomFilter {
         probes: Option<u32>,
         keyed: bool,
         key_hash: &str,
+        least_memory: bool,
     ) -> PyResult<Self> {
-        let mut b = BloomFilter::builder()
-            .capacity(capacity)
-            .fpr(fpr)
-            .seed(seed)
-            .key_hash(parse_key_hash(key_hash)?);
-        if let Some(l) = parse_layout(layout)? {
-            b = b.layout(l);
-        }
-        if let Some(k) = probes {
-            b = b.probes(k);
-        }
-        if keyed {
-            b = b.keyed();
-        }
+        let b = builder(
+            capacity,
+            fpr,
+            seed,
+            layout,
+            probes,
+            keyed,
+            key_hash,
+            least_memory,
+        )?;
         let f = py.allow_threads(|| b.build_atomic()).map_err(to_py)?;
         Ok(Self::wrap(f))
     }

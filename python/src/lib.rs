@@ -57,8 +57,40 @@ fn key_at<S: blockbloom::Storage>(f: &blockbloom::Filter<S>) -> (KeyHash, u64) {
     (f.key_hash(), f.seed())
 }
 
-/// The `key_hash` argument of the constructors: `"aesh-64"` (hash id 2, the default),
-/// `"mx32-64"` (hash id 3) or `"xxh3-64"` (hash id 1, every filter's hash before id 2).
+/// The plain and atomic constructors' builder from their arguments.
+#[allow(clippy::too_many_arguments)]
+fn builder(
+    capacity: u64,
+    fpr: f64,
+    seed: u64,
+    layout: Option<&str>,
+    probes: Option<u32>,
+    keyed: bool,
+    key_hash: &str,
+    least_memory: bool,
+) -> PyResult<blockbloom::Builder> {
+    let mut b = BloomFilter::builder()
+        .capacity(capacity)
+        .fpr(fpr)
+        .seed(seed)
+        .key_hash(parse_key_hash(key_hash)?);
+    if let Some(l) = parse_layout(layout)? {
+        b = b.layout(l);
+    }
+    if let Some(k) = probes {
+        b = b.probes(k);
+    }
+    if keyed {
+        b = b.keyed();
+    }
+    if least_memory {
+        b = b.least_memory();
+    }
+    Ok(b)
+}
+
+/// The `key_hash` argument of the constructors: `"mx32-64"` (hash id 3, the default),
+/// `"aesh-64"` (hash id 2) or `"xxh3-64"` (hash id 1, every filter's hash before id 2).
 fn parse_key_hash(name: &str) -> PyResult<KeyHash> {
     KeyHash::from_name(name).ok_or_else(|| {
         pyo3::exceptions::PyValueError::new_err(format!(

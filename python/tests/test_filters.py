@@ -89,30 +89,28 @@ def test_python_keys_hash_as_documented():
 
 
 def test_key_hash_is_chosen_kept_and_checked():
-    new, old = bb.BloomFilter(1000, 0.01), bb.BloomFilter(1000, 0.01, key_hash="xxh3-64")
-    assert (new.key_hash, old.key_hash) == ("aesh-64", "xxh3-64")
-    assert bb.AtomicBloomFilter(1000, 0.01).key_hash == "aesh-64"
-    for f in (new, old):
+    new = bb.BloomFilter(1000, 0.01)
+    v2 = bb.BloomFilter(1000, 0.01, key_hash="aesh-64", least_memory=True)
+    old = bb.BloomFilter(1000, 0.01, key_hash="xxh3-64", least_memory=True)
+    assert (new.key_hash, v2.key_hash, old.key_hash) == ("mx32-64", "aesh-64", "xxh3-64")
+    assert bb.AtomicBloomFilter(1000, 0.01).key_hash == "mx32-64"
+    # The library's default layout at 1% (8x32, within 5% of the least memory), or the least.
+    assert new.layout == "8x32" and v2.layout == "8x64"
+    for f in (new, v2, old):
         f.add("user:17")
         f.add(7)
         g = bb.BloomFilter.from_bytes(f.to_bytes())
         assert g.key_hash == f.key_hash and "user:17" in g and 7 in g
-    # Integers hash alike under both; other keys do not, so the two cannot merge.
-    assert bytes(new.to_bytes())[12] == 2 and bytes(old.to_bytes())[12] == 1
+    assert [bytes(f.to_bytes())[12] for f in (new, v2, old)] == [3, 2, 1]
+    # Integers hash alike under ids 1 and 2; strings do not, so the two cannot merge; nor
+    # can either merge with id 3, which hashes integers with MX32-64.
     with pytest.raises(bb.IncompatibleFiltersError, match="key hash"):
-        new.union(old)
+        v2.union(old)
+    mx = bb.BloomFilter(1000, 0.01, key_hash="mx32-64", least_memory=True)
+    with pytest.raises(bb.IncompatibleFiltersError, match="key hash"):
+        v2.union(mx)
     with pytest.raises(ValueError, match="key_hash"):
         bb.BloomFilter(1000, 0.01, key_hash="md5")
-    # Hash id 3: integers hash with MX32-64, so neither merges with it.
-    mx = bb.BloomFilter(1000, 0.01, key_hash="mx32-64")
-    mx.add(7)
-    mx.add("user:17")
-    g = bb.BloomFilter.from_bytes(mx.to_bytes())
-    assert (g.key_hash, bytes(g.to_bytes())[12]) == ("mx32-64", 3)
-    assert 7 in g and "user:17" in g
-    assert bb.AtomicBloomFilter(1000, 0.01, key_hash="mx32-64").key_hash == "mx32-64"
-    with pytest.raises(bb.IncompatibleFiltersError, match="key hash"):
-        new.union(mx)
 
 
 # --- batches == single keys ------------------------------------------------------------------

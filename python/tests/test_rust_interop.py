@@ -47,7 +47,7 @@ def test_golden_hash_id_2_filter_is_rebuilt_bit_for_bit():
     # prefixes of one sentence (0 to 40 bytes), the 16-byte keys i << 64 | i and the u64 keys
     # 0..40, and two single keys.
     stored = golden("v1-aesh.bin")
-    f = bb.BloomFilter(200, 0.01, seed=GOLDEN_SEED)
+    f = bb.BloomFilter(200, 0.01, seed=GOLDEN_SEED, key_hash="aesh-64", least_memory=True)
     text = "the quick brown fox jumps over the lazy dog"
     f.insert_batch(pa.array([text[:n] for n in range(41)]))
     f.insert_batch(pa.array([(i << 64 | i).to_bytes(16, "little") for i in range(40)], pa.binary(16)))
@@ -64,7 +64,7 @@ def test_golden_hash_id_3_filter_is_rebuilt_bit_for_bit():
     # tests/format.rs: capacity 250, fpr 0.01, seed GOLDEN_SEED, hash id 3: the keys of the
     # hash id 2 file, the u32 keys i << 20 for i in 0..40, and three single keys.
     stored = golden("v1-mx32.bin")
-    f = bb.BloomFilter(250, 0.01, seed=GOLDEN_SEED, key_hash="mx32-64")
+    f = bb.BloomFilter(250, 0.01, seed=GOLDEN_SEED, key_hash="mx32-64", least_memory=True)
     text = "the quick brown fox jumps over the lazy dog"
     f.insert_batch(pa.array([text[:n] for n in range(41)]))
     f.insert_batch(pa.array([(i << 64 | i).to_bytes(16, "little") for i in range(40)], pa.binary(16)))
@@ -107,7 +107,7 @@ def test_integers_are_one_key_with_rust_at_every_width(name, key_hash, source):
     # arrays or ints of the same values. Python -> Rust: the file then answers every value
     # as a batch of every dtype that can hold it, and as an int.
     stored = golden(name)
-    f = bb.BloomFilter(64, 0.001, seed=GOLDEN_SEED, key_hash=key_hash)
+    f = bb.BloomFilter(64, 0.001, seed=GOLDEN_SEED, key_hash=key_hash, least_memory=True)
     for dtype, values in INT_BATCHES:
         if source == "numpy":
             f.insert_batch(np.array(values, dtype=dtype))

@@ -87,7 +87,7 @@ impl BloomFilter {
     ///
     /// ```
     /// use blockbloom::BloomFilter;
-    /// let mut f = BloomFilter::builder().capacity(10_000).fpr(0.01).build()?;
+    /// let mut f = BloomFilter::builder().capacity(10_000).size_in_bytes(16 << 10).build()?;
     /// f.insert_batch(&(0..1000u64).collect::<Vec<_>>()); // a tenth of the capacity
     /// let small = f.fold()?;
     /// assert_eq!(small.num_blocks() * 2, f.num_blocks());

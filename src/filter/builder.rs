@@ -30,6 +30,8 @@ use crate::sizing;
 pub struct Builder {
     opts: Options,
     key_hash: KeyHash,
+    /// [`least_memory`](Self::least_memory).
+    least_memory: bool,
 }
 
 impl Builder {
@@ -135,6 +137,26 @@ impl Builder {
         self
     }
 
+    /// Plans the layout of least memory for the target rate ([`Layout::Sectors8x64`] or
+    /// [`Layout::Sectors4x128`], the sizing model's own pick) instead of the default's
+    /// [`Layout::Sectors8x32`] where that costs at most 5% more
+    /// ([`sizing::plan_default`](crate::sizing::plan_default)). For filters whose memory counts
+    /// more than a faster probe; what scalable and deletable filters use.
+    ///
+    /// ```
+    /// use blockbloom::{BloomFilter, Layout};
+    ///
+    /// let fast = BloomFilter::builder().capacity(1_000_000).fpr(0.01).build()?;
+    /// let small = BloomFilter::builder().capacity(1_000_000).fpr(0.01).least_memory().build()?;
+    /// assert_eq!((fast.layout(), small.layout()), (Layout::Sectors8x32, Layout::Sectors8x64));
+    /// assert!(small.size_in_bytes() < fast.size_in_bytes());
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    pub fn least_memory(mut self) -> Builder {
+        self.least_memory = true;
+        self
+    }
+
     /// Fixes the block layout (default: the sizing model's choice, see [`crate::layout`]).
     ///
     /// ```
@@ -152,7 +174,7 @@ impl Builder {
     ///
     /// ```
     /// let f = blockbloom::BloomFilter::builder().capacity(10).seed(9).build()?;
-    /// assert_eq!(f.hash(&1u64), blockbloom::hash::hash_u64(1, 9));
+    /// assert_eq!(f.hash(&1u64), blockbloom::hash::hash_u64_mx32(1, 9)); // hash id 3
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn seed(mut self, seed: u64) -> Builder {
@@ -305,7 +327,11 @@ impl Builder {
             (blocks, layout, probes, None, SizedBy::SizeInBytes)
         } else {
             let fpr = o.fpr.unwrap_or(0.01);
-            let plan = sizing::plan_for_constructor(keys, fpr, o.layout, o.probes, 1)?;
+            let plan = match (o.layout, o.probes, self.least_memory) {
+                // Nothing named: the default's rule (8x32 within 5% of the least memory).
+                (None, None, false) => sizing::plan_default_for_constructor(keys, fpr)?,
+                _ => sizing::plan_for_constructor(keys, fpr, o.layout, o.probes, 1)?,
+            };
             (
                 plan.num_blocks,
                 plan.layout,

@@ -193,7 +193,7 @@ impl<S: Storage> Filter<S> {
     ///
     /// ```
     /// let f = blockbloom::BloomFilter::builder().capacity(100).seed(3).build()?;
-    /// assert_eq!(f.hash(&9u64), blockbloom::hash::hash_u64(9, 3));
+    /// assert_eq!(f.hash(&9u64), blockbloom::hash::hash_u64_mx32(9, 3)); // hash id 3
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     #[inline]
@@ -378,11 +378,12 @@ impl<S: Storage> Filter<S> {
         self.meta.shape.probes() as u32
     }
 
-    /// How the probes spread over a block (chosen by the sizing model unless forced).
+    /// How the probes spread over a block: chosen by the default's rule
+    /// ([`sizing::plan_default`](crate::sizing::plan_default)) unless forced.
     ///
     /// ```
-    /// use blockbloom::{layout::Layout, BloomFilter};
-    /// assert_eq!(BloomFilter::with_capacity(1000, 0.01)?.layout(), Layout::Sectors8x64);
+    /// use blockbloom::{BloomFilter, Layout};
+    /// assert_eq!(BloomFilter::with_capacity(1000, 0.01)?.layout(), Layout::Sectors8x32);
     /// assert_eq!(BloomFilter::with_capacity(1000, 0.0001)?.layout(), Layout::Sectors4x128);
     /// # Ok::<(), blockbloom::Error>(())
     /// ```

@@ -52,13 +52,19 @@ impl BloomFilter {
         &mut self.store
     }
 
-    /// The smallest filter that holds `capacity` keys at a false-positive rate at or below
-    /// `fpr`, sized by the exact model of this layout ([`crate::sizing`]), seed 0, on the
-    /// active kernel ([`Isa::active`](crate::Isa::active)).
+    /// A filter that holds `capacity` keys at a false-positive rate at or below `fpr`, sized by
+    /// the exact model of its layout ([`crate::sizing`]), seed 0, hash id 3
+    /// ([`KeyHash::Mx32`](crate::KeyHash::Mx32)), on the active kernel
+    /// ([`Isa::active`](crate::Isa::active)). The layout is [`Layout::Sectors8x32`] (one
+    /// register per key) where that costs at most 5% more memory than the smallest filter for
+    /// the rate, else the smallest ([`sizing::plan_default`](crate::sizing::plan_default));
+    /// [`Builder::least_memory`] asks for the smallest always.
+    ///
+    /// [`Layout::Sectors8x32`]: crate::Layout::Sectors8x32
     ///
     /// ```
     /// let f = blockbloom::BloomFilter::with_capacity(1_000_000, 0.01)?;
-    /// assert!(f.size_in_bytes() < 1_300_000); // about 10.06 bits per key
+    /// assert!(f.size_in_bytes() < 1_330_000); // 10.55 bits per key in 8x32 (10.12 in 8x64)
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     ///

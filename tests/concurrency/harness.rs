@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::common::SplitMix64;
 use blockbloom::hash::hash_u64;
 use blockbloom::layout::{Block, Layout, block_index, pattern_scalar};
-use blockbloom::{AtomicBloomFilter, BloomFilter, Builder, Isa};
+use blockbloom::{AtomicBloomFilter, BloomFilter, Builder, Isa, KeyHash};
 
 /// `AtomicBloomFilter` can be shared (`&f` across threads) and moved between threads: checked
 /// at compile time.
@@ -48,6 +48,8 @@ impl Spec {
             .layout(self.layout)
             .probes(self.probes)
             .seed(self.seed)
+            // Hash id 1, the hash `Racy` computes (XXH3-64).
+            .key_hash(KeyHash::Xxh3)
             .isa(isa)
     }
 

@@ -110,10 +110,14 @@ impl DeletableBloomFilter {
     /// # Errors
     /// As [`BloomFilter::with_capacity`].
     pub fn with_capacity(capacity: u64, fpr: f64) -> Result<DeletableBloomFilter, Error> {
-        DeletableBloomFilter::from_filter(
-            BloomFilter::with_capacity(capacity, fpr)?,
-            DEFAULT_REGION_BITS,
-        )
+        // The layout of least memory: the deletability model is exact there (in 8x32 it
+        // approximates 512-bit regions, which span both halves of a block).
+        let plain = BloomFilter::builder()
+            .capacity(capacity)
+            .fpr(fpr)
+            .least_memory()
+            .build()?;
+        DeletableBloomFilter::from_filter(plain, DEFAULT_REGION_BITS)
     }
 
     /// Wraps a plain filter (built with any [`Builder`](crate::Builder) options) with regions of

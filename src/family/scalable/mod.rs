@@ -313,10 +313,12 @@ impl ScalableBloomFilter {
     /// Opens the next stage. On error nothing changes.
     fn open_stage(&mut self, isa: Isa) -> Result<(), Error> {
         let (capacity, fpr) = self.schedule(self.stages.len());
-        // Stages hash as the scalable filter does: XXH3 (hash id 1), its only hash.
+        // Stages hash as the scalable filter does: XXH3 (hash id 1), its only hash, in the
+        // layout of the least memory (its schedule of rates is sized on it).
         let stage = BloomFilter::builder()
             .capacity(capacity)
             .fpr(fpr)
+            .least_memory()
             .key_hash(KeyHash::Xxh3)
             .seed(self.seed)
             .isa(isa)
