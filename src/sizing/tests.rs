@@ -773,3 +773,49 @@ fn layout_8x32_costs_a_few_percent_more_memory() {
         );
     }
 }
+
+/// The default's rule: `Sectors8x32` only where it takes at most 5% more blocks than the least
+/// memory, always exact; and outside `DEFAULT_LAYOUT_RATES`, for filters of
+/// `DEFAULT_LAYOUT_MIN_SIZED` keys or more, it never does (so `plan_default` skips planning it
+/// there), on a grid of key counts and rates.
+#[test]
+fn the_default_layout_costs_at_most_5_percent_and_the_shortcut_holds() {
+    let ns = [
+        1000u64, 1500, 2000, 3000, 5000, 7000, 10_000, 30_000, 100_000, 1_000_000, 100_000_000,
+        10_000_000_000,
+    ];
+    let mut rates: Vec<f64> = (1..=40).map(|i| 0.0001 * 1.25f64.powi(i)).collect();
+    rates.extend([0.0001, 0.001, 0.002, 0.0029, 0.026, 0.03, 0.05, 0.1, 0.2, 0.5]);
+    let mut chosen = 0;
+    for &n in &ns {
+        for &p in &rates {
+            let least = plan(n, p).unwrap();
+            let fast = plan_with(n, p, Some(Layout::Sectors8x32), None).unwrap();
+            let ratio = fast.num_blocks as f64 / least.num_blocks as f64;
+            if !DEFAULT_LAYOUT_RATES.contains(&p) {
+                assert!(ratio > DEFAULT_LAYOUT_MEMORY, "n {n}, fpr {p}: 8x32 at {ratio:.3}");
+            }
+            let d = plan_default(n, p).unwrap();
+            if d.layout == Layout::Sectors8x32 {
+                chosen += 1;
+                assert!(ratio <= DEFAULT_LAYOUT_MEMORY, "n {n}, fpr {p}: {ratio:.3}");
+                assert_eq!(d, fast);
+            } else {
+                assert_eq!(d, least);
+                assert!(
+                    !DEFAULT_LAYOUT_RATES.contains(&p) || ratio > DEFAULT_LAYOUT_MEMORY,
+                    "n {n}, fpr {p}: 8x32 at {ratio:.3} was not chosen"
+                );
+            }
+        }
+    }
+    assert!(chosen > 0);
+    // Small filters, where rounding can make 8x32 free at any rate.
+    for n in [1u64, 10, 100, 500, 999] {
+        for p in [0.3, 0.01, 0.0001] {
+            let d = plan_default(n, p).unwrap();
+            let least = plan(n, p).unwrap();
+            assert!(d.num_blocks as f64 <= DEFAULT_LAYOUT_MEMORY * least.num_blocks as f64);
+        }
+    }
+}
