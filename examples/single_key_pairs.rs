@@ -11,7 +11,9 @@
 //!   0.8%, as the `blockbloom-perf` suite sizes it for 1%);
 //! * `fastbloom`: fastbloom 0.17 with foldhash, `contains(&key)` / `insert(&key)` (sized by
 //!   fastbloom for 1%);
-//! * `parquet`: parquet 60's `Sbbf`, `check(&key)` / `insert(&key)` (XXH64, sized for 1%).
+//! * `parquet`: parquet 60's `Sbbf`, `check(&key)` / `insert(&key)` (XXH64, sized for 1%);
+//! * `ours-v2`: ours in the defaults before hash id 3 and the 8x32 rule (hash id 2 in the
+//!   layout of least memory), so one run shows what the defaults changed.
 //!
 //! It prints each side's median ns/key and, per peer, the median and quartiles over the rounds
 //! of the peer's time over ours (above 1: ours is faster).
@@ -88,9 +90,11 @@ struct Sides {
     sbbf: sbbf_rs_safe::Filter,
     fast: Fast,
     parquet: Sbbf,
+    ours_v2: BloomFilter,
 }
 
-const NAMES: [&str; 4] = ["ours", "sbbf", "fastbloom", "parquet"];
+const NAMES: [&str; 5] = ["ours", "sbbf", "fastbloom", "parquet", "ours-v2"];
+const SIDES: usize = NAMES.len();
 
 impl Sides {
     fn new(n: usize) -> Result<Sides, blockbloom::Error> {
@@ -101,6 +105,12 @@ impl Sides {
                 .hasher(foldhash::fast::RandomState::default())
                 .expected_items(n),
             parquet: Sbbf::new_with_ndv_fpp(n as u64, 0.01).expect("parquet sizes it"),
+            ours_v2: BloomFilter::builder()
+                .capacity(n as u64)
+                .fpr(0.01)
+                .key_hash(blockbloom::KeyHash::Aesh)
+                .least_memory()
+                .build()?,
         })
     }
 
@@ -113,7 +123,8 @@ impl Sides {
             2 => keys.iter().for_each(|k| {
                 self.fast.insert(k);
             }),
-            _ => keys.iter().for_each(|k| self.parquet.insert(k)),
+            3 => keys.iter().for_each(|k| self.parquet.insert(k)),
+            _ => keys.iter().for_each(|k| self.ours_v2.insert(k)),
         }
     }
 
@@ -125,7 +136,8 @@ impl Sides {
                 .filter(|k| self.sbbf.contains_hash(xxh3_64(k.bytes())))
                 .count(),
             2 => keys.iter().filter(|k| self.fast.contains(*k)).count(),
-            _ => keys.iter().filter(|k| self.parquet.check(*k)).count(),
+            3 => keys.iter().filter(|k| self.parquet.check(*k)).count(),
+            _ => keys.iter().filter(|k| self.ours_v2.contains(*k)).count(),
         }
     }
 }
@@ -137,7 +149,7 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
     for start in (0..n as u64).step_by(1 << 16) {
         chunk.clear();
         chunk.extend((start..(start + (1 << 16)).min(n as u64)).map(K::make));
-        for side in 0..4 {
+        for side in 0..SIDES {
             s.insert(side, &chunk);
         }
     }
@@ -157,11 +169,11 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
         let hits = s.count(side, &queries);
         assert!(hits >= QUERIES / 2, "{name}: {hits} hits");
     }
-    let mut contains: [Vec<f64>; 4] = Default::default();
-    let mut insert: [Vec<f64>; 4] = Default::default();
+    let mut contains: [Vec<f64>; SIDES] = Default::default();
+    let mut insert: [Vec<f64>; SIDES] = Default::default();
     for round in 0..rounds {
-        for j in 0..4 {
-            let side = (round + j) % 4;
+        for j in 0..SIDES {
+            let side = (round + j) % SIDES;
             let t = Instant::now();
             black_box(s.count(side, &queries));
             contains[side].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
@@ -178,11 +190,11 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
         n * 11 / 8 / 1024,
     );
     for (op, times) in [("contains", &contains), ("insert", &insert)] {
-        let line: Vec<String> = (0..4)
+        let line: Vec<String> = (0..SIDES)
             .map(|i| format!("{} {:.2}", NAMES[i], median(&mut times[i].clone())))
             .collect();
         println!("  {op:>8} ns/key: {}", line.join(", "));
-        for peer in 1..4 {
+        for peer in 1..SIDES {
             println!(
                 "  {op:>8} {} / ours: {}",
                 NAMES[peer],

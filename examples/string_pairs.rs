@@ -4,18 +4,19 @@
 //!
 //! Sides, each over the same 65,536 queries (half members, half not; their bytes in one
 //! buffer, as a column holds them), in a rotating order per round:
-//! * `batch`: a filter of the default hash (id 2: AESH-64 but for 4- and 8-byte keys),
+//! * `batch`: a filter of the defaults (`BloomFilter::with_capacity`: hash id 3, AESH-64 but
+//!   for keys of 4, 8 and 16 bytes, which MX32-64 hashes; layout 8x32 at 1%),
 //!   `contains_batch(&[&[u8]])` in calls of 1,024 keys;
 //! * `column`: the same filter's `contains_column` over a `ByteColumn` (Arrow's offsets and
 //!   values) of each call's 1,024 keys;
 //! * `single`: the same filter's `contains` per key;
-//! * `batch-xxh3`: `contains_batch` on a filter of hash id 1 (XXH3-64), the hash every filter
-//!   used before id 2;
+//! * `batch-xxh3`: `contains_batch` on a filter of hash id 1 (XXH3-64) in the layout of least
+//!   memory, what every filter used before hash id 2;
 //! * peers, per key: `sbbf-xxh3` (sbbf-rs-safe 0.3.2, 11 bits per key, `contains_hash` of
 //!   `xxh3_64` of the bytes), `fastbloom-foldhash` (fastbloom 0.17 at 1%, foldhash
 //!   `fast::RandomState`, `contains(&[u8])`) and `parquet-sbbf` (parquet 60's `Sbbf` at 1%,
 //!   XXH64 inside `check`);
-//! * `hashed`: `contains_hash_batch` on the id-2 filter of the keys' hashes computed before
+//! * `hashed`: `contains_hash_batch` on the `batch` filter of the keys' hashes computed before
 //!   the rounds: our probe alone, what a batch would cost with a hash that cost nothing;
 //! * `aes-only`: AESH-64 of each call's keys (`hash::hash_bytes_aes_batch`, VAES lanes where
 //!   the CPU has them) into a buffer, and no probe: hash id 2's hash alone (but at 4 and 8
@@ -183,6 +184,7 @@ fn main() -> Result<(), blockbloom::Error> {
             .capacity(keys as u64)
             .fpr(0.01)
             .key_hash(KeyHash::Xxh3)
+            .least_memory()
             .build()?;
         let mut ff = fastbloom::BloomFilter::with_false_pos(0.01)
             .hasher(foldhash::fast::RandomState::default())
@@ -202,7 +204,7 @@ fn main() -> Result<(), blockbloom::Error> {
                 pq.insert(m);
             }
         }
-        assert_eq!(bb.key_hash(), KeyHash::Aesh);
+        assert_eq!(bb.key_hash(), KeyHash::Mx32);
 
         let mut out = vec![false; BATCH];
         let mut batch =

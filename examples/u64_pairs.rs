@@ -6,11 +6,12 @@
 //! which stay in the cache between rounds) and 4,194,304 keys (32 MiB, streamed from memory
 //! every round, as the `blockbloom-perf` suite's 4M lookups are); at 64M keys only the
 //! streamed one. Sides, in a rotating order per round:
-//! * `batch-xxh3`: `count_batch` in calls of 1,024 keys, hash id 2 (the default: XXH3-64 for
-//!   `u64` keys);
+//! * `batch-xxh3`: `count_batch` in calls of 1,024 keys, hash id 2 (XXH3-64 for `u64` keys)
+//!   in the layout of least memory: the defaults before hash id 3 and the 8x32 rule;
 //! * `batch-mx32`: the same on hash id 3 (MX32-64, 32-bit lane multiplies);
-//! * `batch-8x32`: the same on hash id 3 in layout id 3 (`Layout::Sectors8x32`: a key's probes
-//!   in one 256-bit half, one register per key);
+//! * `batch-8x32`: `BloomFilter::with_capacity`, the defaults: hash id 3 in layout id 3
+//!   (`Layout::Sectors8x32`, which the rule picks at 1%: a key's probes in one 256-bit half, one
+//!   register per key);
 //! * `sbbf-rs`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key (sized at 11 bits a key,
 //!   0.8%, the suite's pick for 1%), its AVX2 path where the CPU has it;
 //! * `fastbloom`: fastbloom 0.17 at 1% with foldhash, `contains` per key;
@@ -92,15 +93,16 @@ fn main() -> Result<(), blockbloom::Error> {
     for n in sizes {
         let mut r = Rng(n as u64);
         let members: Vec<u64> = (0..n).map(|_| r.next()).collect();
-        let build_in = |hash, layout| -> Result<BloomFilter, blockbloom::Error> {
-            let mut b = BloomFilter::builder()
-                .capacity(n as u64)
-                .fpr(0.01)
-                .key_hash(hash);
-            if let Some(l) = layout {
-                b = b.layout(l);
-            }
-            let mut f = b.build()?;
+        let build_in = |hash: Option<KeyHash>| -> Result<BloomFilter, blockbloom::Error> {
+            let mut f = match hash {
+                Some(h) => BloomFilter::builder()
+                    .capacity(n as u64)
+                    .fpr(0.01)
+                    .key_hash(h)
+                    .least_memory()
+                    .build()?,
+                None => BloomFilter::with_capacity(n as u64, 0.01)?,
+            };
             f.insert_batch(&members);
             if let Some(d) = std::env::var("U64_PAIRS_DEPTH")
                 .ok()
@@ -111,10 +113,15 @@ fn main() -> Result<(), blockbloom::Error> {
             Ok(f)
         };
         let ours = [
-            build_in(KeyHash::Aesh, None)?,
-            build_in(KeyHash::Mx32, None)?,
-            build_in(KeyHash::Mx32, Some(blockbloom::layout::Layout::Sectors8x32))?,
+            build_in(Some(KeyHash::Aesh))?,
+            build_in(Some(KeyHash::Mx32))?,
+            build_in(None)?,
         ];
+        assert_eq!(
+            (ours[2].layout(), ours[2].key_hash()),
+            (blockbloom::Layout::Sectors8x32, KeyHash::Mx32),
+            "the defaults at 1%"
+        );
         let mut sb = sbbf_rs_safe::Filter::new(11, n);
         let mut fast: Fast = fastbloom::BloomFilter::with_false_pos(0.01)
             .hasher(foldhash::fast::RandomState::default())

@@ -113,6 +113,15 @@ fn demo(active: Isa) -> Result<(), Box<dyn Error>> {
         big.prefetch_depth(),
         big.isa()
     );
+    println!(
+        "configuration measured: the defaults (BloomFilter::with_capacity(n, 0.01)): hash {} \
+         (hash id {}), layout {}, k = {} ({:.2} bits per key at {n} keys)\n",
+        big.key_hash(),
+        big.key_hash().id(),
+        big.layout(),
+        big.probes(),
+        big.bits_per_key()
+    );
     drop(big);
     for (n, _) in SIZES {
         let r = suite::run(&SuitePlan::standard(n, 5, &[]), &progress)?;

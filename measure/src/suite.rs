@@ -106,6 +106,9 @@ pub struct SizeResult {
     pub bytes: usize,
     /// blockbloom's probes per key.
     pub probes: u32,
+    /// blockbloom's layout and key hash: the defaults (`BloomFilter::with_capacity`'s) for the
+    /// plan's size and rate.
+    pub config: String,
     /// blockbloom's model FPR at `n` keys.
     pub model_fpr: f64,
     /// The exact FPR of the filter that was built, from its bits (`expected_fpr`): the model
@@ -139,6 +142,7 @@ pub fn run(plan: &SuitePlan, progress: &Progress) -> Result<SizeResult, Box<dyn 
     let mut rows = Vec::new();
     let mut last: Option<BloomFilter> = None;
     let (mut bytes, mut probes, mut model_fpr, mut instance_fpr) = (0, 0, 0.0, 0.0);
+    let mut config = String::new();
     for &isa in &plan.isas {
         drop(last.take()); // one big filter at a time
         progress.step(format_args!("n={n}: building and measuring {isa} ({api})"));
@@ -151,6 +155,12 @@ pub fn run(plan: &SuitePlan, progress: &Progress) -> Result<SizeResult, Box<dyn 
             filter.size_in_bytes(),
             filter.probes(),
             filter.model_fpr(plan.n as u64),
+        );
+        config = format!(
+            "layout {}, hash {} (id {})",
+            filter.layout(),
+            filter.key_hash(),
+            filter.key_hash().id()
         );
         let mut subject = Blocked {
             filter,
@@ -197,6 +207,7 @@ pub fn run(plan: &SuitePlan, progress: &Progress) -> Result<SizeResult, Box<dyn 
         plan: plan.clone(),
         bytes,
         probes,
+        config,
         model_fpr,
         instance_fpr,
         non_members: w.non_members,
@@ -233,12 +244,13 @@ impl SizeResult {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "n = {} keys, target FPR {}: blockbloom filter {} bytes ({}, {}), k = {}, {:.2} bits/key, model FPR {:.4}%, this filter's exact FPR (from its bits) {:.4}%",
+            "n = {} keys, target FPR {}: blockbloom filter {} bytes ({}, {}), the defaults: {}, k = {}, {:.2} bits/key, model FPR {:.4}%, this filter's exact FPR (from its bits) {:.4}%",
             group(p.n as u64),
             percent(p.fpr),
             group(self.bytes as u64),
             bytes(self.bytes as u64),
             system::placement(self.bytes as u64, caches),
+            self.config,
             self.probes,
             self.bytes as f64 * 8.0 / p.n as f64,
             self.model_fpr * 100.0,

@@ -482,6 +482,7 @@ mod tests {
             plan,
             bytes: 62_912,
             probes: 8,
+            config: "layout 8x32, hash mx32-64 (id 3)".to_string(),
             model_fpr: 0.0099,
             instance_fpr: 0.0101,
             non_members: 100_000,

@@ -781,11 +781,23 @@ fn layout_8x32_costs_a_few_percent_more_memory() {
 #[test]
 fn the_default_layout_costs_at_most_5_percent_and_the_shortcut_holds() {
     let ns = [
-        1000u64, 1500, 2000, 3000, 5000, 7000, 10_000, 30_000, 100_000, 1_000_000, 100_000_000,
+        1000u64,
+        1500,
+        2000,
+        3000,
+        5000,
+        7000,
+        10_000,
+        30_000,
+        100_000,
+        1_000_000,
+        100_000_000,
         10_000_000_000,
     ];
     let mut rates: Vec<f64> = (1..=40).map(|i| 0.0001 * 1.25f64.powi(i)).collect();
-    rates.extend([0.0001, 0.001, 0.002, 0.0029, 0.026, 0.03, 0.05, 0.1, 0.2, 0.5]);
+    rates.extend([
+        0.0001, 0.001, 0.002, 0.0029, 0.026, 0.03, 0.05, 0.1, 0.2, 0.5,
+    ]);
     let mut chosen = 0;
     for &n in &ns {
         for &p in &rates {
@@ -793,7 +805,10 @@ fn the_default_layout_costs_at_most_5_percent_and_the_shortcut_holds() {
             let fast = plan_with(n, p, Some(Layout::Sectors8x32), None).unwrap();
             let ratio = fast.num_blocks as f64 / least.num_blocks as f64;
             if !DEFAULT_LAYOUT_RATES.contains(&p) {
-                assert!(ratio > DEFAULT_LAYOUT_MEMORY, "n {n}, fpr {p}: 8x32 at {ratio:.3}");
+                assert!(
+                    ratio > DEFAULT_LAYOUT_MEMORY,
+                    "n {n}, fpr {p}: 8x32 at {ratio:.3}"
+                );
             }
             let d = plan_default(n, p).unwrap();
             if d.layout == Layout::Sectors8x32 {
