@@ -336,7 +336,14 @@ pub(crate) fn hash_one_by_one(flip: u64, keys: Keys<'_>, out: &mut [u64]) {
 #[inline(never)]
 pub(crate) fn hash_aesh<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, machine: bool, out: &mut [u64]) {
     match keys {
-        Keys::Aesh(a) => a.hash(flip, machine, out, |k, o| l.hash_bytes(flip, k, o)),
+        // Both closures call out-of-line functions of the tier (no intrinsic in a closure).
+        Keys::Aesh(a) => a.hash(
+            flip,
+            machine,
+            out,
+            |k, o| l.hash_bytes(flip, k, o),
+            &mut |k, o| l.hash_keys16_mx32(flip, k, o),
+        ),
         other => other.hash_scalar(flip, out),
     }
 }
