@@ -199,8 +199,8 @@ impl<'a> Aesh<'a> {
     /// Hashes every key into `out` (same length): AESH-64 on this CPU's AES instructions if
     /// `machine`, else with the software round (the same bits); byte strings of 4 and 8 bytes
     /// with XXH3, a chunk of nothing else by `xxh3` (the tier's way), else one at a time.
-    /// `words16` hashes 16-byte keys (`Keys::Mx32` of `u128`) with MX32-64 in the tier's lanes:
-    /// the 16-byte strings of hash id 3, gathered out of a chunk of strings.
+    /// `fixed` hashes fixed-width keys (`Keys::Mx32` of `u64` or `u128`) with MX32-64 in the
+    /// tier's lanes: the 8- and 16-byte strings of hash id 3, gathered out of a chunk.
     #[inline(always)]
     pub(crate) fn hash(
         self,
@@ -208,9 +208,9 @@ impl<'a> Aesh<'a> {
         machine: bool,
         out: &mut [u64],
         xxh3: impl FnOnce(Keys<'_>, &mut [u64]),
-        words16: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+        fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
     ) {
-        if self.hash_aes(flip, machine, out, words16) {
+        if self.hash_aes(flip, machine, out, fixed) {
             xxh3(self.plain(), out)
         }
     }
@@ -224,7 +224,7 @@ impl<'a> Aesh<'a> {
         flip: u64,
         machine: bool,
         out: &mut [u64],
-        words16: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+        fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
     ) -> bool {
         let seed = seed_from_flip(flip);
         let k = AesKeys::new(seed);
@@ -244,8 +244,8 @@ impl<'a> Aesh<'a> {
                 run(&k, Fixed::<16>(keys.as_flattened()), machine, out);
                 false
             }
-            Aesh::Bytes(b) => bytes(b, KeyHash::Aesh, &k, seed, machine, out, words16),
-            Aesh::BytesMx32(b) => bytes(b, KeyHash::Mx32, &k, seed, machine, out, words16),
+            Aesh::Bytes(b) => bytes(b, KeyHash::Aesh, &k, seed, machine, out, fixed),
+            Aesh::BytesMx32(b) => bytes(b, KeyHash::Mx32, &k, seed, machine, out, fixed),
         }
     }
 
@@ -268,7 +268,7 @@ fn bytes(
     seed: u64,
     machine: bool,
     out: &mut [u64],
-    words16: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+    fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
 ) -> bool {
     let s = Split {
         hash,
@@ -277,10 +277,10 @@ fn bytes(
         machine,
     };
     match b {
-        ByteKeys::Slices(keys) => s.run(keys, out, words16),
-        ByteKeys::Strs(keys) => s.run(Strs(keys), out, words16),
-        ByteKeys::Offsets32 { offsets, values } => s.run(Offsets { offsets, values }, out, words16),
-        ByteKeys::Offsets64 { offsets, values } => s.run(Offsets { offsets, values }, out, words16),
+        ByteKeys::Slices(keys) => s.run(keys, out, fixed),
+        ByteKeys::Strs(keys) => s.run(Strs(keys), out, fixed),
+        ByteKeys::Offsets32 { offsets, values } => s.run(Offsets { offsets, values }, out, fixed),
+        ByteKeys::Offsets64 { offsets, values } => s.run(Offsets { offsets, values }, out, fixed),
     }
 }
 
@@ -315,59 +315,131 @@ struct Split<'k> {
     machine: bool,
 }
 
-/// The most keys a chunk holds (the pipeline's deepest chunk).
-const MAX_CHUNK: usize = super::MAX_PREFETCH_DEPTH;
+/// The 16-byte keys gathered at a time for the tier's lanes (a 512-byte stack buffer).
+const GATHER: usize = 32;
 
 impl Split<'_> {
     /// Byte strings under hash id 2 or 3: AESH-64, then the hash of the integer form for those
     /// of its widths ([`KeyHash::bytes`]: XXH3 for 4 and 8 bytes under id 2, MX32 for 4, 8 and
     /// 16 under id 3). Under id 2, `true` (and nothing written) when every key is of 4 or 8
-    /// bytes. Under id 3 the 16-byte keys are gathered and hashed in the tier's lanes
-    /// (`words16`): one at a time they cost a 16-byte string batch 2.6x.
+    /// bytes. Under id 3 a chunk of 8- or 16-byte keys only, and the 16-byte keys of any
+    /// chunk, are gathered 32 at a time and hashed in the tier's lanes (`fixed`): one at a
+    /// time they cost a 16-byte string batch 2.6x.
     #[inline(always)]
     fn run<'a, S: KeySource<'a>>(
         &self,
         src: S,
         out: &mut [u64],
-        words16: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+        fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
     ) -> bool {
         let (hash, seed) = (self.hash, self.seed);
+        if hash == KeyHash::Mx32 && self.one_width(src, out, fixed) {
+            return false;
+        }
         let n = src.count();
-        let word = |i: usize| hash.word_width(src.key(i).len());
-        let words = (0..n).filter(|&i| word(i)).count();
-        if words == n && n > 0 && hash == KeyHash::Aesh {
-            return true;
+        let (mut words, mut wide) = (0, 0);
+        for i in 0..n {
+            let len = src.key(i).len();
+            words += hash.word_width(len) as usize;
+            wide += (len == 16) as usize;
+        }
+        if hash == KeyHash::Aesh {
+            if words == n && n > 0 {
+                return true;
+            }
+            wide = 0;
         }
         if words < n {
             run(self.k, src, self.machine, out);
         }
-        if words == 0 {
-            return false;
-        }
-        let lanes16 = hash == KeyHash::Mx32 && n <= MAX_CHUNK;
-        let (mut wide, mut at) = ([0u128; MAX_CHUNK], [0u8; MAX_CHUNK]);
-        let mut m = 0;
-        for (i, o) in out.iter_mut().enumerate() {
-            let key = src.key(i);
-            match <&[u8; 16]>::try_from(key) {
-                Ok(b) if lanes16 => {
-                    wide[m] = u128::from_le_bytes(*b);
-                    at[m] = i as u8;
-                    m += 1;
+        if words > wide {
+            for (i, o) in out.iter_mut().enumerate() {
+                let key = src.key(i);
+                if hash.word_width(key.len()) && (wide == 0 || key.len() != 16) {
+                    *o = hash.bytes(key, seed);
                 }
-                _ if word(i) => *o = hash.bytes(key, seed),
-                _ => {}
             }
         }
-        if m > 0 {
-            let mut hashed = [0u64; MAX_CHUNK];
-            words16(Keys::Mx32(Mx32::U128(&wide[..m])), &mut hashed[..m]);
-            for (&i, &h) in at[..m].iter().zip(&hashed[..m]) {
-                out[i as usize] = h;
-            }
+        if wide > 0 {
+            self.gather16(src, out, fixed);
         }
         false
     }
+
+    /// A chunk of keys of one width that MX32-64 hashes in lanes, 8 or 16 bytes (a column of
+    /// one width), gathered and hashed straight into `out` in one pass; `false` at the first
+    /// key of another length (`out` then partly written, which the general path overwrites).
+    #[inline(always)]
+    fn one_width<'a, S: KeySource<'a>>(
+        &self,
+        src: S,
+        out: &mut [u64],
+        words: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+    ) -> bool {
+        match src.count().checked_sub(1).map(|last| src.key(last).len()) {
+            Some(8) => gather(src, out, u64::from_le_bytes, |k| Mx32::U64(k), words),
+            Some(16) => gather(src, out, u128::from_le_bytes, |k| Mx32::U128(k), words),
+            _ => false,
+        }
+    }
+
+    /// MX32-64 of the 16-byte keys of `src` into their places of `out`, in the tier's lanes,
+    /// through a buffer of their places (a chunk of mixed lengths).
+    #[inline(always)]
+    fn gather16<'a, S: KeySource<'a>>(
+        &self,
+        src: S,
+        out: &mut [u64],
+        fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+    ) {
+        let mut keys = [0u128; GATHER];
+        let key16 = |i: usize| <&[u8; 16]>::try_from(src.key(i)).ok();
+        let (mut at, mut hashed) = ([0usize; GATHER], [0u64; GATHER]);
+        let mut m = 0;
+        let mut flush = |keys: &[u128], at: &[usize], out: &mut [u64]| {
+            fixed(Keys::Mx32(Mx32::U128(keys)), &mut hashed[..keys.len()]);
+            for (&i, &h) in at.iter().zip(&hashed) {
+                out[i] = h;
+            }
+        };
+        for i in 0..src.count() {
+            if let Some(b) = key16(i) {
+                keys[m] = u128::from_le_bytes(*b);
+                at[m] = i;
+                m += 1;
+                if m == GATHER {
+                    flush(&keys, &at, out);
+                    m = 0;
+                }
+            }
+        }
+        if m > 0 {
+            flush(&keys[..m], &at[..m], out);
+        }
+    }
+}
+
+/// [`Split::one_width`] for keys of `W` bytes, read as `T` by `word`: `GATHER` at a time into
+/// a stack buffer, then hashed into their places of `out` by `words`.
+#[inline(always)]
+fn gather<'a, S: KeySource<'a>, const W: usize, T: Copy + Default>(
+    src: S,
+    out: &mut [u64],
+    word: fn([u8; W]) -> T,
+    keys: impl for<'t> Fn(&'t [T]) -> Mx32<'t>,
+    words: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+) -> bool {
+    let mut buf = [T::default(); GATHER];
+    for (c, out) in out.chunks_mut(GATHER).enumerate() {
+        for (j, k) in buf[..out.len()].iter_mut().enumerate() {
+            match <[u8; W]>::try_from(src.key(c * GATHER + j)) {
+                Ok(b) => *k = word(b),
+                Err(_) => return false,
+            }
+        }
+        words(Keys::Mx32(keys(&buf[..out.len()])), out);
+    }
+    true
 }
 
 /// String keys, as their UTF-8 bytes.
@@ -647,7 +719,7 @@ impl<'a> Keys<'a> {
             Keys::Mx32(Mx32::Narrow(n)) => {
                 each_width!(n, k => l.hash_words_mx32(flip, &k[start..end], out))
             }
-            Keys::Mx32(_) => l.hash_keys16_mx32(flip, self.slice(start, end), out),
+            Keys::Mx32(_) => l.hash_fixed_mx32(flip, self.slice(start, end), out),
         }
     }
 }
@@ -761,6 +833,11 @@ mod tests {
         let lengths = [4, 8, 16, 0, 3, 5, 9, 17, 32];
         let mixed: Vec<&[u8]> = (0..200).map(|i| &text[i..i + lengths[i % 9]]).collect();
         let only_words: Vec<&[u8]> = (0..90).map(|i| &text[i..i + lengths[i % 3]]).collect();
+        // One width (gathered into lanes), and one width but for a key past the first 32.
+        let all8: Vec<&[u8]> = (0..70).map(|i| &text[i..i + 8]).collect();
+        let all16: Vec<&[u8]> = (0..70).map(|i| &text[i..i + 16]).collect();
+        let mut late = all16.clone();
+        late[40] = &text[..5];
         for seed in [0, 0xfeed, u64::MAX] {
             let flip = seed_flip(seed);
             let one = |k: KeyForm<'_>| k.hash_with(KeyHash::Mx32, seed);
@@ -788,7 +865,7 @@ mod tests {
                     let want: Vec<u64> = wide.iter().map(|&w| one(KeyForm::U128(w))).collect();
                     check(Keys::U128(&wide), want.clone(), "u128");
                     check(Keys::Fixed16(&fixed), want, "[u8; 16]");
-                    for keys in [&mixed, &only_words] {
+                    for keys in [&mixed, &only_words, &all8, &all16, &late] {
                         if start < keys.len() {
                             let want = keys.iter().map(|b| one(KeyForm::Bytes(b))).collect();
                             check(Keys::Bytes(ByteKeys::Slices(keys)), want, "bytes");

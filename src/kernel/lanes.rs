@@ -255,12 +255,15 @@ pub(crate) trait Lanes: Copy {
         hash_words_mx32(self, flip, keys, out)
     }
 
-    /// MX32-64 of 16-byte keys (`Keys::Mx32` of `u128` or `[u8; 16]`), `out.len() ==
-    /// keys.len()`: one key at a time, out of line, unless a tier overrides it with
-    /// [`hash_keys16_mx32`] in lanes (AVX2 and AVX-512).
+    /// MX32-64 of fixed-width keys (`Keys::Mx32` of `u64`, `u128` or `[u8; 16]`),
+    /// `out.len() == keys.len()`: 8-byte keys in lanes, 16-byte ones one at a time, out of
+    /// line, unless a tier overrides it with [`hash_fixed_mx32`] (AVX2 and AVX-512).
     #[inline(always)]
-    fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-        hash_one_by_one(flip, keys, out)
+    fn hash_fixed_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+        match keys {
+            Keys::Mx32(super::keys::Mx32::U64(w)) => self.hash_words_mx32(flip, w, out),
+            other => hash_one_by_one(flip, other, out),
+        }
     }
 
     /// A batch's per-chunk step: hashes keys `start..start + out.len()` into `out` and makes
@@ -342,7 +345,7 @@ pub(crate) fn hash_aesh<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, machine: bool
             machine,
             out,
             |k, o| l.hash_bytes(flip, k, o),
-            &mut |k, o| l.hash_keys16_mx32(flip, k, o),
+            &mut |k, o| l.hash_fixed_mx32(flip, k, o),
         ),
         other => other.hash_scalar(flip, out),
     }
@@ -420,13 +423,15 @@ pub(crate) fn hash_words_mx32<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], ou
     }
 }
 
-/// MX32-64 of 16-byte keys (`Keys::Mx32` of `u128` or `[u8; 16]`), eight lanes at a time
-/// (the rest one at a time); other keys the reference way. A tier calls it from a function
-/// with its target features enabled (the x86-64 tiers; NEON's 16-byte keys take the default).
+/// MX32-64 of fixed-width keys (`Keys::Mx32` of `u64`, `u128` or `[u8; 16]`), eight lanes at
+/// a time (the rest one at a time); other keys the reference way. A tier calls it from a
+/// function with its target features enabled (the x86-64 tiers; NEON's 16-byte keys take the
+/// default).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn hash_keys16_mx32<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+pub(crate) fn hash_fixed_mx32<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     match keys {
+        Keys::Mx32(super::keys::Mx32::U64(keys)) => l.hash_words_mx32(flip, keys, out),
         Keys::Mx32(super::keys::Mx32::U128(keys)) => keys16_mx32(l, flip, keys, |&k| k, out),
         Keys::Mx32(super::keys::Mx32::Fixed16(keys)) => {
             keys16_mx32(l, flip, keys, |k| u128::from_le_bytes(*k), out)
@@ -435,7 +440,7 @@ pub(crate) fn hash_keys16_mx32<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &
     }
 }
 
-/// [`hash_keys16_mx32`] of one source, its keys read by `key` (no intrinsic may sit in that
+/// [`hash_fixed_mx32`] of one source, its keys read by `key` (no intrinsic may sit in that
 /// closure: it would not inherit the tier's target features).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]

@@ -291,9 +291,9 @@ impl Lanes for Avx2 {
         unsafe { stage(self, keys, flip, start, out, place) }
     }
     #[inline(always)]
-    fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    fn hash_fixed_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         // SAFETY: the token proves AVX2.
-        unsafe { hash_keys16_mx32(self, flip, keys, out) }
+        unsafe { hash_fixed_mx32(self, flip, keys, out) }
     }
     #[inline(always)]
     fn shl_var(self, a: V, count: V) -> V {
@@ -371,14 +371,14 @@ unsafe fn hash_keys16(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     crate::kernel::key16::hash_keys(l, flip, keys, out)
 }
 
-/// [`Lanes::hash_keys16_mx32`]: the shared routine, out of line, with AVX2 enabled.
+/// [`Lanes::hash_fixed_mx32`]: the shared routine, out of line, with AVX2 enabled.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2")]
-unsafe fn hash_keys16_mx32(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::lanes::hash_keys16_mx32(l, flip, keys, out)
+unsafe fn hash_fixed_mx32(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::lanes::hash_fixed_mx32(l, flip, keys, out)
 }
 
 /// [`Lanes::stage`]: the shared routine, out of line (one copy for every operation), with

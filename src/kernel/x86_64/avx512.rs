@@ -308,9 +308,9 @@ impl Lanes for Avx512 {
         unsafe { stage(self, keys, flip, start, out, place) }
     }
     #[inline(always)]
-    fn hash_keys16_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    fn hash_fixed_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
         // SAFETY: the token proves AVX-512 F and AVX2.
-        unsafe { hash_keys16_mx32(self, flip, keys, out) }
+        unsafe { hash_fixed_mx32(self, flip, keys, out) }
     }
     #[inline(always)]
     fn xxh64_u64(self, values: &[u64], out: &mut [u64]) {
@@ -380,15 +380,15 @@ unsafe fn hash_keys16(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     crate::kernel::key16::hash_keys(l, flip, keys, out)
 }
 
-/// [`Lanes::hash_keys16_mx32`]: the shared routine, out of line (F alone: MX32 multiplies
+/// [`Lanes::hash_fixed_mx32`]: the shared routine, out of line (F alone: MX32 multiplies
 /// 32 by 32 bits, which DQ would turn into `vpmullq`).
 ///
 /// # Safety
 /// The CPU must support AVX-512 F and AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2,avx512f")]
-unsafe fn hash_keys16_mx32(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::lanes::hash_keys16_mx32(l, flip, keys, out)
+unsafe fn hash_fixed_mx32(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    crate::kernel::lanes::hash_fixed_mx32(l, flip, keys, out)
 }
 
 /// [`Lanes::hash_bytes`]: the shared routine, out of line, where `vpmullq` is enabled.
