@@ -3,12 +3,17 @@
 //! the same state of a shared machine (see `build_pairs.rs` for why criterion's windows do not).
 //!
 //! Sides, each over the same 65,536 queries (half members, half not; their bytes in one
-//! buffer, as a column holds them), in a rotating order per round:
+//! buffer, as a column holds them), in a rotating order per round; with `--once`, over as many
+//! distinct queries as there are members, at most [`ONCE_MAX`] (half of them members, each
+//! asked once, half not), so that each round reads every query's bytes once, as a scan of a
+//! column does, where 65,536 queries stay in the caches between rounds:
 //! * `batch`: a filter of the defaults (`BloomFilter::with_capacity`: hash id 3, AESH-64 but
 //!   for keys of 4, 8 and 16 bytes, which MX32-64 hashes; layout 8x32 at 1%),
 //!   `contains_batch(&[&[u8]])` in calls of 1,024 keys;
 //! * `column`: the same filter's `contains_column` over a `ByteColumn` (Arrow's offsets and
 //!   values) of each call's 1,024 keys;
+//! * `vecs`: `contains_batch` over the same keys each in a `Vec<u8>` of its own (a
+//!   `&[&[u8]]` of separate allocations, as rows collected one by one hold them);
 //! * `single`: the same filter's `contains` per key;
 //! * `batch-xxh3`: `contains_batch` on a filter of hash id 1 (XXH3-64) in the layout of least
 //!   memory, what every filter used before hash id 2;
@@ -28,13 +33,15 @@
 //! sides'; then the hash budget for 2x the best peer (best peer / 2 minus `hashed`) beside
 //! what the hash alone costs.
 //!
-//! Arguments: `[--keys N] [ROUNDS [LEN...]]`: the members (default 1,000,000), the rounds
+//! Arguments: `[--keys N] [--once] [ROUNDS [LEN...]]`: the members (default 1,000,000), the
+//! queries streamed once (above), the rounds
 //! (default 200) and the key lengths in bytes, or `ipv6` for IPv6 addresses as text (7 to 39
 //! bytes; default 8 16 32 100 ipv6). The members' bytes are kept in one buffer.
 //!
 //! ```sh
 //! cargo run --release --example string_pairs -- 200 8 16 32 100 ipv6   # rounds, key kinds
 //! cargo run --release --example string_pairs -- --keys 64000000 200 16
+//! cargo run --release --example string_pairs -- --once 20 8 16 32 100  # 1M keys, each read once
 //! ```
 
 use std::hint::black_box;
@@ -48,7 +55,10 @@ mod pairs;
 
 /// The members when `--keys` does not say.
 const KEYS: usize = 1_000_000;
+/// The queries a round asks, unless `--once`.
 const QUERIES: usize = 1 << 16;
+/// The most queries a round asks under `--once` (4M: 64 MiB of 16-byte keys, past any L3).
+const ONCE_MAX: usize = 1 << 22;
 const BATCH: usize = 1024;
 
 /// Key `i` of `len` bytes: random letters (URL-like from 32 bytes), distinct by the index
@@ -108,6 +118,7 @@ fn main() -> Result<(), blockbloom::Error> {
     };
     // `--keys N` (or `--keys=N`) anywhere; then the rounds, then key lengths or `ipv6`.
     let mut keys = KEYS;
+    let mut once = false;
     let mut args = Vec::new();
     let mut raw = std::env::args().skip(1);
     while let Some(a) = raw.next() {
@@ -115,6 +126,8 @@ fn main() -> Result<(), blockbloom::Error> {
             keys = positive(&raw.next().expect("--keys needs a number"));
         } else if let Some(v) = a.strip_prefix("--keys=") {
             keys = positive(v);
+        } else if a == "--once" {
+            once = true;
         } else {
             args.push(a);
         }
@@ -137,8 +150,12 @@ fn main() -> Result<(), blockbloom::Error> {
             Kind::Ipv6,
         ]
     };
+    let n_queries = if once { keys.min(ONCE_MAX) } else { QUERIES };
     println!(
-        "string keys, contains at {keys} keys and 1%: {rounds} rounds, sides interleaved; CPU: {}",
+        "string keys, contains at {keys} keys and 1%: {rounds} rounds, sides interleaved, {} \
+         queries{}; CPU: {}",
+        n_queries,
+        if once { " each read once a round" } else { " (in cache)" },
         pairs::cpu_name()
     );
     for kind in kinds {
@@ -162,9 +179,10 @@ fn main() -> Result<(), blockbloom::Error> {
         let mut values = Vec::new();
         let mut offsets = vec![0i64];
         let mut pick = Rng(!seed);
-        for i in 0..QUERIES {
+        for i in 0..n_queries {
             if i % 2 == 0 {
-                values.extend_from_slice(member((pick.next() % keys as u64) as usize));
+                let m = if once { i / 2 } else { (pick.next() % keys as u64) as usize };
+                values.extend_from_slice(member(m));
             } else {
                 values.extend_from_slice(&make(keys + i));
             }
@@ -174,10 +192,12 @@ fn main() -> Result<(), blockbloom::Error> {
             .windows(2)
             .map(|w| &values[w[0] as usize..w[1] as usize])
             .collect();
-        let columns: Vec<blockbloom::ByteColumn<'_>> = (0..QUERIES)
+        let columns: Vec<blockbloom::ByteColumn<'_>> = (0..n_queries)
             .step_by(BATCH)
-            .map(|a| blockbloom::ByteColumn::new(&offsets[a..=a + BATCH], &values))
+            .map(|a| blockbloom::ByteColumn::new(&offsets[a..=n_queries.min(a + BATCH)], &values))
             .collect::<Result<_, _>>()?;
+        let owned: Vec<Vec<u8>> = queries.iter().map(|q| q.to_vec()).collect();
+        let owned_refs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
 
         let mut bb = BloomFilter::with_capacity(keys as u64, 0.01)?;
         let mut old = BloomFilter::builder()
@@ -207,15 +227,16 @@ fn main() -> Result<(), blockbloom::Error> {
         assert_eq!(bb.key_hash(), KeyHash::Mx32);
 
         let mut out = vec![false; BATCH];
-        let mut batch =
-            |f: &BloomFilter| hits_in_calls(&queries, &mut out, |c, o| f.contains_batch(c, o));
+        let mut batch = |f: &BloomFilter, queries: &[&[u8]]| {
+            hits_in_calls(queries, &mut out, |c, o| f.contains_batch(c, o))
+        };
         let mut col_out = vec![false; BATCH];
         let mut column = || {
             columns
                 .iter()
                 .map(|c| {
-                    bb.contains_column(c, &mut col_out);
-                    col_out.iter().filter(|&&x| x).count()
+                    bb.contains_column(c, &mut col_out[..c.len()]);
+                    col_out[..c.len()].iter().filter(|&&x| x).count()
                 })
                 .sum::<usize>()
         };
@@ -252,23 +273,24 @@ fn main() -> Result<(), blockbloom::Error> {
         };
         // The work is done: every side finds the same members (and a few false positives).
         let hits = [
-            batch(&bb),
+            batch(&bb, &queries),
             column(),
             single(),
-            batch(&old),
+            batch(&old, &queries),
             sbbf(),
             fast(),
             parquet(),
             hashed(),
+            batch(&bb, &owned_refs),
         ];
-        assert!(hits.iter().all(|&h| h >= QUERIES / 2), "{hits:?}");
+        assert!(hits.iter().all(|&h| h >= n_queries / 2), "{hits:?}");
         assert_eq!(
-            (hits[0], hits[0]),
-            (hits[1], hits[2]),
-            "one filter, three paths"
+            (hits[0], hits[0], hits[0]),
+            (hits[1], hits[2], hits[8]),
+            "one filter, four paths"
         );
 
-        const NAMES: [&str; 10] = [
+        const NAMES: [&str; 11] = [
             "batch",
             "column",
             "single",
@@ -279,6 +301,7 @@ fn main() -> Result<(), blockbloom::Error> {
             "hashed",
             "aes-only",
             "xxh3-only",
+            "vecs",
         ];
         let mut times: [Vec<f64>; NAMES.len()] = Default::default();
         for round in 0..rounds {
@@ -286,18 +309,19 @@ fn main() -> Result<(), blockbloom::Error> {
                 let side = (round + j) % NAMES.len();
                 let t = Instant::now();
                 black_box(match side {
-                    0 => batch(&bb),
+                    0 => batch(&bb, &queries),
                     1 => column(),
                     2 => single(),
-                    3 => batch(&old),
+                    3 => batch(&old, &queries),
                     4 => sbbf(),
                     5 => fast(),
                     6 => parquet(),
                     7 => hashed(),
                     8 => aes_only(),
-                    _ => xxh3_only(),
+                    9 => xxh3_only(),
+                    _ => batch(&bb, &owned_refs),
                 });
-                times[side].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
+                times[side].push(t.elapsed().as_secs_f64() * 1e9 / n_queries as f64);
             }
         }
         println!(
@@ -315,7 +339,7 @@ fn main() -> Result<(), blockbloom::Error> {
         let best: Vec<f64> = (0..rounds)
             .map(|r| times[4][r].min(times[5][r]).min(times[6][r]))
             .collect();
-        for i in [0, 1, 2, 3, 7] {
+        for i in [0, 1, 10, 2, 3, 7] {
             println!(
                 "  best peer / {}: {}",
                 NAMES[i],
