@@ -155,7 +155,11 @@ fn main() -> Result<(), blockbloom::Error> {
         "string keys, contains at {keys} keys and 1%: {rounds} rounds, sides interleaved, {} \
          queries{}; CPU: {}",
         n_queries,
-        if once { " each read once a round" } else { " (in cache)" },
+        if once {
+            " each read once a round"
+        } else {
+            " (in cache)"
+        },
         pairs::cpu_name()
     );
     for kind in kinds {
@@ -181,7 +185,11 @@ fn main() -> Result<(), blockbloom::Error> {
         let mut pick = Rng(!seed);
         for i in 0..n_queries {
             if i % 2 == 0 {
-                let m = if once { i / 2 } else { (pick.next() % keys as u64) as usize };
+                let m = if once {
+                    i / 2
+                } else {
+                    (pick.next() % keys as u64) as usize
+                };
                 values.extend_from_slice(member(m));
             } else {
                 values.extend_from_slice(&make(keys + i));

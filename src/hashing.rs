@@ -156,8 +156,8 @@ pub enum KeyHash {
     /// for new filters before hash id 3.
     Aesh,
     /// Hash id 3: MX32-64 for keys of 4, 8 and 16 bytes (every integer), AESH-64 for every
-    /// other key. The default for new filters: the fastest on every SIMD tier
-    /// (`docs/PERFORMANCE.md`).
+    /// other key. The default for new filters: the fastest batches and 16-byte keys on the
+    /// AVX2 and portable tiers (`docs/PERFORMANCE.md`, "The defaults").
     #[default]
     Mx32,
 }

@@ -219,8 +219,11 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 /// functions *are* the persisted format's hashes: they give the same bits on every platform,
 /// kernel and compile flag. Which one a filter uses is its [`KeyHash`], the format's hash id:
 /// hash id 1 ([`KeyHash::Xxh3`]) is XXH3-64 of a key's canonical bytes ([`KeyForm`]); hash
-/// id 2 ([`KeyHash::Aesh`], the default for new filters) is the same for keys of 4 and 8
-/// bytes and [`hash_bytes_aes`](hash::hash_bytes_aes) for every other key. XXH3-64 of a key's
+/// id 2 ([`KeyHash::Aesh`]) is the same for keys of 4 and 8
+/// bytes and [`hash_bytes_aes`](hash::hash_bytes_aes) for every other key; hash id 3
+/// ([`KeyHash::Mx32`], the default for new filters) is
+/// [`hash_bytes_mx32`](hash::hash_bytes_mx32) (MX32-64) for keys of 4, 8 and 16 bytes and
+/// AESH-64 for the others. XXH3-64 of a key's
 /// canonical bytes is: an integer's 64-bit value's 8 little-endian bytes, at every width
 /// (which the batch kernels widen and hash in SIMD lanes), a string's or byte string's bytes
 /// exactly; [`ByHash`] keys hash the canonical byte stream their `Hash` impl
