@@ -57,21 +57,7 @@ impl Side {
 }
 
 fn main() -> Result<(), blockbloom::Error> {
-    let mut args = std::env::args().skip(1);
-    let rounds: usize = args.next().map_or(20, |s| {
-        s.parse()
-            .ok()
-            .filter(|&v| v > 0)
-            .expect("a positive number of rounds")
-    });
-    let sizes: Vec<usize> = args
-        .map(|s| s.parse().expect("key counts are numbers"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![50_000, 1_000_000]
-    } else {
-        sizes
-    };
+    let (rounds, sizes) = pairs::rounds_and_sizes(20, &[50_000, 1_000_000]);
     let mut sides: Vec<Side> = Vec::new();
     for &b in &CALLS {
         sides.extend([Side::Contains(b), Side::Count(b), Side::Insert(b)]);

@@ -60,21 +60,7 @@ fn build(
 }
 
 fn main() -> Result<(), blockbloom::Error> {
-    let mut args = std::env::args().skip(1);
-    let rounds: usize = args.next().map_or(10, |s| {
-        s.parse()
-            .ok()
-            .filter(|&v| v > 0)
-            .expect("a positive number of rounds")
-    });
-    let sizes: Vec<u64> = args
-        .map(|s| s.parse().expect("key counts are numbers"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![50_000, 1_000_000]
-    } else {
-        sizes
-    };
+    let (rounds, sizes) = pairs::rounds_and_sizes(10, &[50_000, 1_000_000]);
     let defaults = BloomFilter::with_capacity(1_000_000, 0.01)?;
     assert_eq!(
         (defaults.key_hash(), defaults.layout()),
@@ -104,7 +90,7 @@ fn main() -> Result<(), blockbloom::Error> {
             BloomFilter::with_capacity(1_000_000, fpr)?.layout()
         );
     }
-    for n in sizes {
+    for n in sizes.into_iter().map(|n| n as u64) {
         let mut r = Rng(n);
         let members: Vec<u64> = (0..n).map(|_| r.next()).collect();
         let strs: Vec<[u8; 16]> = members

@@ -1,5 +1,6 @@
-//! What the interleaved-rounds measurements (`build_pairs`, `string_pairs`, `u64_pairs`) share:
-//! their key generator and how they summarise a side's times and a ratio's rounds.
+//! What the interleaved-rounds measurements (`build_pairs`, `string_pairs`, `u64_pairs` and the
+//! others) share: their key generator, their arguments of rounds and key counts, and how they
+//! summarise a side's times and a ratio's rounds.
 
 // Each example uses part of this module.
 #![allow(dead_code)]
@@ -52,4 +53,25 @@ pub fn cpu_name() -> String {
                 .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// The arguments `[ROUNDS [N...]]` of a measurement over key counts: the rounds (at least one;
+/// `rounds` if not given) and the key counts (`sizes` if none is given).
+pub fn rounds_and_sizes(rounds: usize, sizes: &[usize]) -> (usize, Vec<usize>) {
+    let mut args = std::env::args().skip(1);
+    let rounds = args.next().map_or(rounds, |s| {
+        s.parse()
+            .ok()
+            .filter(|&v| v > 0)
+            .expect("a positive number of rounds")
+    });
+    let given: Vec<usize> = args
+        .map(|s| s.parse().expect("key counts are numbers"))
+        .collect();
+    let sizes = if given.is_empty() {
+        sizes.to_vec()
+    } else {
+        given
+    };
+    (rounds, sizes)
 }

@@ -374,11 +374,11 @@ impl Split<'_> {
         &self,
         src: S,
         out: &mut [u64],
-        words: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+        fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
     ) -> bool {
         match src.count().checked_sub(1).map(|last| src.key(last).len()) {
-            Some(8) => gather(src, out, u64::from_le_bytes, |k| Mx32::U64(k), words),
-            Some(16) => gather(src, out, u128::from_le_bytes, |k| Mx32::U128(k), words),
+            Some(8) => gather(src, out, u64::from_le_bytes, |k| Mx32::U64(k), fixed),
+            Some(16) => gather(src, out, u128::from_le_bytes, |k| Mx32::U128(k), fixed),
             _ => false,
         }
     }
@@ -420,14 +420,14 @@ impl Split<'_> {
 }
 
 /// [`Split::one_width`] for keys of `W` bytes, read as `T` by `word`: `GATHER` at a time into
-/// a stack buffer, then hashed into their places of `out` by `words`.
+/// a stack buffer, then hashed into their places of `out` by `fixed`.
 #[inline(always)]
 fn gather<'a, S: KeySource<'a>, const W: usize, T: Copy + Default>(
     src: S,
     out: &mut [u64],
     word: fn([u8; W]) -> T,
     keys: impl for<'t> Fn(&'t [T]) -> Mx32<'t>,
-    words: &mut dyn FnMut(Keys<'_>, &mut [u64]),
+    fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
 ) -> bool {
     let mut buf = [T::default(); GATHER];
     for (c, out) in out.chunks_mut(GATHER).enumerate() {
@@ -437,7 +437,7 @@ fn gather<'a, S: KeySource<'a>, const W: usize, T: Copy + Default>(
                 Err(_) => return false,
             }
         }
-        words(Keys::Mx32(keys(&buf[..out.len()])), out);
+        fixed(Keys::Mx32(keys(&buf[..out.len()])), out);
     }
     true
 }
