@@ -68,21 +68,7 @@ const OURS: usize = 7;
 type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
 
 fn main() -> Result<(), blockbloom::Error> {
-    let mut args = std::env::args().skip(1);
-    let rounds: usize = args.next().map_or(100, |s| {
-        s.parse()
-            .ok()
-            .filter(|&v| v > 0)
-            .expect("a positive number of rounds")
-    });
-    let sizes: Vec<usize> = args
-        .map(|s| s.parse().expect("key counts are numbers"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![50_000, 1_000_000, 64_000_000]
-    } else {
-        sizes
-    };
+    let (rounds, sizes) = pairs::rounds_and_sizes(100, &[50_000, 1_000_000, 64_000_000]);
     let probe = BloomFilter::with_capacity(1, 0.01)?;
     println!(
         "u64 keys, count_batch vs sbbf-rs, fastbloom and parquet at 1%: {rounds} rounds, sides \

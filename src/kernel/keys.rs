@@ -315,7 +315,8 @@ struct Split<'k> {
     machine: bool,
 }
 
-/// The 16-byte keys gathered at a time for the tier's lanes (a 512-byte stack buffer).
+/// The keys of 8 or 16 bytes gathered at a time for the tier's lanes (a stack buffer of at
+/// most 512 bytes).
 const GATHER: usize = 32;
 
 impl Split<'_> {
@@ -355,7 +356,8 @@ impl Split<'_> {
         if words > wide {
             for (i, o) in out.iter_mut().enumerate() {
                 let key = src.key(i);
-                if hash.word_width(key.len()) && (wide == 0 || key.len() != 16) {
+                // 16-byte keys are words only under id 3, where `gather16` hashes them.
+                if hash.word_width(key.len()) && key.len() != 16 {
                     *o = hash.bytes(key, seed);
                 }
             }
