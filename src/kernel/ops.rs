@@ -212,6 +212,7 @@ impl<'s, 'k, 'o, O: BlockOp> BlockBatch<'s, 'k, 'o, O> {
     /// If the op's blocks disagree with `shape` (the unchecked block accesses rely on this:
     /// multiply-shift yields indices below `num_blocks`), or `sink` does not fit `keys`
     /// ([`Sink::prepare`]).
+    #[inline]
     pub fn new(shape: &'s Shape, keys: Keys<'k>, op: O, mut sink: Sink<'o>) -> Self {
         assert_eq!(
             shape.num_blocks,

@@ -165,6 +165,7 @@ impl Sink<'_> {
     /// If an answer slice has the wrong length (`n` answers, or `n.div_ceil(64)` bitmap
     /// words), a selection of more than 2^32 keys is asked for (indices are `u32`), or the
     /// operation does not take this kind of sink (a bug in the crate: its arm is not compiled).
+    #[inline]
     pub(crate) fn prepare(&mut self, n: usize, takes: Takes) {
         assert!(
             takes.allows(self),
@@ -463,7 +464,13 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
 /// probed in one loop, without the chunk machinery. An 8-key call spent 446 of its 638
 /// instructions outside the keys' own work in the pipeline (callgrind).
 #[inline(always)]
-fn small<L: Lanes, A: PerKey>(l: L, walk: &Walk, keys: Keys<'_>, per_key: &mut A, mut sink: Sink<'_>) {
+fn small<L: Lanes, A: PerKey>(
+    l: L,
+    walk: &Walk,
+    keys: Keys<'_>,
+    per_key: &mut A,
+    mut sink: Sink<'_>,
+) {
     let len = keys.len();
     let mut hashes = [0u64; TINY];
     let hashes = &mut hashes[..len];
