@@ -377,3 +377,66 @@ fn filters_beyond_the_cache_threshold_equal_scalar() {
         check_all_tiers(&keys, &queries, p);
     }
 }
+
+/// Calls of at most 32 `u64` keys under hash id 3 take the filter's burst entries (chosen
+/// once per filter, beside its single-key probe). On every tier, layout and round count, at
+/// every call length up to one past the most a burst takes: `insert_batch` leaves the scalar
+/// reference's bits (built one key at a time), and `contains_batch`, `count_batch` and
+/// `contains_bitmap` give its answers.
+#[test]
+fn bursts_equal_scalar_on_every_tier_layout_and_length() {
+    let keys: Vec<u64> = (0..240u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7))
+        .collect();
+    let (members, others) = keys.split_at(120);
+    let queries: Vec<u64> = members.iter().chain(others).copied().collect();
+    for layout in Layout::ALL {
+        for probes in [8, 16, 24, 32] {
+            let p = Params {
+                capacity: 100,
+                bits: 12.0,
+                layout,
+                probes,
+                seed: 7,
+            };
+            let mut reference = filter(Isa::Scalar, p);
+            for k in members {
+                reference.insert(k);
+            }
+            let want: Vec<bool> = queries.iter().map(|k| reference.contains(k)).collect();
+            for &isa in &common::tiers() {
+                for n in [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33] {
+                    let case = format!("{isa}, {layout:?}, k = {probes}, calls of {n}");
+                    let mut f = filter(isa, p);
+                    for call in members.chunks(n) {
+                        f.insert_batch(call);
+                    }
+                    assert_eq!(f.blocks(), reference.blocks(), "{case}: bits");
+                    let mut got = Vec::new();
+                    let mut count = 0;
+                    for call in queries.chunks(n) {
+                        let mut out = vec![true; call.len()];
+                        f.contains_batch(call, &mut out);
+                        got.extend(out);
+                        count += f.count_batch(call);
+                        let mut bits = vec![u64::MAX; call.len().div_ceil(64)];
+                        f.contains_bitmap(call, &mut bits);
+                        for (i, k) in call.iter().enumerate() {
+                            assert_eq!(bits[i / 64] >> (i % 64) & 1 == 1, reference.contains(k));
+                        }
+                    }
+                    assert_eq!(got, want, "{case}: answers");
+                    assert_eq!(count, want.iter().filter(|&&w| w).count(), "{case}: count");
+                }
+            }
+        }
+    }
+}
+
+/// A burst whose answer slice has another length panics as every batch does.
+#[test]
+#[should_panic(expected = "output slice length must equal key count")]
+fn a_burst_with_a_short_answer_slice_panics() {
+    let f = BloomFilter::with_capacity(100, 0.01).unwrap();
+    f.contains_batch(&[1u64, 2, 3], &mut [false; 2]);
+}

@@ -36,7 +36,7 @@ pub use writer::AtomicWriter;
 use crate::error::Error;
 use crate::hashing::{KeyHash, seed_flip};
 use crate::isa::Isa;
-use crate::kernel::{Kernel, Keys, OneKey, Shape, Sink};
+use crate::kernel::{BURST, Burst, Kernel, Keys, OneKey, Shape, Sink};
 use crate::key::Key;
 use crate::layout::{BLOCK_BITS, Block, Layout, MAX_BLOCKS, block_index};
 use crate::memory::PageBuf;
@@ -118,6 +118,25 @@ impl Meta {
     pub(crate) fn with_hash(mut self, hash: KeyHash) -> Meta {
         self.shape.hash = hash;
         self
+    }
+
+    /// The keys of a batch that takes the filter's burst entries ([`OneKey::burst_query`]):
+    /// at most [`BURST`] `u64` keys under hash id 3.
+    #[inline(always)]
+    pub(crate) fn burst<'k>(&self, keys: Keys<'k>) -> Option<&'k [u64]> {
+        match keys {
+            Keys::U64(k) if k.len() <= BURST && self.shape.hash == KeyHash::Mx32 => Some(k),
+            _ => None,
+        }
+    }
+
+    /// How this filter's bursts walk it.
+    #[inline(always)]
+    pub(crate) fn burst_walk(&self) -> Burst {
+        Burst {
+            flip: self.shape.flip,
+            prefetch: self.shape.prefetch,
+        }
     }
 
     pub(crate) fn probes(&self) -> u32 {

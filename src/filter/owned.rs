@@ -153,9 +153,14 @@ impl BloomFilter {
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
-        self.meta
-            .kernel
-            .insert(&self.meta.shape, &mut self.store, K::as_keys(keys).0)
+        let keys = K::as_keys(keys).0;
+        match self.meta.burst(keys) {
+            Some(k) => self
+                .meta
+                .one
+                .burst_insert(&mut self.store, self.meta.burst_walk(), k),
+            None => self.meta.kernel.insert(&self.meta.shape, &mut self.store, keys),
+        }
     }
 
     /// Inserts every key of a [`ByteColumn`] (Arrow's offsets and values), each hashed as

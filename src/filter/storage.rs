@@ -53,7 +53,10 @@ pub trait Bits: Storage {
 /// Plain blocks, however they are held.
 #[inline]
 fn query_blocks(blocks: &[Block], meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
-    meta.kernel.query(&meta.shape, blocks, keys, sink)
+    match meta.burst(keys) {
+        Some(k) => meta.one.burst_query(blocks, meta.burst_walk(), k, sink),
+        None => meta.kernel.query(&meta.shape, blocks, keys, sink),
+    }
 }
 
 /// The filter's single-key probe (its tier's, chosen when the filter was made).

@@ -61,6 +61,7 @@ pub(crate) use ops::AtomicInsert;
 #[cfg(feature = "parallel")]
 pub(crate) use ops::InsertWindow;
 pub(crate) use ops::{
+    BURST, Burst,
     AtomicQuery, BlockBatch, BlockOp, Insert, InsertNew, LockedInsert, Probes, Query, Shape,
 };
 pub use pipeline::MAX_PREFETCH_DEPTH;

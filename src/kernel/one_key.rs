@@ -1,4 +1,5 @@
-//! One key against one block: the single-key methods' probe, chosen once per filter.
+//! One key against one block: the single-key methods' probe, chosen once per filter; and,
+//! beside it, the entries of calls of a few `u64` keys (bursts, [`OneKey::burst_query`]).
 //!
 //! A filter built on a tier holds a [`OneKey`]: four function pointers compiled for that tier
 //! and the filter's layout (the pattern in lanes, and the block test or update in a few
@@ -10,6 +11,8 @@
 //! The entries are written once here ([`one_key_entries!`]) and instantiated in each tier's
 //! file, inside a `#[target_feature]` function, as the batch entry points are.
 
+use super::ops::{Burst, Insert, Query, burst_scalar};
+use super::pipeline::Sink;
 use crate::layout::stripes::StripeGuard;
 use crate::layout::{
     AtomicBlock, Block, Layout, MAX_PROBES, Row, contains_scalar, insert_scalar, pattern_scalar,
@@ -28,6 +31,10 @@ pub(crate) struct OneKeyFns {
     /// The pattern, OR'd into a shared block whose stripe lock the caller holds
     /// ([`AtomicBlock::or_locked`]).
     pub or_locked: unsafe fn(&AtomicBlock, u32, &StripeGuard<'_>) -> bool,
+    /// A burst of `u64` keys under hash id 3 queried ([`burst_blocked`](super::ops::burst_blocked)).
+    pub burst_query: unsafe fn(&[Block], Burst, &[u64], Sink<'_>),
+    /// A burst of `u64` keys under hash id 3 inserted.
+    pub burst_insert: unsafe fn(&mut [Block], Burst, &[u64]),
 }
 
 /// A tier's entries: per layout ([`slot`]), per round count (index `rounds - 1`; 8x64 and
@@ -84,6 +91,30 @@ impl OneKey {
     pub fn or_locked(&self, block: &AtomicBlock, lo: u32, guard: &StripeGuard<'_>) -> bool {
         // SAFETY: as in `contains`.
         unsafe { (self.fns.or_locked)(block, lo, guard) }
+    }
+
+    /// Answers a burst of at most [`BURST`](super::ops::BURST) `u64` keys of a filter of
+    /// hash id 3 (MX32-64) walked as `at` says, in its tier's lanes with no dispatch
+    /// per call. `blocks` are the filter's (any slice is safe: the keys are placed in it).
+    ///
+    /// # Panics
+    /// If `keys` holds more than [`BURST`](super::ops::BURST) keys or `sink` does not fit
+    /// them.
+    #[inline(always)]
+    pub fn burst_query(&self, blocks: &[Block], at: Burst, keys: &[u64], sink: Sink<'_>) {
+        // SAFETY: as in `contains`.
+        unsafe { (self.fns.burst_query)(blocks, at, keys, sink) }
+    }
+
+    /// Inserts a burst of at most [`BURST`](super::ops::BURST) `u64` keys (see
+    /// [`burst_query`](Self::burst_query)).
+    ///
+    /// # Panics
+    /// If `keys` holds more than [`BURST`](super::ops::BURST) keys.
+    #[inline(always)]
+    pub fn burst_insert(&self, blocks: &mut [Block], at: Burst, keys: &[u64]) {
+        // SAFETY: as in `contains`.
+        unsafe { (self.fns.burst_insert)(blocks, at, keys) }
     }
 }
 
@@ -170,12 +201,29 @@ const fn scalar_fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
     ) -> bool {
         block.or_locked(&pattern::<WORDS, R>(lo), guard)
     }
+    fn burst_query<const WORDS: bool, const R: usize>(
+        blocks: &[Block],
+        at: Burst,
+        keys: &[u64],
+        sink: Sink<'_>,
+    ) {
+        burst_scalar(layout_of::<WORDS>(), R, Query(blocks), at, keys, sink)
+    }
+    fn burst_insert<const WORDS: bool, const R: usize>(
+        blocks: &mut [Block],
+        at: Burst,
+        keys: &[u64],
+    ) {
+        burst_scalar(layout_of::<WORDS>(), R, Insert(blocks), at, keys, Sink::Discard)
+    }
     OneKeyFns {
         contains: contains::<WORDS, R>,
         insert: insert::<WORDS, R>,
         insert_new: insert_new::<WORDS, R>,
         pattern: pattern::<WORDS, R>,
         or_locked: or_locked::<WORDS, R>,
+        burst_query: burst_query::<WORDS, R>,
+        burst_insert: burst_insert::<WORDS, R>,
     }
 }
 
@@ -199,12 +247,20 @@ const fn scalar_fns_8x32<const R: usize>() -> OneKeyFns {
     fn or_locked<const R: usize>(block: &AtomicBlock, lo: u32, guard: &StripeGuard<'_>) -> bool {
         block.or_locked(&pattern::<R>(lo), guard)
     }
+    fn burst_query<const R: usize>(blocks: &[Block], at: Burst, keys: &[u64], sink: Sink<'_>) {
+        burst_scalar(L, R, Query(blocks), at, keys, sink)
+    }
+    fn burst_insert<const R: usize>(blocks: &mut [Block], at: Burst, keys: &[u64]) {
+        burst_scalar(L, R, Insert(blocks), at, keys, Sink::Discard)
+    }
     OneKeyFns {
         contains: contains::<R>,
         insert: insert::<R>,
         insert_new: insert_new::<R>,
         pattern: pattern::<R>,
         or_locked: or_locked::<R>,
+        burst_query: burst_query::<R>,
+        burst_insert: burst_insert::<R>,
     }
 }
 
@@ -226,6 +282,8 @@ macro_rules! one_key_entries {
             use super::*;
             use crate::kernel::lanes;
             use crate::kernel::one_key::{OneKeyFns, OneKeyTable, rows_of, table};
+            use crate::kernel::ops::{Burst, Insert, Query, burst_blocked, burst_halved};
+            use crate::kernel::pipeline::Sink;
             use crate::layout::{Block, ROWS_8X32};
 
             /// # Safety
@@ -289,6 +347,35 @@ macro_rules! one_key_entries {
                 block.or_locked(&p, guard)
             }
 
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn burst_query<const WORDS: bool, const R: usize>(
+                blocks: &[Block],
+                at: Burst,
+                keys: &[u64],
+                sink: Sink<'_>,
+            ) {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                burst_blocked::<$token, _, WORDS, R>(l, Query(blocks), at, keys, sink)
+            }
+
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn burst_insert<const WORDS: bool, const R: usize>(
+                blocks: &mut [Block],
+                at: Burst,
+                keys: &[u64],
+            ) {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                burst_blocked::<$token, _, WORDS, R>(l, Insert(blocks), at, keys, Sink::Discard)
+            }
+
             const fn fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
                 OneKeyFns {
                     contains: contains::<WORDS, R>,
@@ -296,6 +383,8 @@ macro_rules! one_key_entries {
                     insert_new: insert_new::<WORDS, R>,
                     pattern: pattern::<WORDS, R>,
                     or_locked: or_locked::<WORDS, R>,
+                    burst_query: burst_query::<WORDS, R>,
+                    burst_insert: burst_insert::<WORDS, R>,
                 }
             }
 
@@ -354,6 +443,31 @@ macro_rules! one_key_entries {
                 block.or_locked(&p, guard)
             }
 
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn burst_query_8x32<const R: usize>(
+                blocks: &[Block],
+                at: Burst,
+                keys: &[u64],
+                sink: Sink<'_>,
+            ) {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                burst_halved::<$token, _, R>(l, Query(blocks), at, keys, sink)
+            }
+
+            /// # Safety
+            /// The CPU must support this tier.
+            $(#[target_feature(enable = $features)])?
+            unsafe fn burst_insert_8x32<const R: usize>(blocks: &mut [Block], at: Burst, keys: &[u64]) {
+                // SAFETY: the caller guarantees the tier.
+                #[allow(unused_unsafe)]
+                let l: $token = unsafe { $make };
+                burst_halved::<$token, _, R>(l, Insert(blocks), at, keys, Sink::Discard)
+            }
+
             const fn fns_8x32<const R: usize>() -> OneKeyFns {
                 OneKeyFns {
                     contains: contains_8x32::<R>,
@@ -361,6 +475,8 @@ macro_rules! one_key_entries {
                     insert_new: insert_new_8x32::<R>,
                     pattern: pattern_8x32::<R>,
                     or_locked: or_locked_8x32::<R>,
+                    burst_query: burst_query_8x32::<R>,
+                    burst_insert: burst_insert_8x32::<R>,
                 }
             }
 

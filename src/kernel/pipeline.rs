@@ -104,7 +104,7 @@ pub(crate) fn prefetch<T>(line: *const T) {
 /// caller's next batch often reads; a prefetch of any address is harmless. It costs about one
 /// instruction per `u64` key (the AVX2 gate cases: +2.7% to +4.0%).
 #[inline(always)]
-fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
+pub(crate) fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
     let (base, width) = keys.stream();
     let mut at = (start * width + KEY_STREAM_AHEAD) & !63;
     let to = (start + n) * width + KEY_STREAM_AHEAD;
@@ -332,7 +332,7 @@ struct Staged<'b> {
 
 /// An entry's block index (the upper half) and low hash half.
 #[inline(always)]
-fn split_entry(e: &u64) -> (usize, u32) {
+pub(crate) fn split_entry(e: &u64) -> (usize, u32) {
     if cfg!(target_endian = "little") {
         let halves = (e as *const u64).cast::<u32>();
         // SAFETY: `e` is a valid, aligned `u64`; its two `u32` halves lie inside it, aligned,
@@ -449,11 +449,14 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
                 prefetch(base.wrapping_add(split_entry(a).0 * stride));
                 split_entry(e)
             });
-            drain(entries, &mut sink, per_key, start, split);
+            // SAFETY: the entries of the walk's `num_blocks`, which `BlockBatch::new` checked
+            // against the op's.
+            unsafe { drain(entries, &mut sink, per_key, start, split) };
         }
         if split < next {
             let entries = cur_hashes[ahead.len()..].iter().map(split_entry);
-            drain(entries, &mut sink, per_key, split, next);
+            // SAFETY: as above.
+            unsafe { drain(entries, &mut sink, per_key, split, next) };
         }
         start = next;
         cur ^= 1;
@@ -488,14 +491,20 @@ fn small<L: Lanes, A: PerKey>(
             prefetch(walk.base.wrapping_add(split_entry(e).0 * walk.stride));
         }
     }
-    drain(hashes.iter().map(split_entry), &mut sink, per_key, 0, len);
+    // SAFETY: the entries of the walk's `num_blocks`, which `BlockBatch::new` checked
+    // against the op's.
+    unsafe { drain(hashes.iter().map(split_entry), &mut sink, per_key, 0, len) };
 }
 
 /// Probes one chunk's `entries` (keys `start..next`) and sends the answers to `sink`. The
 /// arms an operation does not take are not compiled for it (see [`Takes`]; [`Sink::prepare`]
 /// checked the sink).
+///
+/// # Safety
+/// Every entry's index is one [`PerKey::key`] may take: `block_index(h, num_blocks)` (or its
+/// half entry) of the block count of `per_key`'s op.
 #[inline(always)]
-fn drain<A: PerKey>(
+pub(crate) unsafe fn drain<A: PerKey>(
     entries: impl Iterator<Item = (usize, u32)>,
     sink: &mut Sink<'_>,
     per_key: &mut A,
@@ -531,9 +540,9 @@ fn drain<A: PerKey>(
     }
 }
 
-// SAFETY (each `key` call in the probe loops below and in `drain`): `pipeline`, the only
-// caller of `drain`, passes entries whose indices are `block_index(h, num_blocks)` of its
-// walk, below `num_blocks`.
+// SAFETY (each `key` call in the probe loops below and in `drain`): `drain`'s callers
+// guarantee that every entry's index is `block_index(h, num_blocks)` (or its half entry) of
+// the op's block count.
 
 /// Probes `entries`, dropping the answers.
 #[inline(always)]
