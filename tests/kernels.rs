@@ -381,8 +381,8 @@ fn filters_beyond_the_cache_threshold_equal_scalar() {
 /// Calls of at most 64 `u64` keys under hash id 3 take the filter's burst entries (chosen
 /// once per filter, beside its single-key probe). On every tier, layout and round count, at
 /// every call length up to one past the most a burst takes: `insert_batch` leaves the scalar
-/// reference's bits (built one key at a time), and `contains_batch`, `count_batch` and
-/// `contains_bitmap` give its answers.
+/// reference's bits (built one key at a time), and `contains_batch`, `count_batch`,
+/// `contains_bitmap` and `select` give its answers.
 #[test]
 fn bursts_equal_scalar_on_every_tier_layout_and_length() {
     let keys: Vec<u64> = (0..240u64)
@@ -421,9 +421,16 @@ fn bursts_equal_scalar_on_every_tier_layout_and_length() {
                         count += f.count_batch(call);
                         let mut bits = vec![u64::MAX; call.len().div_ceil(64)];
                         f.contains_bitmap(call, &mut bits);
+                        let mut selected = vec![7u32];
+                        f.select(call, &mut selected);
+                        let mut want_selected = vec![7u32];
                         for (i, k) in call.iter().enumerate() {
                             assert_eq!(bits[i / 64] >> (i % 64) & 1 == 1, reference.contains(k));
+                            if reference.contains(k) {
+                                want_selected.push(i as u32);
+                            }
                         }
+                        assert_eq!(selected, want_selected, "{case}: selection");
                     }
                     assert_eq!(got, want, "{case}: answers");
                     assert_eq!(count, want.iter().filter(|&&w| w).count(), "{case}: count");

@@ -159,7 +159,10 @@ impl BloomFilter {
                 .meta
                 .one
                 .burst_insert(&mut self.store, self.meta.burst_walk(), k),
-            None => self.meta.kernel.insert(&self.meta.shape, &mut self.store, keys),
+            None => self
+                .meta
+                .kernel
+                .insert(&self.meta.shape, &mut self.store, keys),
         }
     }
 

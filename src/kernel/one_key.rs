@@ -214,7 +214,14 @@ const fn scalar_fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
         at: Burst,
         keys: &[u64],
     ) {
-        burst_scalar(layout_of::<WORDS>(), R, Insert(blocks), at, keys, Sink::Discard)
+        burst_scalar(
+            layout_of::<WORDS>(),
+            R,
+            Insert(blocks),
+            at,
+            keys,
+            Sink::Discard,
+        )
     }
     OneKeyFns {
         contains: contains::<WORDS, R>,

@@ -10,8 +10,7 @@
 
 use super::keys::Mx32;
 use super::pipeline::{
-    CHUNK, PerKey, Sink, Takes, Walk, drain, pipeline, prefetch, prefetch_keys_ahead,
-    split_entry,
+    CHUNK, PerKey, Sink, Takes, Walk, drain, pipeline, prefetch, prefetch_keys_ahead, split_entry,
 };
 use super::{Batch, Keys, Lanes, lanes, scalar};
 use crate::hashing::KeyHash;
@@ -700,7 +699,15 @@ pub(crate) fn burst_blocked<L: Lanes, O: BlockOp, const WORDS: bool, const R: us
     };
     // SAFETY: `entries` made every index `block_index(h, num_blocks)` of the op's own block
     // count.
-    unsafe { drain(hashes.iter().map(split_entry), &mut sink, &mut per_key, 0, n) };
+    unsafe {
+        drain(
+            hashes.iter().map(split_entry),
+            &mut sink,
+            &mut per_key,
+            0,
+            n,
+        )
+    };
 }
 
 /// [`burst_blocked`] in `Sectors8x32`. A filter of more than 2^31 blocks (whose half indices
@@ -742,7 +749,15 @@ pub(crate) fn burst_halved<L: Lanes, O: BlockOp, const R: usize>(
     };
     // SAFETY: `entries_halves` made every entry `2 * block + half`, the block
     // `block_index(h, num_blocks)` of the op's own block count (at most 2^31, checked above).
-    unsafe { drain(hashes.iter().map(split_entry), &mut sink, &mut per_key, 0, n) };
+    unsafe {
+        drain(
+            hashes.iter().map(split_entry),
+            &mut sink,
+            &mut per_key,
+            0,
+            n,
+        )
+    };
 }
 
 /// The scalar reference's burst: `op` on each key, one probe at a time, as its batches do.
