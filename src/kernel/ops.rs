@@ -664,8 +664,8 @@ pub(crate) const BURST: usize = 64;
 /// layout of `WORDS` ([`layout_of`](super::one_key::layout_of)) with `R` rounds: the keys
 /// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
 /// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
-/// pipeline: an 8-key `contains_batch` took 494 instructions through the pipeline, 313 here
-/// (callgrind, AVX2).
+/// pipeline: an 8-key `contains_batch` took 602 instructions through the pipeline and takes 316
+/// here (`examples/burst_instructions 8`, callgrind, AVX2).
 ///
 /// # Panics
 /// If `keys` holds more than [`BURST`] keys or `sink` does not fit them ([`Sink::prepare`]).
