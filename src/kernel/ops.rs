@@ -675,39 +675,17 @@ pub(crate) fn burst_blocked<L: Lanes, O: BlockOp, const WORDS: bool, const R: us
     op: O,
     at: Burst,
     keys: &[u64],
-    mut sink: Sink<'_>,
+    sink: Sink<'_>,
 ) {
-    let n = keys.len();
-    assert!(n <= BURST, "a burst of {n} keys");
-    sink.prepare(n, O::TAKES);
-    let mut hashes = [0u64; BURST];
-    let hashes = &mut hashes[..n];
-    lanes::hash_words_mx32(l, at.flip, keys, hashes);
-    lanes::entries(l, hashes, op.num_blocks() as u64);
-    prefetch_keys_ahead(Keys::U64(keys), 0, n);
-    if at.prefetch {
-        let base = op.base();
-        for e in hashes.iter() {
-            // Address arithmetic only; a prefetch never faults.
-            prefetch(base.wrapping_add(split_entry(e).0));
-        }
-    }
+    assert!(keys.len() <= BURST, "a burst of {} keys", keys.len());
+    let (num_blocks, base) = (op.num_blocks() as u64, op.base().cast());
     let mut per_key = Blocked::<L, O, WORDS> {
         l,
         op,
         rows: &super::one_key::layout_of::<WORDS>().rows()[..R],
     };
-    // SAFETY: `entries` made every index `block_index(h, num_blocks)` of the op's own block
-    // count.
-    unsafe {
-        drain(
-            hashes.iter().map(split_entry),
-            &mut sink,
-            &mut per_key,
-            0,
-            n,
-        )
-    };
+    // SAFETY: `num_blocks` and `base` are the op's.
+    unsafe { burst::<L, _, false>(l, at, keys, sink, &mut per_key, num_blocks, base) }
 }
 
 /// [`burst_blocked`] in `Sectors8x32`. A filter of more than 2^31 blocks (whose half indices
@@ -721,43 +699,62 @@ pub(crate) fn burst_halved<L: Lanes, O: BlockOp, const R: usize>(
     op: O,
     at: Burst,
     keys: &[u64],
-    mut sink: Sink<'_>,
+    sink: Sink<'_>,
 ) {
-    let n = keys.len();
-    assert!(n <= BURST, "a burst of {n} keys");
-    let num_blocks = op.num_blocks() as u64;
+    assert!(keys.len() <= BURST, "a burst of {} keys", keys.len());
+    let (num_blocks, base) = (op.num_blocks() as u64, op.base().cast());
     if num_blocks > 1 << 31 || cfg!(target_endian = "big") {
         return burst_scalar(Layout::Sectors8x32, R, op, at, keys, sink);
-    }
-    sink.prepare(n, O::TAKES);
-    let mut hashes = [0u64; BURST];
-    let hashes = &mut hashes[..n];
-    lanes::hash_words_mx32(l, at.flip, keys, hashes);
-    lanes::entries_halves(l, hashes, num_blocks);
-    prefetch_keys_ahead(Keys::U64(keys), 0, n);
-    if at.prefetch {
-        let base = op.base().cast::<[u8; 32]>();
-        for e in hashes.iter() {
-            // Address arithmetic only (half `j` is 32 j bytes in); a prefetch never faults.
-            prefetch(base.wrapping_add(split_entry(e).0));
-        }
     }
     let mut per_key = Halved::<L, O> {
         l,
         op,
         rows: &ROWS_8X32[..R],
     };
-    // SAFETY: `entries_halves` made every entry `2 * block + half`, the block
-    // `block_index(h, num_blocks)` of the op's own block count (at most 2^31, checked above).
-    unsafe {
-        drain(
-            hashes.iter().map(split_entry),
-            &mut sink,
-            &mut per_key,
-            0,
-            n,
-        )
+    // SAFETY: `num_blocks` (at most 2^31) and `base` are the op's.
+    unsafe { burst::<L, _, true>(l, at, keys, sink, &mut per_key, num_blocks, base) }
+}
+
+/// The burst entries' shared body: hashes the keys in lanes, places them (block entries, or
+/// half entries where `HALVES`), asks for the key stream ahead and, where `at` says, for every
+/// key's block (or half) from `base`, then probes them with `per_key`.
+///
+/// # Safety
+/// `num_blocks` is the block count of `per_key`'s op (at most 2^31 where `HALVES`), and `base`
+/// its block 0 (prefetch addresses only).
+#[inline(always)]
+unsafe fn burst<L: Lanes, A: PerKey, const HALVES: bool>(
+    l: L,
+    at: Burst,
+    keys: &[u64],
+    mut sink: Sink<'_>,
+    per_key: &mut A,
+    num_blocks: u64,
+    base: *const u8,
+) {
+    let n = keys.len();
+    sink.prepare(n, A::TAKES);
+    let mut hashes = [0u64; BURST];
+    let hashes = &mut hashes[..n];
+    lanes::hash_words_mx32(l, at.flip, keys, hashes);
+    let unit = if HALVES {
+        lanes::entries_halves(l, hashes, num_blocks);
+        size_of::<Block>() / 2
+    } else {
+        lanes::entries(l, hashes, num_blocks);
+        size_of::<Block>()
     };
+    prefetch_keys_ahead(Keys::U64(keys), 0, n);
+    if at.prefetch {
+        for e in hashes.iter() {
+            // Address arithmetic only; a prefetch never faults.
+            prefetch(base.wrapping_add(split_entry(e).0 * unit));
+        }
+    }
+    // SAFETY: `entries` made every index `block_index(h, num_blocks)`, and `entries_halves`
+    // every entry `2 * block + half` of such a block, of the op's block count (the caller's
+    // guarantee).
+    unsafe { drain(hashes.iter().map(split_entry), &mut sink, per_key, 0, n) };
 }
 
 /// The scalar reference's burst: `op` on each key, one probe at a time, as its batches do.
