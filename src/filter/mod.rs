@@ -120,22 +120,19 @@ impl Meta {
         self
     }
 
-    /// The keys of a batch that takes the filter's burst entries ([`OneKey::burst_query`]):
-    /// at most [`BURST`] `u64` keys under hash id 3.
+    /// The keys of a batch that takes the filter's burst entries ([`OneKey::burst_query`]),
+    /// at most [`BURST`] `u64` keys under hash id 3, and how the burst walks this filter.
     #[inline(always)]
-    pub(crate) fn burst<'k>(&self, keys: Keys<'k>) -> Option<&'k [u64]> {
+    pub(crate) fn burst<'k>(&self, keys: Keys<'k>) -> Option<(&'k [u64], Burst)> {
         match keys {
-            Keys::U64(k) if k.len() <= BURST && self.shape.hash == KeyHash::Mx32 => Some(k),
+            Keys::U64(k) if k.len() <= BURST && self.shape.hash == KeyHash::Mx32 => {
+                let at = Burst {
+                    flip: self.shape.flip,
+                    prefetch: self.shape.prefetch,
+                };
+                Some((k, at))
+            }
             _ => None,
-        }
-    }
-
-    /// How this filter's bursts walk it.
-    #[inline(always)]
-    pub(crate) fn burst_walk(&self) -> Burst {
-        Burst {
-            flip: self.shape.flip,
-            prefetch: self.shape.prefetch,
         }
     }
 

@@ -155,10 +155,7 @@ impl BloomFilter {
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
         let keys = K::as_keys(keys).0;
         match self.meta.burst(keys) {
-            Some(k) => self
-                .meta
-                .one
-                .burst_insert(&mut self.store, self.meta.burst_walk(), k),
+            Some((k, at)) => self.meta.one.burst_insert(&mut self.store, at, k),
             None => self
                 .meta
                 .kernel

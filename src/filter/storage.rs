@@ -54,7 +54,7 @@ pub trait Bits: Storage {
 #[inline]
 fn query_blocks(blocks: &[Block], meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
     match meta.burst(keys) {
-        Some(k) => meta.one.burst_query(blocks, meta.burst_walk(), k, sink),
+        Some((k, at)) => meta.one.burst_query(blocks, at, k, sink),
         None => meta.kernel.query(&meta.shape, blocks, keys, sink),
     }
 }

@@ -9,9 +9,7 @@
 //! the family kinds define theirs next to their storage.
 
 use super::keys::Mx32;
-use super::pipeline::{
-    CHUNK, PerKey, Sink, Takes, Walk, drain, pipeline, prefetch, prefetch_keys_ahead, split_entry,
-};
+use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
 use super::{Batch, Keys, Lanes, lanes, scalar};
 use crate::hashing::KeyHash;
 use crate::layout::stripes::{StripeGuard, Stripes};
@@ -677,7 +675,6 @@ pub(crate) fn burst_blocked<L: Lanes, O: BlockOp, const WORDS: bool, const R: us
     keys: &[u64],
     sink: Sink<'_>,
 ) {
-    assert!(keys.len() <= BURST, "a burst of {} keys", keys.len());
     let (num_blocks, base) = (op.num_blocks() as u64, op.base().cast());
     let mut per_key = Blocked::<L, O, WORDS> {
         l,
@@ -701,7 +698,6 @@ pub(crate) fn burst_halved<L: Lanes, O: BlockOp, const R: usize>(
     keys: &[u64],
     sink: Sink<'_>,
 ) {
-    assert!(keys.len() <= BURST, "a burst of {} keys", keys.len());
     let (num_blocks, base) = (op.num_blocks() as u64, op.base().cast());
     if num_blocks > 1 << 31 || cfg!(target_endian = "big") {
         return burst_scalar(Layout::Sectors8x32, R, op, at, keys, sink);
@@ -744,17 +740,11 @@ unsafe fn burst<L: Lanes, A: PerKey, const HALVES: bool>(
         lanes::entries(l, hashes, num_blocks);
         size_of::<Block>()
     };
-    prefetch_keys_ahead(Keys::U64(keys), 0, n);
-    if at.prefetch {
-        for e in hashes.iter() {
-            // Address arithmetic only; a prefetch never faults.
-            prefetch(base.wrapping_add(split_entry(e).0 * unit));
-        }
-    }
+    let blocks = at.prefetch.then_some((base, unit));
     // SAFETY: `entries` made every index `block_index(h, num_blocks)`, and `entries_halves`
     // every entry `2 * block + half` of such a block, of the op's block count (the caller's
     // guarantee).
-    unsafe { drain(hashes.iter().map(split_entry), &mut sink, per_key, 0, n) };
+    unsafe { probe_staged(Keys::U64(keys), hashes, blocks, per_key, sink) };
 }
 
 /// The scalar reference's burst: `op` on each key, one probe at a time, as its batches do.

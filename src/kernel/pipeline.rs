@@ -104,7 +104,7 @@ pub(crate) fn prefetch<T>(line: *const T) {
 /// caller's next batch often reads; a prefetch of any address is harmless. It costs about one
 /// instruction per `u64` key (the AVX2 gate cases: +2.7% to +4.0%).
 #[inline(always)]
-pub(crate) fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
+fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
     let (base, width) = keys.stream();
     let mut at = (start * width + KEY_STREAM_AHEAD) & !63;
     let to = (start + n) * width + KEY_STREAM_AHEAD;
@@ -332,7 +332,7 @@ struct Staged<'b> {
 
 /// An entry's block index (the upper half) and low hash half.
 #[inline(always)]
-pub(crate) fn split_entry(e: &u64) -> (usize, u32) {
+fn split_entry(e: &u64) -> (usize, u32) {
     if cfg!(target_endian = "little") {
         let halves = (e as *const u64).cast::<u32>();
         // SAFETY: `e` is a valid, aligned `u64`; its two `u32` halves lie inside it, aligned,
@@ -467,13 +467,7 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
 /// probed in one loop, without the chunk machinery, which cost an 8-key call most of its 602
 /// instructions (`examples/burst_instructions`, callgrind, AVX2, before the burst entries).
 #[inline(always)]
-fn small<L: Lanes, A: PerKey>(
-    l: L,
-    walk: &Walk,
-    keys: Keys<'_>,
-    per_key: &mut A,
-    mut sink: Sink<'_>,
-) {
+fn small<L: Lanes, A: PerKey>(l: L, walk: &Walk, keys: Keys<'_>, per_key: &mut A, sink: Sink<'_>) {
     let len = keys.len();
     let mut hashes = [0u64; TINY];
     let hashes = &mut hashes[..len];
@@ -482,18 +476,37 @@ fn small<L: Lanes, A: PerKey>(
         halves: walk.halves,
     };
     l.stage(keys, walk.flip, 0, hashes, place);
-    // Bursts are often cut from a longer stream, whose next keys this asks for.
-    prefetch_keys_ahead(keys, 0, len);
-    if walk.prefetch {
-        // Beyond the cache: every block asked for before the first is probed.
-        for e in hashes.iter() {
-            // Address arithmetic only; a prefetch never faults.
-            prefetch(walk.base.wrapping_add(split_entry(e).0 * walk.stride));
-        }
-    }
+    let blocks = walk.prefetch.then_some((walk.base, walk.stride));
     // SAFETY: the entries of the walk's `num_blocks`, which `BlockBatch::new` checked
     // against the op's.
-    unsafe { drain(hashes.iter().map(split_entry), &mut sink, per_key, 0, len) };
+    unsafe { probe_staged(keys, hashes, blocks, per_key, sink) };
+}
+
+/// Probes a small batch whose `entries` are staged: asks for the key stream after it (bursts
+/// are often cut from a longer one) and, given `blocks` (block 0's address and the bytes per
+/// entry index), for every entry's block before the first is probed; then sends the answers
+/// to `sink`.
+///
+/// # Safety
+/// As [`drain`]'s, for every entry.
+#[inline(always)]
+pub(crate) unsafe fn probe_staged<A: PerKey>(
+    keys: Keys<'_>,
+    entries: &[u64],
+    blocks: Option<(*const u8, usize)>,
+    per_key: &mut A,
+    mut sink: Sink<'_>,
+) {
+    let n = entries.len();
+    prefetch_keys_ahead(keys, 0, n);
+    if let Some((base, stride)) = blocks {
+        for e in entries {
+            // Address arithmetic only; a prefetch never faults.
+            prefetch(base.wrapping_add(split_entry(e).0 * stride));
+        }
+    }
+    // SAFETY: the caller's guarantee.
+    unsafe { drain(entries.iter().map(split_entry), &mut sink, per_key, 0, n) };
 }
 
 /// Probes one chunk's `entries` (keys `start..next`) and sends the answers to `sink`. The
@@ -504,7 +517,7 @@ fn small<L: Lanes, A: PerKey>(
 /// Every entry's index is one [`PerKey::key`] may take: `block_index(h, num_blocks)` (or its
 /// half entry) of the block count of `per_key`'s op.
 #[inline(always)]
-pub(crate) unsafe fn drain<A: PerKey>(
+unsafe fn drain<A: PerKey>(
     entries: impl Iterator<Item = (usize, u32)>,
     sink: &mut Sink<'_>,
     per_key: &mut A,
