@@ -16,7 +16,11 @@
 //!   layout of least memory), so one run shows what the defaults changed.
 //!
 //! It prints each side's median ns/key and, per peer, the median and quartiles over the rounds
-//! of the peer's time over ours (above 1: ours is faster).
+//! of the peer's time over ours (above 1: ours is faster). Then it splits `contains` between
+//! ours and sbbf into its two halves, interleaved in the same way: the hash alone
+//! (`BloomFilter::hash` against `xxh3_64`, each folded into a running xor so no call is
+//! dropped) and the probe alone (`contains_hash` of hashes computed before the clock starts),
+//! which bound what a single-key call can reach.
 //!
 //! ```sh
 //! cargo run --release --example single_key_pairs -- 10            # rounds
@@ -183,6 +187,7 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
             insert[side].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
         }
     }
+    let split = split(&s, &queries, rounds);
     println!(
         "{what}, n = {n} (ours {} KiB, {} KiB of it on huge pages; sbbf {} KiB):",
         s.ours.size_in_bytes() >> 10,
@@ -202,7 +207,52 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
             );
         }
     }
+    for (part, times) in [("hash", &split[0]), ("probe", &split[1])] {
+        println!(
+            "  {part:>8} ns/key: ours {:.2}, sbbf {:.2}; sbbf / ours: {}",
+            median(&mut times[0].clone()),
+            median(&mut times[1].clone()),
+            ratio_summary(&times[1], &times[0])
+        );
+    }
     Ok(())
+}
+
+/// Per round, `contains` of ours and sbbf split into the hash alone and the probe alone:
+/// `[hash, probe]`, each `[ours, sbbf]` in ns/key.
+fn split<K: Probe>(s: &Sides, queries: &[K], rounds: usize) -> [[Vec<f64>; 2]; 2] {
+    let ours_hashes: Vec<u64> = queries.iter().map(|k| s.ours.hash(k)).collect();
+    let sbbf_hashes: Vec<u64> = queries.iter().map(|k| xxh3_64(k.bytes())).collect();
+    let per_key = |t: Instant| t.elapsed().as_secs_f64() * 1e9 / queries.len() as f64;
+    let mut out: [[Vec<f64>; 2]; 2] = Default::default();
+    for round in 0..rounds {
+        for j in 0..2 {
+            let side = (round + j) % 2;
+            let t = Instant::now();
+            let folded = match side {
+                0 => queries.iter().fold(0, |a, k| a ^ black_box(s.ours.hash(k))),
+                _ => queries
+                    .iter()
+                    .fold(0, |a, k| a ^ black_box(xxh3_64(k.bytes()))),
+            };
+            black_box(folded);
+            out[0][side].push(per_key(t));
+            let t = Instant::now();
+            let hits = match side {
+                0 => ours_hashes
+                    .iter()
+                    .filter(|&&h| s.ours.contains_hash(h))
+                    .count(),
+                _ => sbbf_hashes
+                    .iter()
+                    .filter(|&&h| s.sbbf.contains_hash(h))
+                    .count(),
+            };
+            black_box(hits);
+            out[1][side].push(per_key(t));
+        }
+    }
+    out
 }
 
 fn main() -> Result<(), blockbloom::Error> {

@@ -19,7 +19,7 @@ use alloc::vec::Vec;
 use core::hash::{Hash, Hasher};
 
 use crate::hashing::aes::hash_bytes_aes;
-use crate::hashing::mx32::{hash_u64_mx32, hash_u128_mx32};
+use crate::hashing::mx32;
 use crate::hashing::{
     KeyHash, StableHasher, bytes_with_seed, hash_u64, u64_with_flip, u128_with_seed,
 };
@@ -126,8 +126,8 @@ impl KeyForm<'_> {
     #[inline(always)]
     fn hash_mx32(self, seed: u64) -> u64 {
         match self {
-            KeyForm::U64(v) => hash_u64_mx32(v, seed),
-            KeyForm::U128(v) => hash_u128_mx32(v, seed),
+            KeyForm::U64(v) => mx32::u64_one(v, mx32::key(seed)),
+            KeyForm::U128(v) => mx32::u128_one(v, mx32::key(seed)),
             KeyForm::Bytes(b) => KeyHash::Mx32.bytes(b, seed),
             // The `Hash` stream as under both other ids.
             KeyForm::ByHash(_) => self.hash(seed),
