@@ -13,12 +13,19 @@
 //! * `fastbloom`: fastbloom 0.17's `AtomicBloomFilter` with foldhash (sized by fastbloom for
 //!   1%), `insert(&key)` per key (it has no batch insert);
 //! * `plain`: our `BloomFilter::insert_batch` of 4,096 keys at a time on **one** thread,
-//!   whatever the thread count: the line a shared filter's per-thread speed approaches.
+//!   whatever the thread count: the line a shared filter's per-thread speed approaches;
+//! * `floor-plain` (one thread), `floor-atomic` and `floor-stores` (every thread): the keys'
+//!   patterns, from hashes computed before the clock starts, OR'd into a buffer of the
+//!   filter's size with nothing else; `floor-atomic` with relaxed `fetch_or`s, `floor-stores`
+//!   with relaxed loads and stores, both into one buffer all threads share (see
+//!   `ingest_floor/mod.rs`). They bound what the memory system allows on this CPU; checked to
+//!   set the filter's own bits.
 //!
 //! It prints, per size and thread count, each side's median wall-clock ns per key, then per
 //! round: fastbloom's time over each of ours (above 1: ours is faster), each shared side's
 //! per-thread time (wall time times threads) over the plain filter's, and (for more than one
-//! thread) each side's one-thread time over its time at this thread count (the speed-up).
+//! thread) each side's one-thread time over its time at this thread count (the speed-up), and
+//! each shared side's time over the floors' at the same thread count (how far above the floor).
 //!
 //! ```sh
 //! cargo run --release --example ingest_pairs -- 5 1000000,16000000 1,2   # rounds, sizes, threads
@@ -30,24 +37,61 @@ use std::time::Instant;
 use blockbloom::{AtomicBloomFilter, BloomFilter};
 use pairs::{Rng, median, ratio_summary};
 
+mod ingest_floor;
 mod pairs;
 
 /// Keys per `insert_batch` call.
 const CALL: usize = 4096;
 
-const SIDES: [&str; 5] = [
+const SIDES: [&str; 8] = [
     "handles",
     "shared-batch",
     "single-key",
     "fastbloom",
     "plain",
+    "floor-plain",
+    "floor-atomic",
+    "floor-stores",
 ];
+
+/// The sides' input: the keys, and their hashes under the defaults (for the floors).
+struct Input {
+    keys: Vec<u64>,
+    hashes: Vec<u64>,
+    num_blocks: u64,
+}
+
+impl Input {
+    fn new(n: usize) -> Result<Input, blockbloom::Error> {
+        let mut r = Rng(n as u64);
+        let keys: Vec<u64> = (0..n).map(|_| r.next()).collect();
+        let mut f = BloomFilter::with_capacity(n as u64, 0.01)?;
+        let hashes: Vec<u64> = keys.iter().map(|k| f.hash(k)).collect();
+        let num_blocks = f.num_blocks();
+        // The floors set the filter's own bits (8x32 at 8 probes, the defaults at 1%).
+        assert_eq!(
+            (f.layout(), f.probes()),
+            (blockbloom::Layout::Sectors8x32, 8)
+        );
+        hashes.iter().for_each(|&h| f.insert_hash(h));
+        let mut blocks = ingest_floor::zeroed(num_blocks as usize);
+        ingest_floor::plain(ingest_floor::words(&mut blocks), num_blocks, &hashes);
+        let same = f.blocks() == &blocks[..];
+        assert!(same, "the floor sets other bits than the filter");
+        Ok(Input {
+            keys,
+            hashes,
+            num_blocks,
+        })
+    }
+}
 
 type Fast = fastbloom::AtomicBloomFilter<foldhash::fast::RandomState>;
 
 /// Builds the filter of `side` for `keys` on `threads` threads and returns the seconds it took
 /// and the filter's answer for one member (so nothing is optimised away).
-fn build(side: usize, keys: &[u64], threads: usize) -> Result<(f64, bool), blockbloom::Error> {
+fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), blockbloom::Error> {
+    let keys = &input.keys;
     let n = keys.len();
     let share = n.div_ceil(threads);
     let probe = keys[n / 2];
@@ -86,25 +130,43 @@ fn build(side: usize, keys: &[u64], threads: usize) -> Result<(f64, bool), block
             });
             f.contains(&probe)
         }
-        _ => {
+        4 => {
             let mut f = BloomFilter::with_capacity(n as u64, 0.01)?;
             keys.chunks(CALL).for_each(|c| f.insert_batch(c));
             f.contains(&probe)
+        }
+        5 => {
+            let mut blocks = ingest_floor::zeroed(input.num_blocks as usize);
+            let words = ingest_floor::words(&mut blocks);
+            ingest_floor::plain(words, input.num_blocks, &input.hashes);
+            words.iter().any(|&w| w != 0)
+        }
+        _ => {
+            let mut blocks = ingest_floor::zeroed(input.num_blocks as usize);
+            let words = ingest_floor::words(&mut blocks);
+            let shared = ingest_floor::as_atomic(words);
+            std::thread::scope(|s| {
+                for part in input.hashes.chunks(share) {
+                    s.spawn(move || {
+                        ingest_floor::shared(shared, input.num_blocks, part, side == 6)
+                    });
+                }
+            });
+            words.iter().any(|&w| w != 0)
         }
     };
     Ok((t.elapsed().as_secs_f64(), black_box(found)))
 }
 
 fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloom::Error> {
-    let mut r = Rng(n as u64);
-    let keys: Vec<u64> = (0..n).map(|_| r.next()).collect();
+    let input = Input::new(n)?;
     // times[t][side]: ns/key per round.
     let mut times = vec![vec![Vec::new(); SIDES.len()]; thread_counts.len()];
     for round in 0..rounds {
         for (ti, &threads) in thread_counts.iter().enumerate() {
             for j in 0..SIDES.len() {
                 let side = (round + j) % SIDES.len();
-                let (secs, found) = build(side, &keys, threads)?;
+                let (secs, found) = build(side, &input, threads)?;
                 assert!(found, "{}: a member is missing", SIDES[side]);
                 times[ti][side].push(secs * 1e9 / n as f64);
             }
@@ -134,10 +196,23 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
                 ratio_summary(&per_thread, &t[4])
             );
         }
+        for ours in [0, 1, 4] {
+            for floor in [5, 6, 7] {
+                if ours == 4 && floor != 5 {
+                    continue;
+                }
+                println!(
+                    "  {} / {}: {}",
+                    SIDES[ours],
+                    SIDES[floor],
+                    ratio_summary(&t[ours], &t[floor])
+                );
+            }
+        }
         if threads > 1
             && let Some(one) = thread_counts.iter().position(|&c| c == 1)
         {
-            for side in 0..4 {
+            for side in [0, 1, 2, 3, 6, 7] {
                 println!(
                     "  {} speed-up, 1 thread / {threads}: {}",
                     SIDES[side],
