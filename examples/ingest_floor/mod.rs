@@ -143,7 +143,8 @@ pub fn shared(buf: &[AtomicU64], num_blocks: u64, hashes: &[u64], rmw: bool) {
 /// filter's array is: the allocation is fresh, and the advice comes before the first touch.
 pub fn zeroed(num_blocks: usize) -> Vec<Block> {
     let mut blocks: Vec<Block> = Vec::with_capacity(num_blocks);
-    #[cfg(target_os = "linux")]
+    // `libc` is the library's dependency under `std`.
+    #[cfg(all(target_os = "linux", feature = "std"))]
     {
         const HUGE: usize = 2 << 20;
         let start = (blocks.as_ptr() as usize).next_multiple_of(HUGE);
