@@ -39,6 +39,7 @@ fn place(hash: u64, num_blocks: u64) -> (usize, [u64; 4]) {
 /// Where a buffer's lines start and how many bytes it holds: what the prefetches need, taken
 /// before the buffer is borrowed to write.
 #[derive(Clone, Copy)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // prefetched on AVX2 only
 struct Lines {
     base: *const u8,
     bytes: usize,
@@ -54,6 +55,7 @@ impl Lines {
 }
 
 /// How many keys ahead the floors ask for a key's line, as the filter's batches do.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const AHEAD: usize = 32;
 
 /// Calls `apply(at, words)` for every hash: `words` its pattern, `at` its half's first word
