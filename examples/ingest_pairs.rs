@@ -139,7 +139,7 @@ fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), bloc
             let mut blocks = ingest_floor::zeroed(input.num_blocks as usize);
             let words = ingest_floor::words(&mut blocks);
             ingest_floor::plain(words, input.num_blocks, &input.hashes);
-            words.iter().any(|&w| w != 0)
+            ingest_floor::covers(words, input.num_blocks, input.hashes[n / 2])
         }
         _ => {
             let mut blocks = ingest_floor::zeroed(input.num_blocks as usize);
@@ -147,12 +147,13 @@ fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), bloc
             let shared = ingest_floor::as_atomic(words);
             std::thread::scope(|s| {
                 for part in input.hashes.chunks(share) {
-                    s.spawn(move || {
-                        ingest_floor::shared(shared, input.num_blocks, part, side == 6)
+                    s.spawn(move || match side {
+                        6 => ingest_floor::shared::<true>(shared, input.num_blocks, part),
+                        _ => ingest_floor::shared::<false>(shared, input.num_blocks, part),
                     });
                 }
             });
-            words.iter().any(|&w| w != 0)
+            ingest_floor::covers(words, input.num_blocks, input.hashes[n / 2])
         }
     };
     Ok((t.elapsed().as_secs_f64(), black_box(found)))

@@ -21,19 +21,25 @@ use blockbloom::Block;
 use blockbloom::layout::{SALT, block_index};
 
 /// The four 64-bit words of `lo`'s pattern in its half (sector `2j` in word `j`'s low 32
-/// bits, sector `2j + 1` in its high 32), and the half's first word in the block.
+/// bits, sector `2j + 1` in its high 32).
 #[inline(always)]
-fn pattern(lo: u32) -> ([u64; 4], usize) {
+fn pattern(lo: u32) -> [u64; 4] {
     let bit = |w: usize| 1u64 << (lo.wrapping_mul(SALT[w]) >> 27);
-    let words = std::array::from_fn(|j| bit(2 * j) | bit(2 * j + 1) << 32);
-    (words, 4 * (lo >> 31) as usize)
+    std::array::from_fn(|j| bit(2 * j) | bit(2 * j + 1) << 32)
 }
 
-/// The first word of `hash`'s half in a buffer of `num_blocks` 8-word blocks, and the pattern.
+/// The first word of `hash`'s half (`lo >> 31`) of its block in a buffer of `num_blocks`
+/// 8-word blocks.
 #[inline(always)]
-fn place(hash: u64, num_blocks: u64) -> (usize, [u64; 4]) {
-    let (words, half) = pattern(hash as u32);
-    (8 * block_index(hash, num_blocks) + half, words)
+fn half_at(hash: u64, num_blocks: u64) -> usize {
+    8 * block_index(hash, num_blocks) + 4 * (hash as u32 >> 31) as usize
+}
+
+/// Whether `words` (a floor's buffer) holds every bit of `hash`'s pattern: the floor's answer
+/// for one member, as the other sides give theirs.
+pub fn covers(words: &[u64], num_blocks: u64, hash: u64) -> bool {
+    let at = half_at(hash, num_blocks);
+    (words[at..at + 4].iter().zip(pattern(hash as u32))).all(|(w, p)| w & p == p)
 }
 
 /// Where a buffer's lines start and how many bytes it holds: what the prefetches need, taken
@@ -79,8 +85,7 @@ fn each_pattern(
         return unsafe { each_pattern_avx2(buf, num_blocks, hashes, apply) };
     }
     for &h in hashes {
-        let (at, words) = place(h, num_blocks);
-        apply(at, words);
+        apply(half_at(h, num_blocks), pattern(h as u32));
     }
 }
 
@@ -108,13 +113,12 @@ unsafe fn each_pattern_avx2(
             // the caller), so the pointer stays in its allocation; a prefetch reads nothing.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(base.add(line)) };
         }
-        let lo = h as u32;
-        let at = 8 * block_index(h, num_blocks) + 4 * (lo >> 31) as usize;
-        let bits = _mm256_srli_epi32::<27>(_mm256_mullo_epi32(_mm256_set1_epi32(lo as i32), salts));
+        let lo = _mm256_set1_epi32(h as i32);
+        let bits = _mm256_srli_epi32::<27>(_mm256_mullo_epi32(lo, salts));
         let mut words = [0u64; 4];
         // SAFETY: `words` is 32 bytes; an unaligned store needs no alignment.
         unsafe { _mm256_storeu_si256(words.as_mut_ptr().cast(), _mm256_sllv_epi32(one, bits)) };
-        apply(at, words);
+        apply(half_at(h, num_blocks), words);
     }
 }
 
@@ -126,12 +130,12 @@ pub fn plain(buf: &mut [u64], num_blocks: u64, hashes: &[u64]) {
     })
 }
 
-/// `floor-atomic` (`rmw`) or `floor-stores` (not `rmw`): this thread's hashes OR'd into the
+/// `floor-atomic` (`RMW`) or `floor-stores` (not `RMW`): this thread's hashes OR'd into the
 /// shared `buf`.
-pub fn shared(buf: &[AtomicU64], num_blocks: u64, hashes: &[u64], rmw: bool) {
+pub fn shared<const RMW: bool>(buf: &[AtomicU64], num_blocks: u64, hashes: &[u64]) {
     each_pattern(Lines::of(buf), num_blocks, hashes, |at, words| {
         for (w, p) in buf[at..at + 4].iter().zip(words) {
-            if rmw {
+            if RMW {
                 w.fetch_or(p, Relaxed);
             } else {
                 w.store(w.load(Relaxed) | p, Relaxed);

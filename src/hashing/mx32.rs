@@ -79,25 +79,14 @@ pub(crate) const fn u128_with_key(v: u128, k: u64) -> u64 {
     finish(round(v as u64 ^ k, 0) ^ (v >> 64) as u64, T16)
 }
 
-/// [`u64_with_key`] as a single-key call computes it: on x86-64, in one SSE2 register
-/// ([`one_register`]), where a round is one multiply of both halves and three shuffles and
-/// xors instead of two scalar multiplies, four moves and shifts and two 64-bit constants.
-#[inline(always)]
-pub(crate) fn u64_one(v: u64, k: u64) -> u64 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    return one_register::u64_with_key(v, k);
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    return u64_with_key(v, k);
-}
-
-/// [`u128_with_key`] as a single-key call computes it (see [`u64_one`]).
-#[inline(always)]
-pub(crate) fn u128_one(v: u128, k: u64) -> u64 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    return one_register::u128_with_key(v, k);
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    return u128_with_key(v, k);
-}
+// `u64_one` and `u128_one`: `u64_with_key` and `u128_with_key` as a single-key call computes
+// them. On x86-64, in one SSE2 register (`one_register`), where a round is one multiply of
+// both halves and three shuffles and xors instead of two scalar multiplies, four moves and
+// shifts and two 64-bit constants; elsewhere the scalar rounds.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+pub(crate) use self::{u64_with_key as u64_one, u128_with_key as u128_one};
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub(crate) use one_register::{u64_with_key as u64_one, u128_with_key as u128_one};
 
 /// MX32-64 of one key in one 128-bit register, with SSE2 (which every x86-64 CPU has): the
 /// state `x` sits as `[lo32, lo32, hi32, hi32]`, so one `pmuludq` makes a round's two
@@ -149,12 +138,12 @@ mod one_register {
     }
 
     #[inline(always)]
-    pub(super) fn u64_with_key(v: u64, k: u64) -> u64 {
+    pub(crate) fn u64_with_key(v: u64, k: u64) -> u64 {
         finish(state(v ^ k), super::T8)
     }
 
     #[inline(always)]
-    pub(super) fn u128_with_key(v: u128, k: u64) -> u64 {
+    pub(crate) fn u128_with_key(v: u128, k: u64) -> u64 {
         // SAFETY: as in `state`.
         let x = unsafe { _mm_xor_si128(round(state(v as u64 ^ k), 0), state((v >> 64) as u64)) };
         finish(x, super::T16)
