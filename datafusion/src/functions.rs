@@ -72,6 +72,31 @@ impl Default for BloomFilterAgg {
     }
 }
 
+impl BloomFilterAgg {
+    /// The bounds this call was planned with, `(max_num_items, max_num_bits)`, or `None` if
+    /// it has not been simplified yet (the defaults apply). A codec that ships a plan to
+    /// another process carries them, so that its partial filters take the shape the session
+    /// that planned the query asked for.
+    pub fn bounds(&self) -> Option<(u64, u64)> {
+        self.limits.map(|l| (l.max_items, l.max_bits))
+    }
+
+    /// The aggregate with the bounds a plan was made with (see [`bounds`](Self::bounds));
+    /// an error if either is 0.
+    pub fn with_bounds(max_num_items: u64, max_num_bits: u64) -> Result<BloomFilterAgg> {
+        let limits = BloomOptions {
+            max_num_items,
+            max_num_bits,
+            ..BloomOptions::default()
+        }
+        .limits()?;
+        Ok(BloomFilterAgg {
+            limits: Some(limits),
+            ..BloomFilterAgg::default()
+        })
+    }
+}
+
 impl AggregateUDFImpl for BloomFilterAgg {
     fn name(&self) -> &str {
         "bloom_filter_agg"
@@ -427,6 +452,30 @@ fn columnar(result: ArrayRef, scalar: bool) -> Result<ColumnarValue> {
 }
 
 impl MightContain {
+    /// The filter a `might_contain` call decoded at planning carries (its filter argument was
+    /// a literal or a parameter), or `None` if `udf` is not such a call. A codec that ships a
+    /// plan to another process sends this filter's bytes: the call has one argument, the key,
+    /// and no registry can rebuild it by name.
+    pub fn planned_filter(udf: &ScalarUDF) -> Option<&BloomFilter> {
+        udf.inner()
+            .as_ref()
+            .downcast_ref::<MightContainFilter>()
+            .map(|f| f.filter.as_ref())
+    }
+
+    /// The one-argument `might_contain(key)` of a filter decoded at planning: what a
+    /// literal filter argument simplifies to, and what a codec rebuilds from
+    /// [`planned_filter`](Self::planned_filter)'s bytes.
+    pub fn with_planned_filter(filter: BloomFilter) -> ScalarUDF {
+        let mut h = DefaultHasher::new();
+        filter.to_bytes().hash(&mut h);
+        ScalarUDF::from(MightContainFilter {
+            signature: Signature::user_defined(Volatility::Immutable),
+            filter: Arc::new(filter),
+            fingerprint: h.finish(),
+        })
+    }
+
     /// The filter of `bytes`, decoded unless they are the last ones seen.
     fn decoded(&self, bytes: &[u8]) -> Result<Arc<BloomFilter>> {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
@@ -514,13 +563,7 @@ impl ScalarUDFImpl for MightContain {
                 bytes.len()
             ))
         })?;
-        let mut h = DefaultHasher::new();
-        bytes.hash(&mut h);
-        let udf = ScalarUDF::from(MightContainFilter {
-            signature: Signature::user_defined(Volatility::Immutable),
-            filter: Arc::new(filter),
-            fingerprint: h.finish(),
-        });
+        let udf = MightContain::with_planned_filter(filter);
         let key = args.pop().expect("two arguments (coerce_types)");
         Ok(ExprSimplifyResult::Simplified(udf.call(vec![key])))
     }

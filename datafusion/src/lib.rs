@@ -90,7 +90,11 @@ use datafusion::prelude::SessionContext;
 
 pub use functions::{BloomFilterAgg, DEFAULT_EXPECTED_ITEMS, DEFAULT_FPR, MightContain};
 pub use join::{BloomBuildExec, BloomJoinFilter, BloomProbeExec, JoinFilterMetrics};
-pub use options::{BloomOptions, DEFAULT_MAX_NUM_BITS, DEFAULT_MAX_NUM_ITEMS};
+pub use options::{
+    BloomOptions, DEFAULT_MAX_NUM_BITS, DEFAULT_MAX_NUM_ITEMS,
+    DEFAULT_RUNTIME_FILTER_EXPECTED_ITEMS, DEFAULT_RUNTIME_FILTER_MIN_PROBE_BYTES,
+    DEFAULT_RUNTIME_FILTER_MIN_RATIO,
+};
 
 /// Registers `bloom_filter_agg` and `might_contain` with `ctx` (see the [crate] docs), and
 /// adds [`BloomOptions`] to its configuration unless it holds them already, so that

@@ -11,6 +11,14 @@ pub const DEFAULT_MAX_NUM_ITEMS: u64 = 4_000_000;
 /// 8 MiB).
 pub const DEFAULT_MAX_NUM_BITS: u64 = 67_108_864;
 
+/// The default of [`BloomOptions::runtime_filter_min_probe_bytes`]: 32 MiB.
+pub const DEFAULT_RUNTIME_FILTER_MIN_PROBE_BYTES: u64 = 32 << 20;
+/// The default of [`BloomOptions::runtime_filter_min_ratio`].
+pub const DEFAULT_RUNTIME_FILTER_MIN_RATIO: u64 = 2;
+/// The default of [`BloomOptions::runtime_filter_expected_items`] (Spark's
+/// `expectedNumItems`).
+pub const DEFAULT_RUNTIME_FILTER_EXPECTED_ITEMS: u64 = 1_000_000;
+
 extensions_options! {
     /// blockbloom's settings in a DataFusion session, under the `blockbloom.` prefix:
     /// `SET blockbloom.max_num_items = 1000000`, `SET blockbloom.max_num_bits = 8388608`.
@@ -25,6 +33,19 @@ extensions_options! {
         /// bits or planned for a rate (Spark's `maxNumBits`). Each partition allocates one such
         /// filter while it aggregates.
         pub max_num_bits: u64, default = DEFAULT_MAX_NUM_BITS
+        /// Whether the distributed runtime filter (blockbloom-ballista's
+        /// `BloomRuntimeFilter` rule) may add Bloom filters to joins in this session.
+        pub runtime_filter: bool, default = true
+        /// The runtime filter fires only where the probe side scans at least this many
+        /// bytes of files (Spark's `applicationSideScanSizeThreshold`, 10 GB, is tuned for
+        /// its clusters; this is tuned for TPC-H on one machine: see the rule's docs).
+        pub runtime_filter_min_probe_bytes: u64, default = DEFAULT_RUNTIME_FILTER_MIN_PROBE_BYTES
+        /// ... and at least this many times the bytes of files the build side scans (the
+        /// build side is scanned twice: once for the filter, once for the join).
+        pub runtime_filter_min_ratio: u64, default = DEFAULT_RUNTIME_FILTER_MIN_RATIO
+        /// Keys a runtime filter is sized for (at 1%) where the build side's rows are not
+        /// counted by Parquet footers; else it is sized from them (see the rule's docs).
+        pub runtime_filter_expected_items: u64, default = DEFAULT_RUNTIME_FILTER_EXPECTED_ITEMS
     }
 }
 

@@ -1,0 +1,432 @@
+//! The distributed runtime filter: a logical rule that puts a Bloom filter of a join's build
+//! side under its probe side, where the probe side is scanned, before its shuffle.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use blockbloom_datafusion::{BloomFilterAgg, BloomOptions, MightContain};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::catalog::default_table_source::source_as_provider;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{Column, NullEquality, Result};
+use datafusion::datasource::listing::ListingTable;
+use datafusion::logical_expr::{
+    AggregateUDF, Expr, ExprSchemable, Join, JoinType, LogicalPlan, LogicalPlanBuilder, ScalarUDF,
+    cast,
+};
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use datafusion::prelude::lit;
+
+/// The prefix of the column that carries a runtime filter's bytes: how the rule knows a
+/// probe side it already filtered.
+pub const FILTER_COLUMN_PREFIX: &str = "__blockbloom_runtime_filter";
+
+/// The false-positive rate a runtime filter is sized for.
+const RUNTIME_FILTER_FPR: f64 = 0.01;
+
+/// The fewest keys a runtime filter is sized for.
+const MIN_ITEMS: u64 = 1024;
+
+/// The Bloom join across machines, as Spark's `InjectRuntimeFilter` does it: for an equi-join
+/// whose probe side is a large scan and whose build side is selective, the probe side
+/// becomes
+///
+/// ```text
+/// probe  WHERE might_contain((SELECT bloom_filter_agg(build_key) FROM build), probe_key)
+/// ```
+///
+/// written as a right semi join of the one-row aggregate with the probe side on
+/// `might_contain(filter, probe_key)` (a nested-loop join whose collected side is the one
+/// row; its output is the probe side's rows and schema). Every engine that runs DataFusion plans
+/// runs it: on Ballista the aggregate is a stage of its own (one partial filter per
+/// partition, merged by union in the final aggregate), every task that scans the probe side
+/// reads its one row, and the rows it rules out are dropped before they are hashed into the
+/// join's shuffle. Null keys never match an equi-join, and `might_contain` of a null key is
+/// null, which the filter drops too.
+///
+/// # When it fires
+///
+/// For a join with at least one equality (`a.k = b.k`) whose keys are integers or strings
+/// (the types `might_contain` takes), where nulls never match, and where, for the side it
+/// would filter (the *probe* side) and the other (the *build* side):
+///
+/// * the join drops the probe side's unmatched rows: an inner join (either side), a left
+///   semi or right outer join (the left side), a right semi or left outer join (the right);
+/// * the probe side is a scan (under projections, filters and aliases): the filter goes
+///   where its rows are read, in the same stage;
+/// * the build side is selective: it holds a filter (a `WHERE` on a scan, pushed into the
+///   scan or not);
+/// * both sides' scans are of listing tables (Parquet, CSV, ...) on local disk, and the
+///   probe side's files hold at least `blockbloom.runtime_filter_min_probe_bytes` bytes and at
+///   least `blockbloom.runtime_filter_min_ratio` times the bytes of the build side's: the
+///   build side is read twice, once for the filter and once for the join, so the rule asks
+///   for a probe side much larger than it. A table whose size it cannot see (in memory, on
+///   an object store) does not qualify: the rule does not guess;
+/// * the build side's files hold at least `datafusion.optimizer.hash_join_single_partition_threshold`
+///   bytes (Ballista sets it to its broadcast threshold, 128 MiB): a smaller build side is
+///   collected whole into every task of the probe side's stage (broadcast), so the probe side
+///   is not shuffled for this join and the join itself drops its rows where they are read;
+/// * `blockbloom.runtime_filter` is true (the default).
+///
+/// The filter is sized at 1% for the build side's rows as its Parquet files' footers count
+/// them, times `datafusion.optimizer.default_filter_selectivity` (20%: the share of rows
+/// DataFusion takes a filter to keep), between 1,024 and `blockbloom.max_num_items`; where
+/// the files are not Parquet, for `blockbloom.runtime_filter_expected_items`.
+///
+/// # Where it shows
+///
+/// In `EXPLAIN`, as a `RightSemi` join on `might_contain(__blockbloom_runtime_filter_N, key)`
+/// of an aggregate `bloom_filter_agg(...) AS __blockbloom_runtime_filter_N` of the build side
+/// with the probe side's scan.
+#[derive(Debug, Default)]
+pub struct BloomRuntimeFilter {
+    /// Numbers the filter columns of one plan apart.
+    next: AtomicU64,
+}
+
+impl OptimizerRule for BloomRuntimeFilter {
+    fn name(&self) -> &str {
+        "blockbloom_runtime_filter"
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        config: &dyn OptimizerConfig,
+    ) -> Result<Transformed<LogicalPlan>> {
+        let options = config
+            .options()
+            .extensions
+            .get::<BloomOptions>()
+            .cloned()
+            .unwrap_or_default();
+        if !options.runtime_filter {
+            return Ok(Transformed::no(plan));
+        }
+        let optimizer = &config.options().optimizer;
+        let thresholds = Thresholds {
+            options,
+            collect_below: optimizer.hash_join_single_partition_threshold as u64,
+            filter_selectivity: optimizer.default_filter_selectivity,
+        };
+        self.inject(plan, &thresholds)
+    }
+}
+
+/// What the rule reads from the session.
+struct Thresholds {
+    options: BloomOptions,
+    /// A join whose build side is below this many bytes collects it whole into every task
+    /// (DataFusion's `hash_join_single_partition_threshold`, which Ballista sets to its
+    /// broadcast threshold): its probe side is not shuffled for it.
+    collect_below: u64,
+    /// The percentage of rows DataFusion takes a filter to keep
+    /// (`datafusion.optimizer.default_filter_selectivity`).
+    filter_selectivity: u8,
+}
+
+/// Which input of a join a runtime filter goes under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Left,
+    Right,
+}
+
+/// A runtime filter the rule decided on: under `probe`, of `build`'s keys.
+struct Decision {
+    probe: Side,
+    probe_key: Expr,
+    build_key: Expr,
+    /// Keys the filter is sized for.
+    items: u64,
+}
+
+impl BloomRuntimeFilter {
+    fn inject(&self, plan: LogicalPlan, t: &Thresholds) -> Result<Transformed<LogicalPlan>> {
+        // A filter's own build side is left as it is (it is a copy of a join's input).
+        if creates_filter(&plan) {
+            return Ok(Transformed::no(plan));
+        }
+        let LogicalPlan::Join(join) = plan else {
+            return plan.map_children(|child| self.inject(child, t));
+        };
+        // Decided on the inputs as they came, so that a filter's build side is never one
+        // this rule filtered in turn.
+        let decisions = decide(&join, t);
+        let left = Arc::clone(&join.left);
+        let right = Arc::clone(&join.right);
+        let mut out = LogicalPlan::Join(join).map_children(|child| self.inject(child, t))?;
+        if decisions.is_empty() {
+            return Ok(out);
+        }
+        let LogicalPlan::Join(join) = &mut out.data else {
+            unreachable!("map_children keeps the node");
+        };
+        for d in decisions {
+            let (probe, build) = match d.probe {
+                Side::Left => (&mut join.left, &right),
+                Side::Right => (&mut join.right, &left),
+            };
+            let filtered = self.filtered(
+                Arc::clone(probe),
+                Arc::clone(build),
+                d.probe_key,
+                d.build_key,
+                d.items,
+                &t.options,
+            )?;
+            *probe = Arc::new(filtered);
+        }
+        out.transformed = true;
+        Ok(out)
+    }
+
+    /// `probe` without the rows whose key the filter of `build`'s keys rules out, with
+    /// `probe`'s schema.
+    fn filtered(
+        &self,
+        probe: Arc<LogicalPlan>,
+        build: Arc<LogicalPlan>,
+        probe_key: Expr,
+        build_key: Expr,
+        items: u64,
+        options: &BloomOptions,
+    ) -> Result<LogicalPlan> {
+        let name = format!(
+            "{FILTER_COLUMN_PREFIX}_{}",
+            self.next.fetch_add(1, Ordering::Relaxed)
+        );
+        let agg = AggregateUDF::from(BloomFilterAgg::with_bounds(
+            options.max_num_items,
+            options.max_num_bits,
+        )?);
+        let filter = LogicalPlanBuilder::from(build)
+            .aggregate(
+                Vec::<Expr>::new(),
+                vec![
+                    agg.call(vec![build_key, lit(items as i64), lit(RUNTIME_FILTER_FPR)])
+                        .alias(&name),
+                ],
+            )?
+            // As a view: the join that evaluates `might_contain` repeats the filter's one
+            // row for every probe row of a batch, and a view repeats 16 bytes where a
+            // `Binary` value would repeat the whole filter (its offsets overflow at 2 GiB).
+            .project(vec![
+                cast(Expr::Column(Column::from_name(&name)), DataType::BinaryView).alias(&name),
+            ])?
+            .build()?;
+        let might_contain = ScalarUDF::from(MightContain::default());
+        // A semi join, not a cross join and a filter: each probe row comes out at most once
+        // however many rows the filter's side turns out to have, and no projection is needed.
+        LogicalPlanBuilder::from(filter)
+            .join_on(
+                Arc::unwrap_or_clone(probe),
+                JoinType::RightSemi,
+                vec![might_contain.call(vec![Expr::Column(Column::from_name(&name)), probe_key])],
+            )?
+            .build()
+    }
+}
+
+/// Whether `plan` is a runtime filter's aggregate (its one output column is the filter).
+fn creates_filter(plan: &LogicalPlan) -> bool {
+    matches!(plan, LogicalPlan::Aggregate(_))
+        && plan
+            .schema()
+            .fields()
+            .iter()
+            .any(|f| f.name().starts_with(FILTER_COLUMN_PREFIX))
+}
+
+/// Whether a runtime filter is already under `plan`.
+fn has_runtime_filter(plan: &LogicalPlan) -> bool {
+    any_node(plan, creates_filter)
+}
+
+/// Whether a node of `plan` satisfies `test`.
+fn any_node(plan: &LogicalPlan, test: impl Fn(&LogicalPlan) -> bool) -> bool {
+    let mut found = false;
+    plan.apply(|node| {
+        found = test(node);
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })
+    .expect("the visit does not fail");
+    found
+}
+
+/// The runtime filters `join` should get (see [`BloomRuntimeFilter`] for the conditions).
+fn decide(join: &Join, t: &Thresholds) -> Vec<Decision> {
+    let options = &t.options;
+    if join.on.is_empty() || join.null_equality != NullEquality::NullEqualsNothing {
+        return Vec::new();
+    }
+    let (left_ok, right_ok) = match join.join_type {
+        JoinType::Inner => (true, true),
+        JoinType::LeftSemi | JoinType::Right => (true, false),
+        JoinType::RightSemi | JoinType::Left => (false, true),
+        _ => (false, false),
+    };
+    let mut out = Vec::new();
+    for (side, ok) in [(Side::Left, left_ok), (Side::Right, right_ok)] {
+        if !ok {
+            continue;
+        }
+        let (probe, build) = match side {
+            Side::Left => (&join.left, &join.right),
+            Side::Right => (&join.right, &join.left),
+        };
+        // A side already filtered is neither filtered again nor a filter's source (a
+        // filter's build side then repeats another filter's work).
+        if has_runtime_filter(probe)
+            || has_runtime_filter(build)
+            || !is_scan(probe)
+            || !is_selective(build)
+        {
+            continue;
+        }
+        let (Some(probe_size), Some(build_size)) = (scan_size(probe), scan_size(build)) else {
+            continue;
+        };
+        let (probe_bytes, build_bytes) = (probe_size.bytes, build_size.bytes);
+        if probe_bytes < options.runtime_filter_min_probe_bytes
+            || probe_bytes < build_bytes.saturating_mul(options.runtime_filter_min_ratio)
+            || build_bytes < t.collect_below
+        {
+            continue;
+        }
+        let key = join.on.iter().find_map(|(l, r)| {
+            let (p, b) = match side {
+                Side::Left => (l, r),
+                Side::Right => (r, l),
+            };
+            let t = p.get_type(probe.schema()).ok()?;
+            (t.is_integer()
+                || matches!(
+                    t,
+                    datafusion::arrow::datatypes::DataType::Utf8
+                        | datafusion::arrow::datatypes::DataType::LargeUtf8
+                        | datafusion::arrow::datatypes::DataType::Utf8View
+                ))
+            .then(|| (p.clone(), b.clone()))
+        });
+        if let Some((probe_key, build_key)) = key {
+            // The build side's rows as its files' footers count them, times the share of
+            // rows DataFusion takes a filter to keep; else the configured guess.
+            let items = match build_size.rows {
+                Some(rows) => rows.saturating_mul(u64::from(t.filter_selectivity)) / 100,
+                None => options.runtime_filter_expected_items,
+            };
+            out.push(Decision {
+                probe: side,
+                probe_key,
+                build_key,
+                items: items.clamp(MIN_ITEMS, options.max_num_items.max(MIN_ITEMS)),
+            });
+        }
+    }
+    out
+}
+
+/// Whether `plan` is one table's scan under projections, filters and aliases.
+fn is_scan(plan: &LogicalPlan) -> bool {
+    match plan {
+        LogicalPlan::TableScan(_) => true,
+        LogicalPlan::Projection(_) | LogicalPlan::Filter(_) | LogicalPlan::SubqueryAlias(_) => {
+            plan.inputs().iter().all(|p| is_scan(p))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `plan` holds a filter: a `Filter` node, or a scan with filters pushed into it.
+fn is_selective(plan: &LogicalPlan) -> bool {
+    any_node(plan, |node| match node {
+        LogicalPlan::Filter(_) => true,
+        LogicalPlan::TableScan(scan) => !scan.filters.is_empty(),
+        _ => false,
+    })
+}
+
+/// What the scans under a plan read: bytes of files, and rows where every file is Parquet
+/// (from its footer).
+#[derive(Debug, Clone, Copy)]
+struct ScanSize {
+    bytes: u64,
+    rows: Option<u64>,
+}
+
+/// The files the scans under `plan` read, or `None` if one of them is not a listing table on
+/// local disk. A runtime filter's own aggregate is not counted.
+fn scan_size(plan: &LogicalPlan) -> Option<ScanSize> {
+    let mut total = Some(ScanSize {
+        bytes: 0,
+        rows: Some(0),
+    });
+    plan.apply(|node| {
+        if creates_filter(node) {
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        if let LogicalPlan::TableScan(scan) = node {
+            let files = source_as_provider(&scan.source).ok().and_then(|provider| {
+                let table = provider.as_ref().downcast_ref::<ListingTable>()?;
+                let mut files = Vec::new();
+                for url in table.table_paths() {
+                    if url.scheme() != "file" {
+                        return None;
+                    }
+                    local_files(
+                        Path::new(&format!("/{}", url.prefix().as_ref())),
+                        &mut files,
+                    );
+                }
+                Some(files)
+            });
+            total = match (total, files) {
+                (Some(t), Some(files)) => Some(ScanSize {
+                    bytes: t.bytes + files.iter().map(|(_, len)| len).sum::<u64>(),
+                    rows: t.rows.and_then(|rows| {
+                        files
+                            .iter()
+                            .try_fold(rows, |sum, (path, _)| Some(sum + parquet_rows(path)?))
+                    }),
+                }),
+                _ => None,
+            };
+            if total.is_none() {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .expect("the visit does not fail");
+    total
+}
+
+/// The rows of the Parquet file at `path`, from its footer, or `None` if it is not one.
+fn parquet_rows(path: &Path) -> Option<u64> {
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    let file = std::fs::File::open(path).ok()?;
+    let reader = SerializedFileReader::new(file).ok()?;
+    u64::try_from(reader.metadata().file_metadata().num_rows()).ok()
+}
+
+/// The file at `path`, or every file under it, with its length.
+fn local_files(path: &Path, out: &mut Vec<(std::path::PathBuf, u64)>) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    if meta.is_file() {
+        out.push((path.to_path_buf(), meta.len()));
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(path) {
+        for e in entries.flatten() {
+            local_files(&e.path(), out);
+        }
+    }
+}
