@@ -7,10 +7,11 @@
 //! ```
 //!
 //! SCALE defaults to 1 and RUNS to 3. Per query it prints the median time of each side, the
-//! bytes of shuffle files on the executors' disks (their peak during the query: Ballista
-//! deletes a job's files when it ends), the rows written to shuffle and the rows the filters
-//! dropped (the last two from one `EXPLAIN ANALYZE` of each side), and checks that both sides
-//! give the same rows. With REPORT.md it also writes the table there. `BENCH_SET` holds
+//! bytes of shuffle files on the executors' disks (their peak during the query, polled: Ballista
+//! deletes a stage's files once the stages after it have read them, so this depends on timing
+//! and is a rough figure), the rows written to shuffle and the rows the filters dropped (both
+//! exact, from one `EXPLAIN ANALYZE` of each side), and checks that both sides give the same
+//! rows. With REPORT.md it also writes the table there. `BENCH_SET` holds
 //! settings to apply first, `;`-separated (`BENCH_SET="blockbloom.runtime_filter_min_ratio =
 //! 1"`).
 

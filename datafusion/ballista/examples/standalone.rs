@@ -42,7 +42,7 @@ async fn main() -> Result<()> {
             Arc::new(Int64Array::from_iter_values(
                 (0..n).map(|i| (i * 7919) % 100_000),
             )),
-            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 100))),
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 97))),
         ],
     )?;
     let users = RecordBatch::try_new(
