@@ -463,17 +463,18 @@ impl MightContain {
             .map(|f| f.filter.as_ref())
     }
 
-    /// The one-argument `might_contain(key)` of a filter decoded at planning: what a
-    /// literal filter argument simplifies to, and what a codec rebuilds from
-    /// [`planned_filter`](Self::planned_filter)'s bytes.
-    pub fn with_planned_filter(filter: BloomFilter) -> ScalarUDF {
+    /// The one-argument `might_contain(key)` of the filter encoded in `bytes`, decoded here:
+    /// what a literal filter argument simplifies to, and what a codec rebuilds from
+    /// [`planned_filter`](Self::planned_filter)'s bytes. An error if they are not a filter.
+    pub fn with_planned_filter(bytes: &[u8]) -> std::result::Result<ScalarUDF, blockbloom::Error> {
+        let filter = BloomFilter::from_bytes(bytes)?;
         let mut h = DefaultHasher::new();
-        filter.to_bytes().hash(&mut h);
-        ScalarUDF::from(MightContainFilter {
+        bytes.hash(&mut h);
+        Ok(ScalarUDF::from(MightContainFilter {
             signature: Signature::user_defined(Volatility::Immutable),
             filter: Arc::new(filter),
             fingerprint: h.finish(),
-        })
+        }))
     }
 
     /// The filter of `bytes`, decoded unless they are the last ones seen.
@@ -557,13 +558,12 @@ impl ScalarUDFImpl for MightContain {
             _ => return Ok(ExprSimplifyResult::Original(args)),
         };
         // A literal or a bound parameter: decoded once, here; a corrupt one fails the plan.
-        let filter = BloomFilter::from_bytes(bytes).map_err(|e| {
+        let udf = MightContain::with_planned_filter(bytes).map_err(|e| {
             DataFusionError::Plan(format!(
                 "might_contain: the filter argument is not a blockbloom filter ({} bytes): {e}",
                 bytes.len()
             ))
         })?;
-        let udf = MightContain::with_planned_filter(filter);
         let key = args.pop().expect("two arguments (coerce_types)");
         Ok(ExprSimplifyResult::Simplified(udf.call(vec![key])))
     }

@@ -13,7 +13,7 @@
 //! exact, from one `EXPLAIN ANALYZE` of each side), and checks that both sides give the same
 //! rows. With REPORT.md it also writes the table there. `BENCH_SET` holds
 //! settings to apply first, `;`-separated (`BENCH_SET="blockbloom.runtime_filter_min_ratio =
-//! 1"`).
+//! 1"`); `BENCH_DUMP=N` prints query N's `EXPLAIN ANALYZE` of each side.
 
 #[path = "../tests/common/mod.rs"]
 mod common;

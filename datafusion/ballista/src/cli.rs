@@ -79,6 +79,9 @@ const EXECUTOR_FLAGS: &[Spec] = &[
     ),
 ];
 
+/// An exit status (2: a bad command line; 1: anything else) and its message.
+type Failure = (i32, String);
+
 /// The flags of one command line, checked against `specs`.
 struct Flags {
     values: HashMap<&'static str, String>,
@@ -123,12 +126,13 @@ impl Flags {
         Ok(Some(Flags { values }))
     }
 
-    fn policy(&self) -> Result<TaskSchedulingPolicy, String> {
+    fn policy(&self) -> Result<TaskSchedulingPolicy, Failure> {
         match self.get("scheduler-policy") {
             Some("push-staged") => Ok(TaskSchedulingPolicy::PushStaged),
             Some("pull-staged") => Ok(TaskSchedulingPolicy::PullStaged),
-            other => Err(format!(
-                "--scheduler-policy is push-staged or pull-staged, got {other:?}"
+            other => Err((
+                2,
+                format!("--scheduler-policy is push-staged or pull-staged, got {other:?}"),
             )),
         }
     }
@@ -141,13 +145,18 @@ impl Flags {
         self.get(name).expect("a flag with a default").to_string()
     }
 
-    fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, String> {
+    fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, Failure> {
         self.get(name)
             .map(|v| {
                 v.parse()
-                    .map_err(|_| format!("--{name} takes a number, got {v:?}"))
+                    .map_err(|_| (2, format!("--{name} takes a number, got {v:?}")))
             })
             .transpose()
+    }
+
+    /// The number of a flag that has a default.
+    fn defaulted<T: std::str::FromStr>(&self, name: &str) -> Result<T, Failure> {
+        Ok(self.number(name)?.expect("a flag with a default"))
     }
 }
 
@@ -199,16 +208,22 @@ fn init_log() {
     }
 }
 
-/// Runs a command's main, with its error on standard error and exit status 2 (a bad
-/// command line) or 1.
-fn exit_on_error(result: Result<(), (i32, String)>) {
+/// Runs a command's main on its flags (none when `--help` was asked for), with its error
+/// on standard error and exit status 2 (a bad command line) or 1.
+fn run(program: &str, specs: &[Spec], main: impl FnOnce(Flags) -> Result<(), Failure>) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match Flags::parse(program, specs, &args) {
+        Ok(Some(flags)) => main(flags),
+        Ok(None) => Ok(()),
+        Err(e) => Err((2, e)),
+    };
     if let Err((code, message)) = result {
         eprintln!("error: {message}");
         std::process::exit(code);
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, (i32, String)> {
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Ballista's binaries give planning threads this much: deep plans recurse.
@@ -219,27 +234,15 @@ fn runtime() -> Result<tokio::runtime::Runtime, (i32, String)> {
 
 /// `blockbloom-scheduler`'s main.
 pub fn scheduler_main() {
-    exit_on_error((|| {
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        let Some(flags) =
-            Flags::parse("blockbloom-scheduler", SCHEDULER_FLAGS, &args).map_err(|e| (2, e))?
-        else {
-            return Ok(());
-        };
-        let bad = |e: String| (2, e);
+    run("blockbloom-scheduler", SCHEDULER_FLAGS, |flags| {
         let mut config = SchedulerConfig {
             bind_host: flags.string("bind-host"),
-            bind_port: flags.number("bind-port").map_err(bad)?.expect("default"),
+            bind_port: flags.defaulted("bind-port")?,
             external_host: flags.string("external-host"),
-            scheduling_policy: flags.policy().map_err(bad)?,
-            executor_timeout_seconds: flags
-                .number("executor-timeout-seconds")
-                .map_err(bad)?
-                .expect("default"),
+            scheduling_policy: flags.policy()?,
+            executor_timeout_seconds: flags.defaulted("executor-timeout-seconds")?,
             expire_dead_executor_interval_seconds: flags
-                .number("expire-dead-executor-interval-seconds")
-                .map_err(bad)?
-                .expect("default"),
+                .defaulted("expire-dead-executor-interval-seconds")?,
             ..SchedulerConfig::default()
         };
         config.override_config_producer = Some(Arc::new(session_config));
@@ -259,43 +262,25 @@ pub fn scheduler_main() {
                 .await
                 .map_err(|e| (1, e.to_string()))
         })
-    })());
+    });
 }
 
 /// `blockbloom-executor`'s main.
 pub fn executor_main() {
-    exit_on_error((|| {
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        let Some(flags) =
-            Flags::parse("blockbloom-executor", EXECUTOR_FLAGS, &args).map_err(|e| (2, e))?
-        else {
-            return Ok(());
-        };
-        let bad = |e: String| (2, e);
+    run("blockbloom-executor", EXECUTOR_FLAGS, |flags| {
         let defaults = ExecutorProcessConfig::default();
         let mut config = ExecutorProcessConfig {
             bind_host: flags.string("bind-host"),
-            port: flags.number("bind-port").map_err(bad)?.expect("default"),
-            grpc_port: flags
-                .number("bind-grpc-port")
-                .map_err(bad)?
-                .expect("default"),
+            port: flags.defaulted("bind-port")?,
+            grpc_port: flags.defaulted("bind-grpc-port")?,
             external_host: flags.get("external-host").map(str::to_string),
             scheduler_host: flags.string("scheduler-host"),
-            scheduler_port: flags
-                .number("scheduler-port")
-                .map_err(bad)?
-                .expect("default"),
-            vcores: flags
-                .number("concurrent-tasks")
-                .map_err(bad)?
-                .unwrap_or(defaults.vcores),
+            scheduler_port: flags.defaulted("scheduler-port")?,
+            vcores: flags.number("concurrent-tasks")?.unwrap_or(defaults.vcores),
             work_dir: flags.get("work-dir").map(str::to_string),
-            task_scheduling_policy: flags.policy().map_err(bad)?,
+            task_scheduling_policy: flags.policy()?,
             executor_heartbeat_interval_seconds: flags
-                .number("executor-heartbeat-interval-seconds")
-                .map_err(bad)?
-                .expect("default"),
+                .defaulted("executor-heartbeat-interval-seconds")?,
             ..defaults
         };
         let state = session_state(session_config()).map_err(|e| (1, e.to_string()))?;
@@ -309,5 +294,5 @@ pub fn executor_main() {
                 .await
                 .map_err(|e| (1, e.to_string()))
         })
-    })());
+    });
 }

@@ -50,14 +50,14 @@ fn encode_udf(node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<bool> {
 fn decode_udf(name: &str, buf: &[u8]) -> Result<Option<Arc<ScalarUDF>>> {
     match buf.split_first() {
         Some((&PLANNED_FILTER, bytes)) if name == "might_contain" => {
-            let filter = blockbloom::BloomFilter::from_bytes(bytes).map_err(|e| {
+            let udf = MightContain::with_planned_filter(bytes).map_err(|e| {
                 DataFusionError::Plan(format!(
                     "might_contain: the filter shipped with the plan is not a blockbloom filter \
                      ({} bytes): {e}",
                     bytes.len()
                 ))
             })?;
-            Ok(Some(Arc::new(MightContain::with_planned_filter(filter))))
+            Ok(Some(Arc::new(udf)))
         }
         _ => Ok(None),
     }
@@ -93,6 +93,40 @@ fn decode_udaf(name: &str, buf: &[u8]) -> Result<Option<Arc<AggregateUDF>>> {
         }
         _ => Ok(None),
     }
+}
+
+/// The four methods both codecs share: blockbloom's forms first, then Ballista's codec
+/// (`self.inner`).
+macro_rules! function_methods {
+    () => {
+        fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+            match decode_udf(name, buf)? {
+                Some(udf) => Ok(udf),
+                None => self.inner.try_decode_udf(name, buf),
+            }
+        }
+
+        fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+            if encode_udf(node, buf)? {
+                return Ok(());
+            }
+            self.inner.try_encode_udf(node, buf)
+        }
+
+        fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+            match decode_udaf(name, buf)? {
+                Some(udaf) => Ok(udaf),
+                None => self.inner.try_decode_udaf(name, buf),
+            }
+        }
+
+        fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+            if encode_udaf(node, buf) {
+                return Ok(());
+            }
+            self.inner.try_encode_udaf(node, buf)
+        }
+    };
 }
 
 /// Ballista's logical codec ([`BallistaLogicalExtensionCodec`]) with blockbloom's functions
@@ -152,33 +186,7 @@ impl LogicalExtensionCodec for BloomLogicalCodec {
         self.inner.try_encode_file_format(buf, node)
     }
 
-    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
-        match decode_udf(name, buf)? {
-            Some(udf) => Ok(udf),
-            None => self.inner.try_decode_udf(name, buf),
-        }
-    }
-
-    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        if encode_udf(node, buf)? {
-            return Ok(());
-        }
-        self.inner.try_encode_udf(node, buf)
-    }
-
-    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
-        match decode_udaf(name, buf)? {
-            Some(udaf) => Ok(udaf),
-            None => self.inner.try_decode_udaf(name, buf),
-        }
-    }
-
-    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
-        if encode_udaf(node, buf) {
-            return Ok(());
-        }
-        self.inner.try_encode_udaf(node, buf)
-    }
+    function_methods!();
 }
 
 /// Ballista's physical codec ([`BallistaPhysicalExtensionCodec`]) with blockbloom's
@@ -208,33 +216,7 @@ impl PhysicalExtensionCodec for BloomPhysicalCodec {
         self.inner.try_encode(node, buf, proto_converter)
     }
 
-    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
-        match decode_udf(name, buf)? {
-            Some(udf) => Ok(udf),
-            None => self.inner.try_decode_udf(name, buf),
-        }
-    }
-
-    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        if encode_udf(node, buf)? {
-            return Ok(());
-        }
-        self.inner.try_encode_udf(node, buf)
-    }
-
-    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
-        match decode_udaf(name, buf)? {
-            Some(udaf) => Ok(udaf),
-            None => self.inner.try_decode_udaf(name, buf),
-        }
-    }
-
-    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
-        if encode_udaf(node, buf) {
-            return Ok(());
-        }
-        self.inner.try_encode_udaf(node, buf)
-    }
+    function_methods!();
 }
 
 #[cfg(test)]
@@ -245,7 +227,7 @@ mod tests {
     fn a_planned_filter_round_trips_and_a_corrupt_one_is_an_error() {
         let mut filter = blockbloom::BloomFilter::with_capacity(1000, 0.01).unwrap();
         filter.insert(&42u64);
-        let udf = MightContain::with_planned_filter(filter.clone());
+        let udf = MightContain::with_planned_filter(&filter.to_bytes()).unwrap();
         let mut buf = Vec::new();
         assert!(encode_udf(&udf, &mut buf).unwrap());
         let back = decode_udf("might_contain", &buf).unwrap().expect("ours");

@@ -119,7 +119,6 @@ pub async fn remote(url: &str) -> Result<SessionContext> {
 /// `ctx` with blockbloom's functions: Ballista's client state keeps only its own set
 /// (`upgrade_for_ballista`), so they are registered again on the context it returns.
 fn with_functions(ctx: SessionContext) -> Result<SessionContext> {
-    ctx.register_udaf(AggregateUDF::from(BloomFilterAgg::default()));
-    ctx.register_udf(ScalarUDF::from(MightContain::default()));
+    blockbloom_datafusion::register(&ctx);
     Ok(ctx)
 }

@@ -1,7 +1,7 @@
 //! The distributed runtime filter: a logical rule that puts a Bloom filter of a join's build
 //! side under its probe side, where the probe side is scanned, before its shuffle.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -289,45 +289,44 @@ fn decide(join: &Join, t: &Thresholds) -> Vec<Decision> {
         {
             continue;
         }
-        let (Some(probe_size), Some(build_size)) = (scan_size(probe), scan_size(build)) else {
-            continue;
-        };
-        let (probe_bytes, build_bytes) = (probe_size.bytes, build_size.bytes);
-        if probe_bytes < options.runtime_filter_min_probe_bytes
-            || probe_bytes < build_bytes.saturating_mul(options.runtime_filter_min_ratio)
-            || build_bytes < t.collect_below
-        {
-            continue;
-        }
-        let key = join.on.iter().find_map(|(l, r)| {
+        let Some((probe_key, build_key)) = join.on.iter().find_map(|(l, r)| {
             let (p, b) = match side {
                 Side::Left => (l, r),
                 Side::Right => (r, l),
             };
             let t = p.get_type(probe.schema()).ok()?;
             (t.is_integer()
-                || matches!(
-                    t,
-                    datafusion::arrow::datatypes::DataType::Utf8
-                        | datafusion::arrow::datatypes::DataType::LargeUtf8
-                        | datafusion::arrow::datatypes::DataType::Utf8View
-                ))
+                || matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View))
             .then(|| (p.clone(), b.clone()))
-        });
-        if let Some((probe_key, build_key)) = key {
-            // The build side's rows as its files' footers count them, times the share of
-            // rows DataFusion takes a filter to keep; else the configured guess.
-            let items = match build_size.rows {
-                Some(rows) => rows.saturating_mul(u64::from(t.filter_selectivity)) / 100,
-                None => options.runtime_filter_expected_items,
-            };
-            out.push(Decision {
-                probe: side,
-                probe_key,
-                build_key,
-                items: items.clamp(MIN_ITEMS, options.max_num_items.max(MIN_ITEMS)),
-            });
+        }) else {
+            continue;
+        };
+        let (Some(probe_files), Some(build_files)) = (scan_files(probe), scan_files(build)) else {
+            continue;
+        };
+        let bytes = |files: &[(PathBuf, u64)]| files.iter().map(|(_, len)| len).sum::<u64>();
+        let (probe_bytes, build_bytes) = (bytes(&probe_files), bytes(&build_files));
+        if probe_bytes < options.runtime_filter_min_probe_bytes
+            || probe_bytes < build_bytes.saturating_mul(options.runtime_filter_min_ratio)
+            || build_bytes < t.collect_below
+        {
+            continue;
         }
+        // The build side's rows as its files' footers count them, times the share of rows
+        // DataFusion takes a filter to keep; else the configured guess.
+        let build_rows = build_files
+            .iter()
+            .try_fold(0u64, |sum, (path, _)| Some(sum + parquet_rows(path)?));
+        let items = match build_rows {
+            Some(rows) => rows.saturating_mul(u64::from(t.filter_selectivity)) / 100,
+            None => options.runtime_filter_expected_items,
+        };
+        out.push(Decision {
+            probe: side,
+            probe_key,
+            build_key,
+            items: items.clamp(MIN_ITEMS, options.max_num_items.max(MIN_ITEMS)),
+        });
     }
     out
 }
@@ -352,59 +351,36 @@ fn is_selective(plan: &LogicalPlan) -> bool {
     })
 }
 
-/// What the scans under a plan read: bytes of files, and rows where every file is Parquet
-/// (from its footer).
-#[derive(Debug, Clone, Copy)]
-struct ScanSize {
-    bytes: u64,
-    rows: Option<u64>,
-}
-
-/// The files the scans under `plan` read, or `None` if one of them is not a listing table on
-/// local disk. A runtime filter's own aggregate is not counted.
-fn scan_size(plan: &LogicalPlan) -> Option<ScanSize> {
-    let mut total = Some(ScanSize {
-        bytes: 0,
-        rows: Some(0),
-    });
+/// The files the scans under `plan` read, with their lengths, or `None` if one of them is
+/// not a listing table on local disk. A runtime filter's own aggregate is not counted.
+fn scan_files(plan: &LogicalPlan) -> Option<Vec<(PathBuf, u64)>> {
+    let mut files = Some(Vec::new());
     plan.apply(|node| {
         if creates_filter(node) {
             return Ok(TreeNodeRecursion::Jump);
         }
         if let LogicalPlan::TableScan(scan) = node {
-            let files = source_as_provider(&scan.source).ok().and_then(|provider| {
-                let table = provider.as_ref().downcast_ref::<ListingTable>()?;
-                let mut files = Vec::new();
-                for url in table.table_paths() {
-                    if url.scheme() != "file" {
-                        return None;
+            let provider = source_as_provider(&scan.source).ok();
+            let table = provider
+                .as_deref()
+                .and_then(|p| p.downcast_ref::<ListingTable>())
+                .filter(|t| t.table_paths().iter().all(|url| url.scheme() == "file"));
+            match (table, files.as_mut()) {
+                (Some(table), Some(out)) => {
+                    for url in table.table_paths() {
+                        local_files(Path::new(&format!("/{}", url.prefix().as_ref())), out);
                     }
-                    local_files(
-                        Path::new(&format!("/{}", url.prefix().as_ref())),
-                        &mut files,
-                    );
                 }
-                Some(files)
-            });
-            total = match (total, files) {
-                (Some(t), Some(files)) => Some(ScanSize {
-                    bytes: t.bytes + files.iter().map(|(_, len)| len).sum::<u64>(),
-                    rows: t.rows.and_then(|rows| {
-                        files
-                            .iter()
-                            .try_fold(rows, |sum, (path, _)| Some(sum + parquet_rows(path)?))
-                    }),
-                }),
-                _ => None,
-            };
-            if total.is_none() {
-                return Ok(TreeNodeRecursion::Stop);
+                _ => {
+                    files = None;
+                    return Ok(TreeNodeRecursion::Stop);
+                }
             }
         }
         Ok(TreeNodeRecursion::Continue)
     })
     .expect("the visit does not fail");
-    total
+    files
 }
 
 /// The rows of the Parquet file at `path`, from its footer, or `None` if it is not one.
@@ -416,7 +392,7 @@ fn parquet_rows(path: &Path) -> Option<u64> {
 }
 
 /// The file at `path`, or every file under it, with its length.
-fn local_files(path: &Path, out: &mut Vec<(std::path::PathBuf, u64)>) {
+fn local_files(path: &Path, out: &mut Vec<(PathBuf, u64)>) {
     let Ok(meta) = std::fs::metadata(path) else {
         return;
     };

@@ -25,32 +25,12 @@ use tpchgen_arrow::{
     RecordBatchIterator, RegionArrow, SupplierArrow,
 };
 
-/// The 22 queries (blockbloom-datafusion's: the specification's text with its validation
-/// parameters), `QUERIES[i]` being query `i + 1`.
-pub const QUERIES: [&str; 22] = [
-    include_str!("../../../tests/tpch/queries/q1.sql"),
-    include_str!("../../../tests/tpch/queries/q2.sql"),
-    include_str!("../../../tests/tpch/queries/q3.sql"),
-    include_str!("../../../tests/tpch/queries/q4.sql"),
-    include_str!("../../../tests/tpch/queries/q5.sql"),
-    include_str!("../../../tests/tpch/queries/q6.sql"),
-    include_str!("../../../tests/tpch/queries/q7.sql"),
-    include_str!("../../../tests/tpch/queries/q8.sql"),
-    include_str!("../../../tests/tpch/queries/q9.sql"),
-    include_str!("../../../tests/tpch/queries/q10.sql"),
-    include_str!("../../../tests/tpch/queries/q11.sql"),
-    include_str!("../../../tests/tpch/queries/q12.sql"),
-    include_str!("../../../tests/tpch/queries/q13.sql"),
-    include_str!("../../../tests/tpch/queries/q14.sql"),
-    include_str!("../../../tests/tpch/queries/q15.sql"),
-    include_str!("../../../tests/tpch/queries/q16.sql"),
-    include_str!("../../../tests/tpch/queries/q17.sql"),
-    include_str!("../../../tests/tpch/queries/q18.sql"),
-    include_str!("../../../tests/tpch/queries/q19.sql"),
-    include_str!("../../../tests/tpch/queries/q20.sql"),
-    include_str!("../../../tests/tpch/queries/q21.sql"),
-    include_str!("../../../tests/tpch/queries/q22.sql"),
-];
+/// blockbloom-datafusion's TPC-H (its 22 queries: the specification's text with its
+/// validation parameters).
+#[path = "../../../tests/tpch/mod.rs"]
+mod tpch;
+
+pub use tpch::QUERIES;
 
 pub const TABLES: [&str; 8] = [
     "nation", "region", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
@@ -159,6 +139,11 @@ pub async fn explain(ctx: &SessionContext, sql: &str) -> Result<String> {
     Ok(pretty_format_batches(&batches)?.to_string())
 }
 
+/// The processes' log level: `BLOCKBLOOM_TEST_LOG` (`info`, `debug`, ...), else `warn`.
+fn log_level() -> String {
+    std::env::var("BLOCKBLOOM_TEST_LOG").unwrap_or_else(|_| "warn".into())
+}
+
 /// A port of 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -237,10 +222,7 @@ impl Cluster {
             // A killed executor is found within seconds (the tests kill one).
             .args(["--executor-timeout-seconds", "6"])
             .args(["--expire-dead-executor-interval-seconds", "1"])
-            .env(
-                "RUST_LOG",
-                std::env::var("BLOCKBLOOM_TEST_LOG").unwrap_or("warn".into()),
-            )
+            .env("RUST_LOG", log_level())
             .stdout(Stdio::null())
             .spawn()?;
         let mut cluster = Cluster {
@@ -276,10 +258,7 @@ impl Cluster {
             .args(["--concurrent-tasks", &tasks.to_string()])
             .args(["--work-dir", dir.to_str().expect("a UTF-8 path")])
             .args(["--executor-heartbeat-interval-seconds", "1"])
-            .env(
-                "RUST_LOG",
-                std::env::var("BLOCKBLOOM_TEST_LOG").unwrap_or("warn".into()),
-            )
+            .env("RUST_LOG", log_level())
             .stdout(Stdio::null())
             .spawn()?;
         let ready = wait_for_port(flight, &mut child, "blockbloom-executor");
