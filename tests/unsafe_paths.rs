@@ -147,7 +147,7 @@ fn atomic_conversions_and_views_share_memory_safely() {
     }
 }
 
-/// Writers through every path (a handle, a shared batch sorted by stripe, single keys) and a
+/// Writers through every path (a handle, a shared batch partitioned by stripe, single keys) and a
 /// reader at once on a filter of several stripes, under Miri's data-race detector: a lock
 /// holder's plain read of its block (`read_locked`) never races with a store.
 #[test]
@@ -162,7 +162,7 @@ fn striped_writers_and_a_reader_race_nothing() {
         assert!(f.num_blocks() > 128, "two stripes or more");
         std::thread::scope(|s| {
             let (f, ks) = (&f, &ks);
-            // A handle that flushes twice; a shared batch long enough to be sorted; single keys.
+            // A handle whose stripes fill; a shared batch long enough to be partitioned; single keys.
             let (a, b) = ks.split_at(N / 3);
             s.spawn(move || {
                 let mut w = f.try_writer(N / 6).unwrap();

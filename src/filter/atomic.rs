@@ -37,7 +37,7 @@ impl Striped {
 /// never waits for a writer. Three ways to write, fastest first:
 ///
 /// * a **writer handle** per thread ([`writer`](Self::writer)): buffers its keys' hashes,
-///   sorts a full buffer by stripe and applies it taking each stripe's lock once, through
+///   partitioned by stripe as it fills, and applies them taking each stripe's lock once, through
 ///   the same pipelined, prefetching batch kernel as the plain filter;
 /// * a **shared batch** ([`insert_batch`](Self::insert_batch) and the other batch inserts):
 ///   the same, with a buffer that lives for the call;
@@ -213,7 +213,7 @@ impl AtomicBloomFilter {
     }
 
     /// Inserts a batch of keys (integers, 16-byte keys, byte strings): hashed in SIMD lanes,
-    /// sorted by stripe, and applied taking each stripe's lock once, blocks prefetched (a
+    /// partitioned by stripe, and applied taking each stripe's lock once, blocks prefetched (a
     /// [writer handle](Self::writer) for the length of the call). Many threads can call it
     /// at once.
     pub fn insert_batch<K: BatchKey>(&self, keys: &[K]) {
@@ -228,7 +228,7 @@ impl AtomicBloomFilter {
 
     /// A writer handle: a buffer of hashes for one thread (see [`AtomicWriter`]), the fastest
     /// way to feed the filter from many threads. Its keys become visible when it flushes: when
-    /// its buffer (8,192 keys) fills, on [`flush`](AtomicWriter::flush), and when it is
+    /// a stripe's share of its buffer (16,384 slots) fills, on [`flush`](AtomicWriter::flush), and when it is
     /// dropped.
     ///
     /// ```
@@ -257,9 +257,9 @@ impl AtomicBloomFilter {
         AtomicWriter::new(self, AtomicWriter::DEFAULT_BUFFER)
     }
 
-    /// A writer handle whose buffer holds `buffer` keys' hashes (16 bytes of memory per key):
-    /// larger buffers take each stripe lock for more keys at once; smaller ones make keys
-    /// visible sooner.
+    /// A writer handle whose buffer holds `buffer` keys' hashes (8 bytes of memory per key,
+    /// shared evenly by the filter's stripes, at least one each): larger buffers take each
+    /// stripe lock for more keys at once; smaller ones make keys visible sooner.
     ///
     /// ```
     /// let f = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
@@ -280,16 +280,18 @@ impl AtomicBloomFilter {
     }
 
     /// Batches shorter than this go key by key (a lock per key) rather than through a
-    /// buffer: a few keys do not pay for its allocation and sort. A judgement, not measured.
+    /// buffer: a few keys do not pay for its allocation and partition. A judgement, not measured.
     const SORT_MIN: usize = 64;
 
     /// The shared batch: a writer for the call, or key by key when the batch is short or the
-    /// buffer cannot be allocated (slower, never lossy).
+    /// buffer cannot be allocated (slower, never lossy). Its slots are twice the batch (up to
+    /// a handle's), so that no stripe's slots fill before the call's end, but rarely.
     // Not generic: compiled once, here (see `Kernel::blocks`).
     pub(super) fn insert_keys(&self, keys: Keys<'_>) {
         let n = keys.len();
         if n >= Self::SORT_MIN
-            && let Ok(mut w) = AtomicWriter::try_new(self, n.min(AtomicWriter::DEFAULT_BUFFER))
+            && let Ok(mut w) =
+                AtomicWriter::try_new(self, n.saturating_mul(2).min(AtomicWriter::DEFAULT_BUFFER))
         {
             w.push(keys);
             return;

@@ -8,25 +8,23 @@ use crate::error::Error;
 use crate::kernel::{Keys, Sink};
 use crate::key::Key;
 use crate::layout::block_index;
-use crate::layout::stripes::MAX_STRIPES_LOG2;
-
-// A writer notes each pending key's stripe in a byte.
-const _: () = assert!(MAX_STRIPES_LOG2 <= 8);
 
 /// A writer handle: one thread's buffered inserts into a shared [`AtomicBloomFilter`], made
 /// by [`AtomicBloomFilter::writer`].
 ///
-/// It hashes its keys into a buffer (in SIMD lanes for batches). When the buffer is full, on
-/// [`flush`](Self::flush) and when the handle is dropped, it sorts the buffered hashes by the
-/// filter's stripe and applies them with the filter's batch kernel (patterns in vector
-/// registers, blocks prefetched), taking each stripe's lock once for all its keys and
-/// writing with plain relaxed stores: no locked instruction per key. Other handles, shared
-/// batches, single-key inserts and readers can run at the same time.
+/// It hashes its keys (in SIMD lanes for batches) and puts each hash in the slots of its
+/// block's stripe (the filter's lock regions), so the buffer is partitioned by stripe as it
+/// fills, with no sort. When a stripe's slots are full, on [`flush`](Self::flush) and when the
+/// handle is dropped, it applies every pending hash with the filter's batch kernel (patterns
+/// in vector registers, blocks prefetched), taking each stripe's lock once for all its keys
+/// and writing each block half that gains a bit with one vector store: no locked instruction
+/// per key. Other handles, shared batches, single-key inserts and readers can run at the same
+/// time.
 ///
 /// **When a key becomes visible.** A key written through a handle is in the filter once the
 /// buffer holding it has been applied: when [`flush`](Self::flush) returns, when the handle's
-/// drop returns, or when an insert that filled the buffer returns (every [`capacity`]
-/// keys; [`pending`](Self::pending) says how many wait). Until then no query finds it, not
+/// drop returns, or when an insert that filled a stripe's slots returns (at most [`capacity`]
+/// keys wait; [`pending`](Self::pending) says how many do). Until then no query finds it, not
 /// even one on the same thread. After it, every query that happens after (on this thread,
 /// or on one that synchronised with it) finds it.
 ///
@@ -72,23 +70,29 @@ const _: () = assert!(MAX_STRIPES_LOG2 <= 8);
 #[must_use = "a writer applies its keys as it fills, on flush and on drop; unused, it does nothing"]
 pub struct AtomicWriter<'f> {
     filter: &'f AtomicBloomFilter,
-    /// Hashes in arrival order; the first `len` are pending.
-    buf: Box<[u64]>,
-    len: usize,
-    /// The pending hashes sorted by stripe, when they are applied.
-    sorted: Box<[u64]>,
-    /// Each pending hash's stripe, while they are sorted.
-    stripe: Box<[u8]>,
-    /// Per stripe, its count, then where its run starts in `sorted` (one more than stripes).
-    starts: Box<[u32]>,
+    /// `per` slots for each stripe, in stripe order: stripe `s`'s pending hashes are
+    /// `slots[s * per..][..fill[s]]`, placed there as they are hashed (no sort at flush).
+    slots: Box<[u64]>,
+    per: usize,
+    /// Per stripe, how many of its slots are taken.
+    fill: Box<[u32]>,
+    /// Where a batch is hashed, [`STAGE`] keys at a time, before its hashes go to their
+    /// stripes' slots (empty for a filter of one stripe, whose slots take the hashes
+    /// directly).
+    stage: Box<[u64]>,
 }
 
-impl<'f> AtomicWriter<'f> {
-    /// Keys a handle from [`AtomicBloomFilter::writer`] buffers: 128 KiB of buffers, and 32
-    /// keys per stripe lock on average once a filter has its full 256 stripes.
-    pub const DEFAULT_BUFFER: usize = 8192;
+/// Keys hashed at a time before they are placed in their stripes' slots: 4 KiB, in L1
+/// between the hashing and the placing.
+const STAGE: usize = 512;
 
-    /// A handle with a buffer of `buffer` hashes; aborts if the allocator refuses it.
+impl<'f> AtomicWriter<'f> {
+    /// Slots of a handle from [`AtomicBloomFilter::writer`]: 128 KiB of hashes; once a filter
+    /// has its full 256 stripes, 64 slots per stripe, and about 40 keys per stripe lock
+    /// taken (a stripe's slots fill first when the 256 hold about 10,000 keys in all).
+    pub const DEFAULT_BUFFER: usize = 16384;
+
+    /// A handle with `buffer` slots; aborts if the allocator refuses them.
     pub(super) fn new(filter: &'f AtomicBloomFilter, buffer: usize) -> AtomicWriter<'f> {
         match Self::try_new(filter, buffer) {
             Ok(w) => w,
@@ -99,7 +103,8 @@ impl<'f> AtomicWriter<'f> {
         }
     }
 
-    /// A handle with a buffer of `buffer` hashes.
+    /// A handle with `buffer` slots, shared evenly by the filter's stripes (at least one
+    /// each).
     pub(super) fn try_new(
         filter: &'f AtomicBloomFilter,
         buffer: usize,
@@ -112,13 +117,13 @@ impl<'f> AtomicWriter<'f> {
             });
         }
         let stripes = filter.store.stripes.len();
+        let per = (buffer / stripes).max(1);
         Ok(AtomicWriter {
             filter,
-            buf: zeroed(buffer)?,
-            len: 0,
-            sorted: zeroed(if stripes > 1 { buffer } else { 0 })?,
-            stripe: zeroed(if stripes > 1 { buffer } else { 0 })?,
-            starts: zeroed::<u32>(stripes + 1)?,
+            slots: zeroed(per * stripes)?,
+            per,
+            fill: zeroed(stripes)?,
+            stage: zeroed(if stripes > 1 { STAGE } else { 0 })?,
         })
     }
 
@@ -127,14 +132,18 @@ impl<'f> AtomicWriter<'f> {
         self.filter
     }
 
-    /// How many keys the buffer holds before it is applied.
+    /// How many hashes the handle has room for: the `buffer` it was made with, as a whole
+    /// number of slots for each of the filter's stripes (at least one each). A filter of one
+    /// stripe (64 blocks, 4 KiB, or fewer) applies them when they are all taken; a larger one
+    /// when one stripe's slots are, which with evenly spread hashes is when roughly half to
+    /// two thirds of all of them are.
     pub fn capacity(&self) -> usize {
-        self.buf.len()
+        self.slots.len()
     }
 
     /// How many keys wait in the buffer, not yet visible in the filter.
     pub fn pending(&self) -> usize {
-        self.len
+        self.fill.iter().map(|&f| f as usize).sum()
     }
 
     /// Inserts a key (see [`AtomicBloomFilter::insert`]): buffered until the next flush.
@@ -152,16 +161,12 @@ impl<'f> AtomicWriter<'f> {
     /// Inserts a pre-computed hash: buffered.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
-        // `len < buf.len()` always holds here: a full buffer is applied at once.
-        self.buf[self.len] = hash;
-        self.len += 1;
-        if self.len == self.buf.len() {
-            self.flush();
-        }
+        self.place(&[hash])
     }
 
     /// Inserts a batch of keys (see [`AtomicBloomFilter::insert_batch`]), hashed in SIMD
-    /// lanes into the buffer: buffered, except for every buffer it fills, which is applied.
+    /// lanes into the buffer: buffered, except when a stripe's slots fill, which applies the
+    /// buffer.
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
         self.push(K::as_keys(keys).0)
     }
@@ -176,20 +181,61 @@ impl<'f> AtomicWriter<'f> {
         self.push(Keys::Hashes(hashes))
     }
 
-    /// Hashes `keys` into the buffer, applying it each time it fills.
+    /// Hashes `keys` and places each hash in its stripe's slots, applying the buffer when a
+    /// stripe's slots fill. The partition by stripe is done here, as the hashes come out of
+    /// the SIMD hash (in L1, [`STAGE`] at a time), not as a sort when the buffer is applied.
     pub(super) fn push(&mut self, keys: Keys<'_>) {
         let meta = &self.filter.meta;
+        let keys = keys.under(meta.shape.hash);
         let total = keys.len();
         let mut start = 0;
+        if self.fill.len() == 1 {
+            // One stripe: its slots are the whole buffer, filled in arrival order.
+            while start < total {
+                let len = self.fill[0] as usize;
+                let take = (self.slots.len() - len).min(total - start);
+                let out = &mut self.slots[len..len + take];
+                meta.kernel.hash_keys(meta.shape.flip, keys, start, out);
+                self.fill[0] = (len + take) as u32;
+                start += take;
+                if len + take == self.slots.len() {
+                    self.flush();
+                }
+            }
+            return;
+        }
+        let mut stage = core::mem::take(&mut self.stage);
         while start < total {
-            let take = (self.buf.len() - self.len).min(total - start);
-            let out = &mut self.buf[self.len..self.len + take];
+            let take = stage.len().min(total - start);
             meta.kernel
-                .hash_keys(meta.shape.flip, keys.under(meta.shape.hash), start, out);
-            self.len += take;
+                .hash_keys(meta.shape.flip, keys, start, &mut stage[..take]);
             start += take;
-            if self.len == self.buf.len() {
-                self.flush();
+            self.place(&stage[..take]);
+        }
+        self.stage = stage;
+    }
+
+    /// Puts each hash in its stripe's slots, applying the buffer whenever that fills them.
+    #[inline(always)]
+    fn place(&mut self, hashes: &[u64]) {
+        let (filter, per) = (self.filter, self.per);
+        let (slots, fill) = (&mut *self.slots, &mut *self.fill);
+        let num_blocks = filter.meta.shape.num_blocks;
+        let stripes = &filter.store.stripes;
+        for &h in hashes {
+            let s = stripes.stripe_of(block_index(h, num_blocks));
+            debug_assert!(s < fill.len());
+            // SAFETY: `block_index` is below `num_blocks`, and `fill` has an entry for each
+            // of the stripes that cover them (`try_new`).
+            let taken = unsafe { fill.get_unchecked_mut(s) };
+            let f = *taken as usize;
+            debug_assert!(f < per);
+            // SAFETY: `s * per + f < stripes * per = slots.len()`: `f < per`, as a stripe
+            // whose slots fill is applied at once, below.
+            unsafe { *slots.get_unchecked_mut(s * per + f) = h };
+            *taken += 1;
+            if f + 1 == per {
+                apply(filter, slots, fill, per);
             }
         }
     }
@@ -197,36 +243,28 @@ impl<'f> AtomicWriter<'f> {
     /// Applies every buffered key to the filter; when it returns, they are visible to every
     /// query that happens after it. Never allocates, never fails.
     pub fn flush(&mut self) {
-        let n = core::mem::take(&mut self.len);
-        if n == 0 {
-            return;
+        apply(self.filter, &mut self.slots, &mut self.fill, self.per)
+    }
+}
+
+/// Applies the pending hashes of `slots` (`per` for each stripe, `fill` of them taken) to
+/// `filter` and empties them. The stripes' runs are moved together, in stripe order, so that
+/// one pass of the batch kernel takes each stripe's lock once; each run moves to an offset no
+/// later than its own, so moving them in order overwrites only runs already moved.
+#[cold]
+#[inline(never)]
+fn apply(filter: &AtomicBloomFilter, slots: &mut [u64], fill: &mut [u32], per: usize) {
+    let mut at = 0;
+    for (s, taken) in fill.iter_mut().enumerate() {
+        let f = core::mem::take(taken) as usize;
+        let from = s * per;
+        if from != at {
+            slots.copy_within(from..from + f, at);
         }
-        let store = &self.filter.store;
-        let (stripes, num_blocks) = (&store.stripes, self.filter.meta.shape.num_blocks);
-        if stripes.len() == 1 {
-            return self
-                .filter
-                .apply(Keys::Hashes(&self.buf[..n]), Sink::Discard);
-        }
-        // A counting sort by stripe: count (noting each key's stripe), turn counts into
-        // starts, place.
-        self.starts.fill(0);
-        for (&h, s) in self.buf[..n].iter().zip(&mut self.stripe[..n]) {
-            let stripe = stripes.stripe_of(block_index(h, num_blocks));
-            // At most 256 stripes (`Stripes::new`): the index fits a byte.
-            *s = stripe as u8;
-            self.starts[stripe + 1] += 1;
-        }
-        for s in 1..self.starts.len() {
-            self.starts[s] += self.starts[s - 1];
-        }
-        for (&h, &s) in self.buf[..n].iter().zip(&self.stripe[..n]) {
-            let at = &mut self.starts[s as usize];
-            self.sorted[*at as usize] = h;
-            *at += 1;
-        }
-        self.filter
-            .apply(Keys::Hashes(&self.sorted[..n]), Sink::Discard);
+        at += f;
+    }
+    if at > 0 {
+        filter.apply(Keys::Hashes(&slots[..at]), Sink::Discard);
     }
 }
 
@@ -255,4 +293,74 @@ fn zeroed<T: Copy + Default>(len: usize) -> Result<Box<[T]>, Error> {
         })?;
     v.resize(len, T::default());
     Ok(v.into_boxed_slice())
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use crate::{BloomFilter, Isa, Layout};
+
+    fn keys(n: u64) -> Vec<u64> {
+        (0..n)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect()
+    }
+
+    /// Every tier's locked insert (a half in one vector store, a block in its stores) sets
+    /// the bits a plain build sets, in every layout, through a handle whose stripes' slots
+    /// fill many times and through shared batches.
+    #[test]
+    fn handles_set_the_plain_filters_bits_on_every_tier_and_layout() {
+        let keys = keys(20_000);
+        for isa in Isa::supported() {
+            for layout in [
+                Layout::Sectors8x32,
+                Layout::Sectors8x64,
+                Layout::Sectors4x128,
+            ] {
+                let b = || {
+                    BloomFilter::builder()
+                        .capacity(20_000)
+                        .fpr(0.01)
+                        .layout(layout)
+                        .isa(isa)
+                };
+                let mut plain = b().build().unwrap();
+                plain.insert_batch(&keys);
+                let shared = b().build_atomic().unwrap();
+                assert!(shared.store.stripes.len() > 1, "several stripes");
+                {
+                    let mut w = shared.try_writer(300).unwrap();
+                    w.insert_batch(&keys[..10_000]);
+                    assert!(w.pending() < w.capacity());
+                }
+                shared.insert_batch(&keys[10_000..]);
+                let got = shared.into_filter();
+                assert!(got.blocks() == plain.blocks(), "{isa} {layout:?}");
+            }
+        }
+    }
+
+    /// A buffer smaller than the stripe count still gives each stripe a slot, and a stripe
+    /// whose slots fill applies the buffer before the insert returns.
+    #[test]
+    fn one_slot_per_stripe_applies_every_key_at_once() {
+        let f = BloomFilter::builder()
+            .capacity(100_000)
+            .build_atomic()
+            .unwrap();
+        let stripes = f.store.stripes.len();
+        assert!(stripes > 2);
+        let mut w = f.try_writer(1).unwrap();
+        assert_eq!(w.capacity(), stripes);
+        for k in keys(1000) {
+            w.insert(&k);
+            assert_eq!(w.pending(), 0);
+            assert!(f.contains(&k));
+        }
+        let mut w = f.try_writer(stripes * 4).unwrap();
+        w.insert_batch(&keys(2)[..]);
+        assert_eq!(w.pending(), 2);
+        w.flush();
+        assert_eq!(w.pending(), 0);
+    }
 }

@@ -12,6 +12,7 @@ use super::Keys;
 use super::keys::Word;
 use crate::hashing::{PRIME_MX2, mx32, seed_from_flip, u64_with_flip};
 use crate::layout::{Block, Layout, Row, Row32, contains_scalar, insert_scalar};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// One SIMD tier's primitives. Implementors are zero-sized tokens that exist only once the
 /// CPU is known to support the tier, so their safe methods may use the tier's intrinsics.
@@ -127,10 +128,44 @@ pub(crate) trait Lanes: Copy {
         self.add(t, self.and(m, undo))
     }
 
+    /// Writes `v` over `words`, a block of a shared filter (as
+    /// [`store32_shared`](Self::store32_shared), for the whole block). The default is eight
+    /// relaxed stores; tiers override it with their 256-bit or 512-bit stores.
+    ///
+    /// # Safety
+    /// As [`store32_shared`](Self::store32_shared): `words` is a 64-byte aligned block whose
+    /// writers all hold the stripe lock the caller holds.
+    #[inline(always)]
+    unsafe fn store_shared(self, words: &[AtomicU64; 8], v: Self::V) {
+        let mut b = Block::ZERO;
+        self.store(&mut b.0, v);
+        for (word, &w) in words.iter().zip(&b.0) {
+            word.store(w, Relaxed);
+        }
+    }
+
     fn splat32(self, x: u32) -> Self::H;
     /// Eight 32-bit words from 32-byte-aligned memory.
     fn load32(self, words: &[u32; 8]) -> Self::H;
     fn store32(self, words: &mut [u32; 8], v: Self::H);
+    /// Writes `v` over `words`, 32 bytes of a shared filter that readers load word by word
+    /// with relaxed atomic loads while it is written. The default is four relaxed stores; a
+    /// tier with a 256-bit store overrides it with one, in inline assembly (opaque to Rust's
+    /// memory model, which has no atomic vector store). Each 8-byte word is written whole;
+    /// even a torn word would read as old bits or new ones, never anything else, as writers
+    /// only add bits.
+    ///
+    /// # Safety
+    /// `words` is 32-byte aligned, and no other thread writes it during the call (its writers
+    /// hold the stripe lock the caller holds).
+    #[inline(always)]
+    unsafe fn store32_shared(self, words: &[AtomicU64; 4], v: Self::H) {
+        let mut b = Block::ZERO;
+        self.store32(half_of_mut(&mut b, 0), v);
+        for (word, &w) in words.iter().zip(&b.0) {
+            word.store(w, Relaxed);
+        }
+    }
     fn or32(self, a: Self::H, b: Self::H) -> Self::H;
     /// Wrapping 32-bit product per lane.
     fn mul32x32(self, a: Self::H, b: Self::H) -> Self::H;
@@ -628,6 +663,71 @@ pub(crate) fn mask_8x32<L: Lanes>(l: L, lo: u32, rows: &[Row32]) -> L::H {
 pub(crate) fn insert_in_half<L: Lanes>(l: L, half: &mut [u32; 8], lo: u32, rows: &[Row32]) {
     let b = l.or32(l.load32(half), mask_8x32(l, lo, rows));
     l.store32(half, b);
+}
+
+/// Sets the `Sectors8x32` probes of `lo` in `half` of a shared filter, whose stripe lock the
+/// caller holds, answering whether some was not set before (little-endian targets only). One
+/// vector load of the half (no other writer can change it), and, when a
+/// probe is missing, one vector store ([`Lanes::store32_shared`]); nothing is written when
+/// every probe is set, so the line stays shared in other cores' caches. The protocol is the
+/// one `layout::stripes` states and its loom model checks, with a vector for the words.
+///
+/// # Safety
+/// `half` is 32-byte aligned and its writers all hold the stripe lock the caller holds.
+#[inline(always)]
+pub(crate) unsafe fn or_in_half_locked<L: Lanes>(
+    l: L,
+    half: &[AtomicU64; 4],
+    lo: u32,
+    rows: &[Row32],
+) -> bool {
+    // SAFETY: `AtomicU64` has the size and bit validity of `u64`, so the 32 bytes are eight
+    // `u32`s, aligned for the vector load (the caller); they sit in `UnsafeCell`s, and no
+    // write to them can happen while the reference lives (the caller holds their lock), so
+    // the plain read does not race.
+    let old = l.load32(unsafe { &*half.as_ptr().cast::<[u32; 8]>() });
+    let mask = mask_8x32(l, lo, rows);
+    if l.covers32(old, mask) {
+        return false;
+    }
+    // SAFETY: aligned and written under the caller's lock only (the caller).
+    unsafe { l.store32_shared(half, l.or32(old, mask)) };
+    true
+}
+
+/// The two halves of a shared block, for tiers that store it as two 256-bit halves.
+#[inline(always)]
+pub(crate) fn shared_halves(words: &[AtomicU64; 8]) -> [&[AtomicU64; 4]; 2] {
+    let (a, b) = words.split_at(4);
+    [
+        a.try_into().expect("4 words"),
+        b.try_into().expect("4 words"),
+    ]
+}
+
+/// Sets the probes of `lo` over `rows` in `block` of a shared filter, whose stripe lock the
+/// caller holds, answering whether some was not set before ([`or_in_half_locked`] for a whole
+/// block: a vector load, and a vector store when a probe is missing).
+///
+/// # Safety
+/// Every writer of `block` holds the stripe lock the caller holds.
+#[inline(always)]
+pub(crate) unsafe fn or_locked<L: Lanes, const WORDS: bool>(
+    l: L,
+    block: &[AtomicU64; 8],
+    lo: u32,
+    rows: &[Row],
+) -> bool {
+    // SAFETY: as in `or_in_half_locked`: the words are `u64`s in `UnsafeCell`s, 64-byte
+    // aligned (a block), and nothing writes them while the reference lives.
+    let old = l.load(unsafe { &*block.as_ptr().cast::<[u64; 8]>() });
+    let p = pattern::<L, WORDS>(l, lo, rows);
+    if l.covers(old, p) {
+        return false;
+    }
+    // SAFETY: a block, 64-byte aligned, written under the caller's lock only.
+    unsafe { l.store_shared(block, l.or(old, p)) };
+    true
 }
 
 /// Whether every `Sectors8x32` probe of `lo` is set in `half` (little-endian targets only).

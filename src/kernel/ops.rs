@@ -14,6 +14,7 @@ use super::{Batch, Keys, Lanes, lanes, scalar};
 use crate::hashing::KeyHash;
 use crate::layout::stripes::{StripeGuard, Stripes};
 use crate::layout::{AtomicBlock, Block, Layout, ROWS_8X32, Row, Row32};
+use core::sync::atomic::AtomicU64;
 
 /// What a filter needs to place a hash: block count, layout, probe rounds, and the seed's
 /// XXH3 constant; and how its batches walk memory (chunk and prefetch), which changes speed
@@ -74,6 +75,12 @@ pub(crate) trait Probes: Copy {
     fn all_in(self, block: &Block) -> bool;
     /// Them, as a block.
     fn pattern(self) -> Block;
+    /// Sets them in `block` of a shared filter, in the stripe `guard` locks, answering
+    /// whether some was not set before.
+    #[inline(always)]
+    fn or_locked(self, block: &AtomicBlock, guard: &StripeGuard<'_>) -> bool {
+        block.or_locked(&self.pattern(), guard)
+    }
 }
 
 /// The probes of `lo` computed in `L`'s lanes over `rows`.
@@ -123,6 +130,18 @@ impl<L: Lanes> HalfProbes<L> {
     fn all_in_half(self, half: &[u32; 8]) -> bool {
         lanes::contains_in_half(self.l, half, self.lo, self.rows)
     }
+
+    /// Sets them in `half`, a half of a shared filter's block in the stripe `_guard` locks,
+    /// answering whether some was not set before (see [`lanes::or_in_half_locked`]).
+    ///
+    /// # Safety
+    /// `half` is 32-byte aligned (a half of an `AtomicBlock`) and inside `_guard`'s stripe.
+    #[inline(always)]
+    unsafe fn or_in_half_locked(self, half: &[AtomicU64; 4], _guard: &StripeGuard<'_>) -> bool {
+        // SAFETY: aligned (the caller); every writer of the half holds its stripe's lock,
+        // which `_guard` is (the caller).
+        unsafe { lanes::or_in_half_locked(self.l, half, self.lo, self.rows) }
+    }
 }
 
 /// Half `j % 2` of block `j / 2` of `blocks`, from its address (`32 j` bytes in).
@@ -160,6 +179,15 @@ impl<L: Lanes, const WORDS: bool> Probes for LaneProbes<L, WORDS> {
     #[inline(always)]
     fn pattern(self) -> Block {
         lanes::pattern_block::<L, WORDS>(self.l, self.lo, self.rows)
+    }
+
+    /// In registers: one vector load of the block, and (when it gains a bit) its vector
+    /// stores.
+    #[inline(always)]
+    fn or_locked(self, block: &AtomicBlock, _guard: &StripeGuard<'_>) -> bool {
+        // SAFETY: an `AtomicBlock` is 64-byte aligned; its writers all hold its stripe's
+        // lock, which `_guard` is (the block is in it: `LockedInsert`).
+        unsafe { lanes::or_locked::<L, WORDS>(self.l, &block.0, self.lo, self.rows) }
     }
 }
 
@@ -505,18 +533,38 @@ impl<const NEW: bool> BlockOp for LockedInsert<'_, NEW> {
 
     #[inline(always)]
     unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
-        let pattern = p.pattern();
-        let stripe = self.stripes.stripe_of(i);
-        let guard = match &self.held {
-            Some(g) if g.stripe() == stripe => g,
-            _ => {
-                // Release the old stripe before taking the next: one lock at a time.
-                self.held = None;
-                self.held.insert(self.stripes.lock(stripe))
-            }
-        };
+        let blocks = self.blocks;
+        let guard = self.hold(i);
         // SAFETY: the caller guarantees `i < num_blocks()`.
-        unsafe { self.blocks.get_unchecked(i) }.or_locked(&pattern, guard)
+        p.or_locked(unsafe { blocks.get_unchecked(i) }, guard)
+    }
+
+    /// The half in registers, one vector load and (when it gains a bit) one vector store.
+    #[inline(always)]
+    unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
+        let blocks = self.blocks;
+        let guard = self.hold(j >> 1);
+        // SAFETY: the caller guarantees `j / 2 < num_blocks()`: half `j % 2` of that block,
+        // 32 bytes at `32 j` from the 64-byte aligned start of the blocks, is four atomic
+        // words, 32-byte aligned, in the stripe `guard` locks.
+        unsafe {
+            let half = &*blocks.as_ptr().cast::<[AtomicU64; 4]>().add(j);
+            p.or_in_half_locked(half, guard)
+        }
+    }
+}
+
+impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
+    /// The lock of block `i`'s stripe: the one held when consecutive keys share it, else
+    /// taken after the one held is released (one lock at a time).
+    #[inline(always)]
+    fn hold(&mut self, i: usize) -> &StripeGuard<'a> {
+        let stripe = self.stripes.stripe_of(i);
+        if self.held.as_ref().map(StripeGuard::stripe) != Some(stripe) {
+            self.held = None;
+        }
+        let stripes = self.stripes;
+        self.held.get_or_insert_with(|| stripes.lock(stripe))
     }
 }
 

@@ -240,7 +240,7 @@ fn readers_never_miss_published_keys() {
 }
 
 /// Proves: 16 writers mixing every way to write (handles with buffers from 1 to 8,192 keys,
-/// shared batches long enough to be sorted by stripe, single-key `insert`, `insert_new`,
+/// shared batches long enough to be partitioned by stripe, single-key `insert`, `insert_new`,
 /// `insert_batch_new`, byte columns) and 4 readers on one filter of many stripes, every tier:
 /// every key a writer published after its call (or flush) returned is found by the readers,
 /// and the final filter equals the single-threaded build bit for bit.

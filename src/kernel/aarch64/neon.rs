@@ -5,6 +5,7 @@
 //! exactly what [`Lanes::shl_var`] promises for counts `0..128`.
 
 use core::arch::aarch64::*;
+use core::sync::atomic::AtomicU64;
 
 use crate::kernel::{Batch, Keys, Lanes};
 
@@ -213,6 +214,41 @@ impl Lanes for Neon {
     fn store32(self, w: &mut [u32; 8], v: H) {
         // SAFETY: NEON is present; `w` holds 8 u32.
         unsafe { vst1q_u32_x2(w.as_mut_ptr(), uint32x4x2_t(v[0], v[1])) }
+    }
+    #[inline(always)]
+    unsafe fn store_shared(self, words: &[AtomicU64; 8], v: V) {
+        let [a, b] = crate::kernel::lanes::shared_halves(words);
+        // SAFETY: NEON is present (token); the halves of an aligned block, under the
+        // caller's lock (the caller). The reinterpretations keep the bytes.
+        unsafe {
+            self.store32_shared(
+                a,
+                [vreinterpretq_u32_u64(v[0]), vreinterpretq_u32_u64(v[1])],
+            );
+            self.store32_shared(
+                b,
+                [vreinterpretq_u32_u64(v[2]), vreinterpretq_u32_u64(v[3])],
+            );
+        }
+    }
+    /// One `STP` of the two registers. Assembly, not `vst1q`: to Rust that would be a plain
+    /// store racing with readers' atomic loads; `asm!` is an opaque access the compiler
+    /// neither splits nor moves past the stripe lock's release (`STLR`), and each aligned
+    /// 8-byte part of an `STP` of Q registers is written whole.
+    #[inline(always)]
+    unsafe fn store32_shared(self, words: &[AtomicU64; 4], v: H) {
+        // SAFETY: NEON is present (token); `words` is 32 bytes of atomics (`UnsafeCell`s,
+        // writable through a shared reference), aligned, written only under the caller's
+        // stripe lock (the caller's guarantees).
+        unsafe {
+            core::arch::asm!(
+                "stp {a:q}, {b:q}, [{p}]",
+                p = in(reg) words.as_ptr(),
+                a = in(vreg) v[0],
+                b = in(vreg) v[1],
+                options(nostack, preserves_flags),
+            )
+        }
     }
     #[inline(always)]
     fn or32(self, a: H, b: H) -> H {

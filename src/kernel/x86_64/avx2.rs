@@ -1,6 +1,7 @@
 //! AVX2 tier: a block is two 256-bit registers, a split block one.
 
 use core::arch::x86_64::*;
+use core::sync::atomic::AtomicU64;
 
 use crate::kernel::lanes::Place;
 use crate::kernel::{Batch, Keys, Lanes};
@@ -335,6 +336,20 @@ impl Lanes for Avx2 {
         unsafe { _mm256_store_si256(w.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    unsafe fn store_shared(self, words: &[AtomicU64; 8], v: V) {
+        let [a, b] = crate::kernel::lanes::shared_halves(words);
+        // SAFETY: the halves of an aligned block, under the caller's lock (the caller).
+        unsafe {
+            self.store32_shared(a, v[0]);
+            self.store32_shared(b, v[1]);
+        }
+    }
+    #[inline(always)]
+    unsafe fn store32_shared(self, words: &[AtomicU64; 4], v: __m256i) {
+        // SAFETY: AVX2 (so AVX) is present (token); the caller's guarantees.
+        unsafe { store_shared(words, v) }
+    }
+    #[inline(always)]
     fn or32(self, a: __m256i, b: __m256i) -> __m256i {
         // SAFETY: AVX2 is present (token).
         unsafe { _mm256_or_si256(a, b) }
@@ -358,6 +373,29 @@ impl Lanes for Avx2 {
     fn covers32(self, b: __m256i, p: __m256i) -> bool {
         // SAFETY: AVX2 is present (token).
         unsafe { _mm256_testc_si256(b, p) != 0 }
+    }
+}
+
+/// [`Lanes::store32_shared`] in one aligned 256-bit store. Assembly, not
+/// `_mm256_store_si256`: to Rust that would be a plain store racing with readers' atomic
+/// loads; `asm!` is an opaque access the compiler neither splits, merges nor reorders
+/// across the stripe lock's release. On x86 each aligned 8-byte part of it is written whole.
+///
+/// # Safety
+/// The CPU supports AVX; `words` is 32-byte aligned and written only under the stripe lock
+/// the caller holds.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn store_shared(words: &[AtomicU64; 4], v: __m256i) {
+    // SAFETY: the caller's guarantees; the 32 bytes lie in `UnsafeCell`s (atomics), which
+    // may be written through a shared reference.
+    unsafe {
+        core::arch::asm!(
+            "vmovdqa ymmword ptr [{p}], {v}",
+            p = in(reg) words.as_ptr(),
+            v = in(ymm_reg) v,
+            options(nostack, preserves_flags),
+        )
     }
 }
 

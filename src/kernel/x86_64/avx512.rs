@@ -2,6 +2,7 @@
 //! AVX2 primitives, which every AVX-512 CPU has.
 
 use core::arch::x86_64::*;
+use core::sync::atomic::AtomicU64;
 
 use super::avx2::Avx2;
 use crate::hashing::PRIME_MX2;
@@ -230,6 +231,23 @@ impl Lanes for Avx512 {
     #[inline(always)]
     fn store32(self, w: &mut [u32; 8], v: __m256i) {
         self.avx2().store32(w, v)
+    }
+    #[inline(always)]
+    unsafe fn store32_shared(self, words: &[AtomicU64; 4], v: __m256i) {
+        // SAFETY: the caller's guarantees.
+        unsafe { self.avx2().store32_shared(words, v) }
+    }
+    #[inline(always)]
+    unsafe fn store_shared(self, words: &[AtomicU64; 8], v: __m512i) {
+        let [a, b] = crate::kernel::lanes::shared_halves(words);
+        // SAFETY: AVX-512 F is present (token); the halves of an aligned block, under the
+        // caller's lock (the caller).
+        unsafe {
+            self.avx2()
+                .store32_shared(a, _mm512_extracti64x4_epi64::<0>(v));
+            self.avx2()
+                .store32_shared(b, _mm512_extracti64x4_epi64::<1>(v));
+        }
     }
     #[inline(always)]
     fn or32(self, a: __m256i, b: __m256i) -> __m256i {
