@@ -6,7 +6,11 @@
 //! included** (allocating and zeroing the filter is part of building one), the keys split
 //! into one contiguous share per thread. Sides:
 //! * `handles`: `AtomicBloomFilter`, one [`writer`](blockbloom::AtomicBloomFilter::writer)
-//!   per thread, `insert_batch` of 4,096 keys at a time, dropped (flushed) at the end;
+//!   per thread (the default choice: a private handle up to 4 MiB, a buffering one above),
+//!   `insert_batch` of 4,096 keys at a time, dropped (flushed) at the end;
+//! * `handles-buffer` and `handles-private`: the same with each kind forced
+//!   ([`try_writer`](blockbloom::AtomicBloomFilter::try_writer) with the default buffer,
+//!   [`try_private_writer`](blockbloom::AtomicBloomFilter::try_private_writer));
 //! * `shared-batch`: `AtomicBloomFilter::insert_batch(&self, ..)` of 4,096 keys at a time
 //!   from every thread;
 //! * `single-key`: `AtomicBloomFilter::insert(&self, &key)`, one call per key;
@@ -43,7 +47,7 @@ mod pairs;
 /// Keys per `insert_batch` call.
 const CALL: usize = 4096;
 
-const SIDES: [&str; 8] = [
+const SIDES: [&str; 10] = [
     "handles",
     "shared-batch",
     "single-key",
@@ -52,7 +56,12 @@ const SIDES: [&str; 8] = [
     "floor-plain",
     "floor-atomic",
     "floor-stores",
+    "handles-buffer",
+    "handles-private",
 ];
+
+/// Our shared sides (each against fastbloom, the plain filter and the floors).
+const SHARED: [usize; 5] = [0, 8, 9, 1, 2];
 
 /// The sides' input: the keys, and their hashes under the defaults (for the floors).
 struct Input {
@@ -97,14 +106,20 @@ fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), bloc
     let probe = keys[n / 2];
     let t = Instant::now();
     let found = match side {
-        0..=2 => {
+        0..=2 | 8 | 9 => {
             let f = AtomicBloomFilter::with_capacity(n as u64, 0.01)?;
             std::thread::scope(|s| {
                 for part in keys.chunks(share) {
                     let f = &f;
                     s.spawn(move || match side {
-                        0 => {
-                            let mut w = f.writer();
+                        0 | 8 | 9 => {
+                            let mut w = match side {
+                                0 => f.writer(),
+                                8 => f
+                                    .try_writer(blockbloom::AtomicWriter::DEFAULT_BUFFER)
+                                    .expect("a buffer"),
+                                _ => f.try_private_writer().expect("a copy"),
+                            };
                             part.chunks(CALL).for_each(|c| w.insert_batch(c));
                         }
                         1 => part.chunks(CALL).for_each(|c| f.insert_batch(c)),
@@ -182,14 +197,14 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
             .map(|s| format!("{} {:.2}", SIDES[s], median(&mut t[s].clone())))
             .collect();
         println!("  ns/key: {}", line.join(", "));
-        for ours in 0..3 {
+        for ours in SHARED {
             println!(
                 "  fastbloom / {}: {}",
                 SIDES[ours],
                 ratio_summary(&t[3], &t[ours])
             );
         }
-        for ours in 0..4 {
+        for ours in SHARED.into_iter().chain([3]) {
             let per_thread: Vec<f64> = t[ours].iter().map(|x| x * threads as f64).collect();
             println!(
                 "  {} per thread / plain: {}",
@@ -197,7 +212,7 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
                 ratio_summary(&per_thread, &t[4])
             );
         }
-        for ours in [0, 1, 4] {
+        for ours in SHARED.into_iter().filter(|&s| s != 2).chain([4]) {
             for floor in [5, 6, 7] {
                 if ours == 4 && floor != 5 {
                     continue;
@@ -213,7 +228,7 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
         if threads > 1
             && let Some(one) = thread_counts.iter().position(|&c| c == 1)
         {
-            for side in [0, 1, 2, 3, 6, 7] {
+            for side in SHARED.into_iter().chain([3, 6, 7]) {
                 println!(
                     "  {} speed-up, 1 thread / {threads}: {}",
                     SIDES[side],

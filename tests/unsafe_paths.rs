@@ -147,9 +147,10 @@ fn atomic_conversions_and_views_share_memory_safely() {
     }
 }
 
-/// Writers through every path (a handle, a shared batch partitioned by stripe, single keys) and a
-/// reader at once on a filter of several stripes, under Miri's data-race detector: a lock
-/// holder's plain read of its block (`read_locked`) never races with a store.
+/// Writers through every path (a buffering handle, a private one, a shared batch partitioned by
+/// stripe, single keys) and a reader at once on a filter of several stripes, under Miri's
+/// data-race detector: a lock holder's plain read of its block (`read_locked`) never races
+/// with a store.
 #[test]
 fn striped_writers_and_a_reader_race_nothing() {
     let ks = keys(11, N);
@@ -164,9 +165,14 @@ fn striped_writers_and_a_reader_race_nothing() {
             let (f, ks) = (&f, &ks);
             // A handle whose stripes fill; a shared batch long enough to be partitioned; single keys.
             let (a, b) = ks.split_at(N / 3);
+            let (a, c) = a.split_at(a.len() / 2);
             s.spawn(move || {
                 let mut w = f.try_writer(N / 6).unwrap();
                 w.insert_batch(a);
+            });
+            s.spawn(move || {
+                let mut w = f.try_private_writer().unwrap();
+                w.insert_batch(c);
             });
             s.spawn(move || {
                 f.insert_batch(&b[..N / 3]);

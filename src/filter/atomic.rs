@@ -226,10 +226,20 @@ impl AtomicBloomFilter {
         self.insert_keys(column.key_slice().0)
     }
 
-    /// A writer handle: a buffer of hashes for one thread (see [`AtomicWriter`]), the fastest
-    /// way to feed the filter from many threads. Its keys become visible when it flushes: when
-    /// a stripe's share of its buffer (16,384 slots) fills, on [`flush`](AtomicWriter::flush), and when it is
-    /// dropped.
+    /// A writer handle for one thread (see [`AtomicWriter`]), the fastest way to feed the
+    /// filter from many threads. Its keys become visible when it applies them: when it fills,
+    /// on [`flush`](AtomicWriter::flush), and when it is dropped. Which handle depends on
+    /// the filter's size:
+    ///
+    /// * up to [`AtomicWriter::PRIVATE_MAX_BYTES`] (4 MiB, about 3.4 million keys at 1%), a
+    ///   **private** handle ([`try_private_writer`](Self::try_private_writer)): it sets its
+    ///   keys in its own copy of the filter, as fast as a plain filter, and ORs the copy in
+    ///   when it fills (8 keys per block), flushes or drops. It costs a copy of the filter
+    ///   (at most 4 MiB) per handle, and each flush a pass over the filter: flush when keys
+    ///   must be visible, not after every batch;
+    /// * above it, a **buffering** handle ([`try_writer`](Self::try_writer) with 16,384 slots,
+    ///   128 KiB): it buffers hashes by stripe and applies them under the stripes' locks when
+    ///   a stripe's slots fill, flushes or drops; a flush costs only what it holds.
     ///
     /// ```
     /// let f = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
@@ -238,6 +248,7 @@ impl AtomicBloomFilter {
     /// w.insert(&"four");
     /// w.flush();
     /// assert!(f.contains(&2u64) && f.contains(&"four"));
+    /// assert!(w.is_private()); // a small filter
     /// # Ok::<(), blockbloom::Error>(())
     /// ```
     ///
@@ -251,10 +262,45 @@ impl AtomicBloomFilter {
     /// w.insert(&1u64);
     /// ```
     ///
-    /// Allocating the buffer (128 KiB) aborts on lack of memory, as `Vec` does;
-    /// [`try_writer`](Self::try_writer) returns an error instead.
+    /// Allocating the copy or the buffer aborts on lack of memory, as `Vec` does;
+    /// [`try_private_writer`](Self::try_private_writer) and [`try_writer`](Self::try_writer)
+    /// return an error instead.
     pub fn writer(&self) -> AtomicWriter<'_> {
-        AtomicWriter::new(self, AtomicWriter::DEFAULT_BUFFER)
+        AtomicWriter::chosen(self)
+    }
+
+    /// A private writer handle: it sets its keys in its own zeroed copy of the filter's
+    /// blocks with the plain filter's kernels, sharing no cache line with another core while
+    /// it writes, and *publishes* the copy (ORs it into the filter a stripe at a time under
+    /// the stripe's lock, skipping the blocks it has nothing in, and zeroes it) when it has
+    /// set 8 keys per block of the filter ([`capacity`](AtomicWriter::capacity)), on
+    /// [`flush`](AtomicWriter::flush) and when it is dropped.
+    ///
+    /// **Memory:** one copy of the filter, [`size_in_bytes`](Self::size_in_bytes), per
+    /// handle, for as long as it lives. **Time:** a key costs what it costs in a plain
+    /// `BloomFilter`; each publish reads and writes the whole filter once. That is what
+    /// [`writer`](Self::writer) picks for filters up to
+    /// [`AtomicWriter::PRIVATE_MAX_BYTES`], where the cores would otherwise pass the same
+    /// lines back and forth; for a larger filter it suits writers that insert many keys per
+    /// block between flushes.
+    ///
+    /// ```
+    /// let f = blockbloom::AtomicBloomFilter::with_capacity(100_000, 0.01)?;
+    /// std::thread::scope(|s| {
+    ///     for t in 0..2u64 {
+    ///         let mut w = f.try_private_writer().expect("memory for a copy");
+    ///         s.spawn(move || w.insert_batch(&(t * 50_000..(t + 1) * 50_000).collect::<Vec<_>>()));
+    ///     }
+    /// });
+    /// assert_eq!(f.count_batch(&(0..100_000u64).collect::<Vec<_>>()), 100_000);
+    /// # Ok::<(), blockbloom::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::AllocationFailed`] if the copy cannot be allocated; nothing is written to the
+    /// filter.
+    pub fn try_private_writer(&self) -> Result<AtomicWriter<'_>, Error> {
+        AtomicWriter::try_private(self)
     }
 
     /// A writer handle whose buffer holds `buffer` keys' hashes (8 bytes of memory per key,

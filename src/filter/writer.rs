@@ -7,29 +7,38 @@ use super::{AtomicBloomFilter, BatchKey, ByteColumn, KeySource};
 use crate::error::Error;
 use crate::kernel::{Keys, Sink};
 use crate::key::Key;
-use crate::layout::block_index;
+use crate::layout::{Block, block_index};
+use crate::memory::PageBuf;
 
 /// A writer handle: one thread's buffered inserts into a shared [`AtomicBloomFilter`], made
 /// by [`AtomicBloomFilter::writer`].
 ///
-/// It hashes its keys (in SIMD lanes for batches) and puts each hash in the slots of its
-/// block's stripe (the filter's lock regions), so the buffer is partitioned by stripe as it
-/// fills, with no sort. When a stripe's slots are full, on [`flush`](Self::flush) and when the
-/// handle is dropped, it applies every pending hash with the filter's batch kernel (patterns
-/// in vector registers, blocks prefetched), taking each stripe's lock once for all its keys
-/// and writing each block half that gains a bit with one vector store: no locked instruction
-/// per key. Other handles, shared batches, single-key inserts and readers can run at the same
-/// time.
+/// A handle is one of two kinds ([`writer`](AtomicBloomFilter::writer) picks by the filter's
+/// size; [`is_private`](Self::is_private) says which):
+///
+/// * **buffering** ([`try_writer`](AtomicBloomFilter::try_writer)): it hashes its keys (in
+///   SIMD lanes for batches) and puts each hash in the slots of its block's stripe (the
+///   filter's lock regions), so the buffer is partitioned by stripe as it fills, with no sort.
+///   When a stripe's slots are full, on [`flush`](Self::flush) and when the handle is dropped,
+///   it applies every pending hash with the filter's batch kernel (patterns in vector
+///   registers, blocks prefetched), taking each stripe's lock once for all its keys and
+///   writing each block half that gains a bit with one vector store: no locked instruction
+///   per key;
+/// * **private** ([`try_private_writer`](AtomicBloomFilter::try_private_writer)): it sets its
+///   keys in its own copy of the filter with the plain filter's kernels and ORs the copy into
+///   the filter when it fills, flushes or drops.
+///
+/// Other handles, shared batches, single-key inserts and readers can run at the same time.
 ///
 /// **When a key becomes visible.** A key written through a handle is in the filter once the
 /// buffer holding it has been applied: when [`flush`](Self::flush) returns, when the handle's
-/// drop returns, or when an insert that filled a stripe's slots returns (at most [`capacity`]
-/// keys wait; [`pending`](Self::pending) says how many do). Until then no query finds it, not
+/// drop returns, or when an insert that filled the handle returns (at most [`capacity`] keys
+/// wait; [`pending`](Self::pending) says how many do). Until then no query finds it, not
 /// even one on the same thread. After it, every query that happens after (on this thread,
 /// or on one that synchronised with it) finds it.
 ///
-/// Flushing never allocates and never fails: the buffer is allocated when the handle is
-/// made. A handle is `Send` (move it into the thread that writes) and borrows its filter,
+/// Flushing never allocates and never fails: the buffer or copy is allocated when the handle
+/// is made. A handle is `Send` (move it into the thread that writes) and borrows its filter,
 /// so the filter cannot be consumed while a handle lives.
 ///
 /// **A handle that is never dropped loses its unflushed keys.** Its drop is what applies the
@@ -70,6 +79,17 @@ use crate::layout::block_index;
 #[must_use = "a writer applies its keys as it fills, on flush and on drop; unused, it does nothing"]
 pub struct AtomicWriter<'f> {
     filter: &'f AtomicBloomFilter,
+    pending: Pending,
+}
+
+/// Where a handle keeps its keys until it applies them.
+enum Pending {
+    Slots(Slots),
+    Private(Private),
+}
+
+/// Hashes in slots per stripe, applied under the stripes' locks.
+struct Slots {
     /// `per` slots for each stripe, in stripe order: stripe `s`'s pending hashes are
     /// `slots[s * per..][..fill[s]]`, placed there as they are hashed (no sort at flush).
     slots: Box<[u64]>,
@@ -82,22 +102,51 @@ pub struct AtomicWriter<'f> {
     stage: Box<[u64]>,
 }
 
+/// A private copy of the filter's blocks, set with the plain filter's kernels (no line shared
+/// with another core while it is written) and OR'd into the filter when published.
+struct Private {
+    copy: PageBuf<Block>,
+    /// Keys set in `copy` since it was last published.
+    keys: usize,
+    /// Keys after which it is published: [`PRIVATE_KEYS_PER_BLOCK`] per block.
+    cap: usize,
+}
+
 /// Keys hashed at a time before they are placed in their stripes' slots: 4 KiB, in L1
 /// between the hashing and the placing.
 const STAGE: usize = 512;
 
+/// A private handle publishes after this many keys per block of the filter, so that its
+/// OR pass (a read and a write of the filter) costs at most 8 bytes of the copy per key.
+const PRIVATE_KEYS_PER_BLOCK: usize = 8;
+
 impl<'f> AtomicWriter<'f> {
-    /// Slots of a handle from [`AtomicBloomFilter::writer`]: 128 KiB of hashes; once a filter
-    /// has its full 256 stripes, 64 slots per stripe, and about 40 keys per stripe lock
-    /// taken (a stripe's slots fill first when the 256 hold about 10,000 keys in all).
+    /// Slots of a handle from [`AtomicBloomFilter::writer`] on a filter larger than
+    /// [`PRIVATE_MAX_BYTES`](Self::PRIVATE_MAX_BYTES): 128 KiB of hashes; once a filter has
+    /// its full 256 stripes, 64 slots per stripe, and about 40 keys per stripe lock taken (a
+    /// stripe's slots fill first when the 256 hold about 10,000 keys in all).
     pub const DEFAULT_BUFFER: usize = 16384;
 
-    /// A handle with `buffer` slots; aborts if the allocator refuses them.
-    pub(super) fn new(filter: &'f AtomicBloomFilter, buffer: usize) -> AtomicWriter<'f> {
-        match Self::try_new(filter, buffer) {
+    /// The largest filter for which [`AtomicBloomFilter::writer`] makes a private handle
+    /// (see [`AtomicBloomFilter::try_private_writer`]): 4 MiB. Below it, two cores writing
+    /// one filter's lines pass them back and forth for more than the second core brings
+    /// (perf-reports/2026-12-02-ingest-floor.md: at 1.2 MiB, two threads storing into one
+    /// buffer took 4.69 ns a key, one thread alone 2.87); above it (19 MiB) sharing pays, and
+    /// a copy per handle would cost more memory than its speed is worth.
+    pub const PRIVATE_MAX_BYTES: usize = 4 << 20;
+
+    /// The handle [`AtomicBloomFilter::writer`] makes; aborts if the allocator refuses it.
+    pub(super) fn chosen(filter: &'f AtomicBloomFilter) -> AtomicWriter<'f> {
+        let made = if filter.size_in_bytes() <= Self::PRIVATE_MAX_BYTES {
+            Self::try_private(filter)
+        } else {
+            Self::try_new(filter, Self::DEFAULT_BUFFER)
+        };
+        match made {
             Ok(w) => w,
-            Err(Error::AllocationFailed { .. }) => alloc::alloc::handle_alloc_error(
-                core::alloc::Layout::array::<u64>(buffer).expect("a buffer's layout"),
+            Err(Error::AllocationFailed { bytes }) => alloc::alloc::handle_alloc_error(
+                core::alloc::Layout::from_size_align(bytes as usize, 64)
+                    .unwrap_or(core::alloc::Layout::new::<Block>()),
             ),
             Err(e) => panic!("{e}"),
         }
@@ -118,12 +167,29 @@ impl<'f> AtomicWriter<'f> {
         }
         let stripes = filter.store.stripes.len();
         let per = (buffer / stripes).max(1);
-        Ok(AtomicWriter {
-            filter,
+        let slots = Slots {
             slots: zeroed(per * stripes)?,
             per,
             fill: zeroed(stripes)?,
             stage: zeroed(if stripes > 1 { STAGE } else { 0 })?,
+        };
+        Ok(AtomicWriter {
+            filter,
+            pending: Pending::Slots(slots),
+        })
+    }
+
+    /// A handle with a private copy of the filter's blocks.
+    pub(super) fn try_private(filter: &'f AtomicBloomFilter) -> Result<AtomicWriter<'f>, Error> {
+        let num_blocks = filter.meta.shape.num_blocks;
+        let private = Private {
+            copy: super::allocate_pages(num_blocks, filter.store.blocks.huge())?,
+            keys: 0,
+            cap: (num_blocks as usize).saturating_mul(PRIVATE_KEYS_PER_BLOCK),
+        };
+        Ok(AtomicWriter {
+            filter,
+            pending: Pending::Private(private),
         })
     }
 
@@ -132,18 +198,32 @@ impl<'f> AtomicWriter<'f> {
         self.filter
     }
 
-    /// How many hashes the handle has room for: the `buffer` it was made with, as a whole
-    /// number of slots for each of the filter's stripes (at least one each). A filter of one
-    /// stripe (64 blocks, 4 KiB, or fewer) applies them when they are all taken; a larger one
-    /// when one stripe's slots are, which with evenly spread hashes is when roughly half to
-    /// two thirds of all of them are.
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
+    /// Whether the handle writes a private copy of the filter (see
+    /// [`AtomicBloomFilter::try_private_writer`]) rather than buffering hashes.
+    pub fn is_private(&self) -> bool {
+        matches!(self.pending, Pending::Private(_))
     }
 
-    /// How many keys wait in the buffer, not yet visible in the filter.
+    /// At most how many keys wait before the handle applies them by itself.
+    ///
+    /// A buffering handle: the `buffer` it was made with, as a whole number of slots for each
+    /// of the filter's stripes (at least one each). A filter of one stripe (64 blocks, 4 KiB,
+    /// or fewer) applies them when they are all taken; a larger one when one stripe's slots
+    /// are, which with evenly spread hashes is when roughly half to two thirds of all of them
+    /// are. A private handle: 8 keys per block of the filter.
+    pub fn capacity(&self) -> usize {
+        match &self.pending {
+            Pending::Slots(s) => s.slots.len(),
+            Pending::Private(p) => p.cap,
+        }
+    }
+
+    /// How many keys wait in the handle, not yet visible in the filter.
     pub fn pending(&self) -> usize {
-        self.fill.iter().map(|&f| f as usize).sum()
+        match &self.pending {
+            Pending::Slots(s) => s.fill.iter().map(|&f| f as usize).sum(),
+            Pending::Private(p) => p.keys,
+        }
     }
 
     /// Inserts a key (see [`AtomicBloomFilter::insert`]): buffered until the next flush.
@@ -161,12 +241,22 @@ impl<'f> AtomicWriter<'f> {
     /// Inserts a pre-computed hash: buffered.
     #[inline]
     pub fn insert_hash(&mut self, hash: u64) {
-        self.place(&[hash])
+        let filter = self.filter;
+        match &mut self.pending {
+            Pending::Slots(s) => s.place(filter, &[hash]),
+            Pending::Private(p) => {
+                let block = filter.meta.block_of_mut(&mut p.copy, hash);
+                filter.meta.one.insert(block, hash as u32);
+                p.keys += 1;
+                if p.keys == p.cap {
+                    p.publish(filter);
+                }
+            }
+        }
     }
 
     /// Inserts a batch of keys (see [`AtomicBloomFilter::insert_batch`]), hashed in SIMD
-    /// lanes into the buffer: buffered, except when a stripe's slots fill, which applies the
-    /// buffer.
+    /// lanes: buffered, except when the handle fills, which applies what it holds.
     pub fn insert_batch<K: BatchKey>(&mut self, keys: &[K]) {
         self.push(K::as_keys(keys).0)
     }
@@ -181,11 +271,33 @@ impl<'f> AtomicWriter<'f> {
         self.push(Keys::Hashes(hashes))
     }
 
-    /// Hashes `keys` and places each hash in its stripe's slots, applying the buffer when a
-    /// stripe's slots fill. The partition by stripe is done here, as the hashes come out of
-    /// the SIMD hash (in L1, [`STAGE`] at a time), not as a sort when the buffer is applied.
     pub(super) fn push(&mut self, keys: Keys<'_>) {
-        let meta = &self.filter.meta;
+        let filter = self.filter;
+        match &mut self.pending {
+            Pending::Slots(s) => s.push(filter, keys),
+            Pending::Private(p) => p.push(filter, keys),
+        }
+    }
+
+    /// Applies every key the handle holds to the filter; when it returns, they are visible
+    /// to every query that happens after it. Never allocates, never fails. A private handle's
+    /// flush is a pass over the filter (see
+    /// [`try_private_writer`](AtomicBloomFilter::try_private_writer)).
+    pub fn flush(&mut self) {
+        let filter = self.filter;
+        match &mut self.pending {
+            Pending::Slots(s) => s.apply(filter),
+            Pending::Private(p) => p.publish(filter),
+        }
+    }
+}
+
+impl Slots {
+    /// Hashes `keys` and places each hash in its stripe's slots, applying them when a
+    /// stripe's slots fill. The partition by stripe is done here, as the hashes come out of
+    /// the SIMD hash (in L1, [`STAGE`] at a time), not as a sort when they are applied.
+    fn push(&mut self, filter: &AtomicBloomFilter, keys: Keys<'_>) {
+        let meta = &filter.meta;
         let keys = keys.under(meta.shape.hash);
         let total = keys.len();
         let mut start = 0;
@@ -199,7 +311,7 @@ impl<'f> AtomicWriter<'f> {
                 self.fill[0] = (len + take) as u32;
                 start += take;
                 if len + take == self.slots.len() {
-                    self.flush();
+                    self.apply(filter);
                 }
             }
             return;
@@ -210,15 +322,15 @@ impl<'f> AtomicWriter<'f> {
             meta.kernel
                 .hash_keys(meta.shape.flip, keys, start, &mut stage[..take]);
             start += take;
-            self.place(&stage[..take]);
+            self.place(filter, &stage[..take]);
         }
         self.stage = stage;
     }
 
-    /// Puts each hash in its stripe's slots, applying the buffer whenever that fills them.
+    /// Puts each hash in its stripe's slots, applying them whenever that fills a stripe's.
     #[inline(always)]
-    fn place(&mut self, hashes: &[u64]) {
-        let (filter, per) = (self.filter, self.per);
+    fn place(&mut self, filter: &AtomicBloomFilter, hashes: &[u64]) {
+        let per = self.per;
         let (slots, fill) = (&mut *self.slots, &mut *self.fill);
         let num_blocks = filter.meta.shape.num_blocks;
         let stripes = &filter.store.stripes;
@@ -240,10 +352,8 @@ impl<'f> AtomicWriter<'f> {
         }
     }
 
-    /// Applies every buffered key to the filter; when it returns, they are visible to every
-    /// query that happens after it. Never allocates, never fails.
-    pub fn flush(&mut self) {
-        apply(self.filter, &mut self.slots, &mut self.fill, self.per)
+    fn apply(&mut self, filter: &AtomicBloomFilter) {
+        apply(filter, &mut self.slots, &mut self.fill, self.per)
     }
 }
 
@@ -265,6 +375,48 @@ fn apply(filter: &AtomicBloomFilter, slots: &mut [u64], fill: &mut [u32], per: u
     }
     if at > 0 {
         filter.apply(Keys::Hashes(&slots[..at]), Sink::Discard);
+    }
+}
+
+impl Private {
+    /// Sets `keys` in the copy with the plain filter's batch kernel, publishing each time
+    /// [`cap`](Self::cap) keys have been set.
+    fn push(&mut self, filter: &AtomicBloomFilter, keys: Keys<'_>) {
+        let meta = &filter.meta;
+        let total = keys.len();
+        let mut start = 0;
+        while start < total {
+            let take = (self.cap - self.keys).min(total - start);
+            let part = keys.slice(start, start + take);
+            meta.kernel.insert(&meta.shape, &mut self.copy, part);
+            self.keys += take;
+            start += take;
+            if self.keys == self.cap {
+                self.publish(filter);
+            }
+        }
+    }
+
+    /// ORs the copy into the filter, a stripe at a time under its lock (skipping blocks the
+    /// copy has nothing in, so their lines stay shared), and zeroes it.
+    fn publish(&mut self, filter: &AtomicBloomFilter) {
+        if core::mem::take(&mut self.keys) == 0 {
+            return;
+        }
+        let stripes = &filter.store.stripes;
+        let per = stripes.blocks_per_stripe();
+        let shared = filter.store.blocks.chunks(per);
+        for (s, (mine, theirs)) in self.copy.chunks_mut(per).zip(shared).enumerate() {
+            let mut guard = None;
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                if *m == Block::ZERO {
+                    continue;
+                }
+                let g = guard.get_or_insert_with(|| stripes.lock(s));
+                t.or_locked(m, g);
+                *m = Block::ZERO;
+            }
+        }
     }
 }
 
@@ -307,7 +459,7 @@ mod tests {
 
     /// Every tier's locked insert (a half in one vector store, a block in its stores) sets
     /// the bits a plain build sets, in every layout, through a handle whose stripes' slots
-    /// fill many times and through shared batches.
+    /// fill many times, a private handle published twice, and shared batches.
     #[test]
     fn handles_set_the_plain_filters_bits_on_every_tier_and_layout() {
         let keys = keys(20_000);
@@ -333,7 +485,17 @@ mod tests {
                     w.insert_batch(&keys[..10_000]);
                     assert!(w.pending() < w.capacity());
                 }
-                shared.insert_batch(&keys[10_000..]);
+                {
+                    let mut w = shared.try_private_writer().unwrap();
+                    assert!(w.is_private());
+                    w.insert_batch(&keys[10_000..12_000]);
+                    keys[12_000..12_100].iter().for_each(|k| w.insert(k));
+                    assert_eq!(w.pending(), 2_100);
+                    w.flush();
+                    assert_eq!(w.pending(), 0);
+                    w.insert_batch(&keys[12_100..15_000]);
+                }
+                shared.insert_batch(&keys[15_000..]);
                 let got = shared.into_filter();
                 assert!(got.blocks() == plain.blocks(), "{isa} {layout:?}");
             }
@@ -362,5 +524,27 @@ mod tests {
         assert_eq!(w.pending(), 2);
         w.flush();
         assert_eq!(w.pending(), 0);
+    }
+
+    /// `writer` makes a private handle up to `PRIVATE_MAX_BYTES` and a buffering one above;
+    /// a private handle publishes by itself every `capacity` keys.
+    #[test]
+    fn writer_picks_by_size_and_a_private_handle_publishes_when_full() {
+        use crate::AtomicBloomFilter;
+        use crate::filter::AtomicWriter;
+        let small = AtomicBloomFilter::with_capacity(1_000, 0.01).unwrap();
+        let w = small.writer();
+        assert!(w.is_private());
+        assert_eq!(w.capacity(), 8 * small.num_blocks() as usize);
+        drop(w);
+        let big = AtomicBloomFilter::with_capacity(4_000_000, 0.01).unwrap();
+        assert!(big.size_in_bytes() > AtomicWriter::PRIVATE_MAX_BYTES);
+        assert!(!big.writer().is_private());
+
+        let mut w = small.try_private_writer().unwrap();
+        let keys = keys(w.capacity() as u64 + 3);
+        w.insert_batch(&keys);
+        assert_eq!(w.pending(), 3);
+        assert_eq!(small.count_batch(&keys[..keys.len() - 3]), keys.len() - 3);
     }
 }

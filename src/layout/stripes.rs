@@ -74,6 +74,13 @@ impl Stripes {
         block >> self.shift
     }
 
+    /// Blocks per stripe (the last stripe may have fewer): stripe `s` is blocks
+    /// `s * blocks_per_stripe()..`.
+    #[inline(always)]
+    pub fn blocks_per_stripe(&self) -> usize {
+        1 << self.shift
+    }
+
     /// Takes the lock of `stripe`, waiting while another writer holds it; the guard releases
     /// it.
     ///

@@ -240,6 +240,7 @@ fn readers_never_miss_published_keys() {
 }
 
 /// Proves: 16 writers mixing every way to write (handles with buffers from 1 to 8,192 keys,
+/// private handles (their copies published on flush),
 /// shared batches long enough to be partitioned by stripe, single-key `insert`, `insert_new`,
 /// `insert_batch_new`, byte columns) and 4 readers on one filter of many stripes, every tier:
 /// every key a writer published after its call (or flush) returned is found by the readers,
@@ -267,7 +268,10 @@ fn sixteen_mixed_writers_and_four_readers_equal_the_sequential_build() {
                 let (f, published, done) = (&f, &published[w], &done);
                 s.spawn(move || {
                     let mut rng = SplitMix64::new(w as u64);
-                    let mut handle = f.try_writer([1, 7, 300, 8192][w % 4]).unwrap();
+                    let mut handle = match w % 5 {
+                        4 => f.try_private_writer().unwrap(),
+                        _ => f.try_writer([1, 7, 300, 8192][w % 4]).unwrap(),
+                    };
                     let mut end = 0;
                     for step in 0.. {
                         if end == keys.len() {
