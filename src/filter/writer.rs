@@ -333,9 +333,14 @@ impl Slots {
         let per = self.per;
         let (slots, fill) = (&mut *self.slots, &mut *self.fill);
         let num_blocks = filter.meta.shape.num_blocks;
-        let stripes = &filter.store.stripes;
+        // `stripe_of(block_index(h, num_blocks))` in one shift: `(x >> 32) >> shift`.
+        let shift = 32 + filter.store.stripes.shift();
         for &h in hashes {
-            let s = stripes.stripe_of(block_index(h, num_blocks));
+            let s = (((h >> 32) * num_blocks) >> shift) as usize;
+            debug_assert_eq!(
+                s,
+                filter.store.stripes.stripe_of(block_index(h, num_blocks))
+            );
             debug_assert!(s < fill.len());
             // SAFETY: `block_index` is below `num_blocks`, and `fill` has an entry for each
             // of the stripes that cover them (`try_new`).

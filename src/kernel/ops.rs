@@ -501,6 +501,8 @@ pub(crate) struct LockedInsert<'a, const NEW: bool> {
     blocks: &'a [AtomicBlock],
     stripes: &'a Stripes,
     held: Option<StripeGuard<'a>>,
+    /// The stripe `held` locks (`usize::MAX` when none): compared without reading the guard.
+    held_stripe: usize,
 }
 
 impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
@@ -515,6 +517,7 @@ impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
             blocks,
             stripes,
             held: None,
+            held_stripe: usize::MAX,
         }
     }
 }
@@ -560,11 +563,15 @@ impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
     #[inline(always)]
     fn hold(&mut self, i: usize) -> &StripeGuard<'a> {
         let stripe = self.stripes.stripe_of(i);
-        if self.held.as_ref().map(StripeGuard::stripe) != Some(stripe) {
+        if stripe != self.held_stripe {
             self.held = None;
+            self.held = Some(self.stripes.lock(stripe));
+            self.held_stripe = stripe;
         }
-        let stripes = self.stripes;
-        self.held.get_or_insert_with(|| stripes.lock(stripe))
+        match &self.held {
+            Some(guard) => guard,
+            None => unreachable!("a stripe is held once one is taken"),
+        }
     }
 }
 

@@ -81,6 +81,12 @@ impl Stripes {
         1 << self.shift
     }
 
+    /// `log2` of [`blocks_per_stripe`](Self::blocks_per_stripe).
+    #[inline(always)]
+    pub fn shift(&self) -> u32 {
+        self.shift
+    }
+
     /// Takes the lock of `stripe`, waiting while another writer holds it; the guard releases
     /// it.
     ///
@@ -97,22 +103,13 @@ impl Stripes {
         {
             wait_unlocked(lock);
         }
-        StripeGuard { lock, stripe }
+        StripeGuard { lock }
     }
 }
 
 /// A held stripe lock; released when dropped.
 pub struct StripeGuard<'a> {
     lock: &'a AtomicBool,
-    stripe: usize,
-}
-
-impl StripeGuard<'_> {
-    /// The stripe it locks.
-    #[inline(always)]
-    pub fn stripe(&self) -> usize {
-        self.stripe
-    }
 }
 
 impl Drop for StripeGuard<'_> {
