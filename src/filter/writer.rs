@@ -410,8 +410,12 @@ impl Private {
         }
         let stripes = &filter.store.stripes;
         let per = stripes.blocks_per_stripe();
-        let shared = filter.store.blocks.chunks(per);
-        for (s, (mine, theirs)) in self.copy.chunks_mut(per).zip(shared).enumerate() {
+        // Handles that publish at once start at different stripes (one from the copy's
+        // address), so they do not walk the locks in step, each waiting on the one ahead.
+        let first = (self.copy.as_ptr() as usize >> 12) % stripes.len();
+        for s in (first..stripes.len()).chain(0..first) {
+            let blocks = s * per..((s + 1) * per).min(self.copy.len());
+            let (mine, theirs) = (&mut self.copy[blocks.clone()], &filter.store.blocks[blocks]);
             let mut guard = None;
             for (m, t) in mine.iter_mut().zip(theirs) {
                 if *m == Block::ZERO {
