@@ -244,14 +244,7 @@ impl<'f> AtomicWriter<'f> {
         let filter = self.filter;
         match &mut self.pending {
             Pending::Slots(s) => s.place(filter, &[hash]),
-            Pending::Private(p) => {
-                let block = filter.meta.block_of_mut(&mut p.copy, hash);
-                filter.meta.one.insert(block, hash as u32);
-                p.keys += 1;
-                if p.keys == p.cap {
-                    p.publish(filter);
-                }
-            }
+            Pending::Private(p) => p.insert_hash(filter, hash),
         }
     }
 
@@ -332,15 +325,10 @@ impl Slots {
     fn place(&mut self, filter: &AtomicBloomFilter, hashes: &[u64]) {
         let per = self.per;
         let (slots, fill) = (&mut *self.slots, &mut *self.fill);
-        let num_blocks = filter.meta.shape.num_blocks;
-        // `stripe_of(block_index(h, num_blocks))` in one shift: `(x >> 32) >> shift`.
-        let shift = 32 + filter.store.stripes.shift();
+        let (num_blocks, stripes) = (filter.meta.shape.num_blocks, &filter.store.stripes);
         for &h in hashes {
-            let s = (((h >> 32) * num_blocks) >> shift) as usize;
-            debug_assert_eq!(
-                s,
-                filter.store.stripes.stripe_of(block_index(h, num_blocks))
-            );
+            let s = stripes.stripe_of_hash(h, num_blocks);
+            debug_assert_eq!(s, stripes.stripe_of(block_index(h, num_blocks)));
             debug_assert!(s < fill.len());
             // SAFETY: `block_index` is below `num_blocks`, and `fill` has an entry for each
             // of the stripes that cover them (`try_new`).
@@ -394,11 +382,24 @@ impl Private {
             let take = (self.cap - self.keys).min(total - start);
             let part = keys.slice(start, start + take);
             meta.kernel.insert(&meta.shape, &mut self.copy, part);
-            self.keys += take;
             start += take;
-            if self.keys == self.cap {
-                self.publish(filter);
-            }
+            self.counted(filter, take);
+        }
+    }
+
+    /// Sets one hash in the copy, publishing if that makes [`cap`](Self::cap) keys.
+    fn insert_hash(&mut self, filter: &AtomicBloomFilter, hash: u64) {
+        let block = filter.meta.block_of_mut(&mut self.copy, hash);
+        filter.meta.one.insert(block, hash as u32);
+        self.counted(filter, 1);
+    }
+
+    /// Counts `n` keys set in the copy, publishing once they make [`cap`](Self::cap).
+    #[inline(always)]
+    fn counted(&mut self, filter: &AtomicBloomFilter, n: usize) {
+        self.keys += n;
+        if self.keys == self.cap {
+            self.publish(filter);
         }
     }
 

@@ -81,10 +81,12 @@ impl Stripes {
         1 << self.shift
     }
 
-    /// `log2` of [`blocks_per_stripe`](Self::blocks_per_stripe).
+    /// The stripe of the block a hash selects among `num_blocks`:
+    /// `stripe_of(block_index(hash, num_blocks))` (`block_index` is `((hash >> 32) *
+    /// num_blocks) >> 32`) in one shift.
     #[inline(always)]
-    pub fn shift(&self) -> u32 {
-        self.shift
+    pub fn stripe_of_hash(&self, hash: u64, num_blocks: u64) -> usize {
+        (((hash >> 32) * num_blocks) >> (32 + self.shift)) as usize
     }
 
     /// Takes the lock of `stripe`, waiting while another writer holds it; the guard releases
