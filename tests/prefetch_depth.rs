@@ -1,7 +1,8 @@
 //! The prefetch depth changes speed only: on every tier, at every depth (none, odd, the
 //! defaults and the deepest), batches set the same bits and give the same answers as the
 //! scalar reference, for the plain, atomic and counting filters and chunk lengths that do
-//! and do not divide the batch.
+//! and do not divide the batch; byte strings, which a batch hashes a run of keys at a time,
+//! in batches that end before, on and after a run.
 
 mod common;
 
@@ -76,6 +77,73 @@ fn every_depth_sets_the_same_bits_and_answers_the_same() {
                 reference,
                 "{isa}, depth {depth}: atomic bits"
             );
+        }
+    }
+}
+
+/// Byte strings: of mixed lengths (8, 16, 31 and 100 bytes, and the rest) or all of one.
+fn strings(n: usize, stream: u64, len: Option<usize>) -> Vec<Vec<u8>> {
+    keys(n, stream)
+        .into_iter()
+        .map(|k| {
+            let len = len.unwrap_or([8, 16, 31, 100, (k % 40) as usize][(k >> 60) as usize % 5]);
+            (0..len)
+                .map(|i| (k >> (i % 8 * 8)) as u8 ^ i as u8)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn byte_string_batches_are_the_same_at_every_depth_and_length() {
+    for len in [None, Some(16), Some(32)] {
+        let members = strings(4_099, 5, len);
+        let members: Vec<&[u8]> = members.iter().map(Vec::as_slice).collect();
+        let others = strings(2_000, 6, len);
+        let queries: Vec<&[u8]> = members
+            .iter()
+            .step_by(2)
+            .copied()
+            .chain(others.iter().map(Vec::as_slice))
+            .collect();
+        let mut reference = plain(Isa::Scalar);
+        for m in &members {
+            reference.insert_bytes(m);
+        }
+        let want: Vec<bool> = queries
+            .iter()
+            .map(|q| reference.contains_bytes(q))
+            .collect();
+        for isa in tiers() {
+            for depth in [0, 7, 32, 48, MAX_PREFETCH_DEPTH] {
+                // Calls that end inside the first chunk, a run, and past runs.
+                for call in [33, 511, 512, 513, 1_500, 4_099] {
+                    let mut f = plain(isa);
+                    f.set_prefetch_depth(depth).unwrap();
+                    for c in members.chunks(call) {
+                        f.insert_batch(c);
+                    }
+                    let at = format!("{isa}, depth {depth}, calls of {call}, length {len:?}");
+                    assert_eq!(f, reference, "{at}: bits differ");
+                    let (mut got, mut bits, mut selected) = (Vec::new(), Vec::new(), Vec::new());
+                    for c in queries.chunks(call) {
+                        let mut out = vec![false; c.len()];
+                        f.contains_batch(c, &mut out);
+                        got.extend(out);
+                        let mut b = vec![0u64; c.len().div_ceil(64)];
+                        f.contains_bitmap(c, &mut b);
+                        bits.extend((0..c.len()).map(|i| b[i / 64] >> (i % 64) & 1 == 1));
+                        let mut s = Vec::new();
+                        f.select(c, &mut s);
+                        let mut is = vec![false; c.len()];
+                        s.iter().for_each(|&i| is[i as usize] = true);
+                        selected.extend(is);
+                    }
+                    assert_eq!(got, want, "{at}: answers differ");
+                    assert_eq!(bits, want, "{at}: bitmap differs");
+                    assert_eq!(selected, want, "{at}: selection differs");
+                }
+            }
         }
     }
 }

@@ -611,6 +611,13 @@ impl<'a> Keys<'a> {
         }
     }
 
+    /// Whether the keys are byte strings (whose bytes lie apart from the array
+    /// [`stream`](Self::stream) reads).
+    #[inline(always)]
+    pub(crate) fn is_bytes(&self) -> bool {
+        matches!(self.source(), Keys::Bytes(_))
+    }
+
     /// The array a batch reads once per key, in order, as `(address of key 0's entry, bytes
     /// per entry)`: the keys themselves, or for byte strings their slices or offsets (whose
     /// bytes lie elsewhere). For prefetch address arithmetic only.
