@@ -26,7 +26,9 @@
 //! * `aes-only`: AESH-64 of each call's keys (`hash::hash_bytes_aes_batch`, VAES lanes where
 //!   the CPU has them) into a buffer, and no probe: hash id 2's hash alone (but at 4 and 8
 //!   bytes, where id 2 hashes with XXH3: see `xxh3-only`);
-//! * `xxh3-only`: XXH3-64 of each key (hash id 1's hash), no probe.
+//! * `xxh3-only`: XXH3-64 of each key (hash id 1's hash), no probe;
+//! * `bytes-only`: a read of each key's first, middle and last byte, no hash and no probe:
+//!   the floor of streaming the keys (their slices and every line of their bytes).
 //!
 //! It prints each side's median ns/key and, per key length, the median and quartiles over the
 //! rounds of the best peer's time (the fastest of the three in that round) over each of our
@@ -274,6 +276,12 @@ fn main() -> Result<(), blockbloom::Error> {
             }
             acc as usize
         };
+        let bytes_only = || {
+            queries.iter().fold(0usize, |acc, q| match q.len() {
+                0 => acc,
+                n => acc.wrapping_add((q[0] ^ q[n / 2] ^ q[n - 1]) as usize),
+            })
+        };
         let xxh3_only = || {
             queries
                 .iter()
@@ -298,7 +306,7 @@ fn main() -> Result<(), blockbloom::Error> {
             "one filter, four paths"
         );
 
-        const NAMES: [&str; 11] = [
+        const NAMES: [&str; 12] = [
             "batch",
             "column",
             "single",
@@ -310,6 +318,7 @@ fn main() -> Result<(), blockbloom::Error> {
             "aes-only",
             "xxh3-only",
             "vecs",
+            "bytes-only",
         ];
         let mut times: [Vec<f64>; NAMES.len()] = Default::default();
         for round in 0..rounds {
@@ -327,7 +336,8 @@ fn main() -> Result<(), blockbloom::Error> {
                     7 => hashed(),
                     8 => aes_only(),
                     9 => xxh3_only(),
-                    _ => batch(&bb, &owned_refs),
+                    10 => batch(&bb, &owned_refs),
+                    _ => bytes_only(),
                 });
                 times[side].push(t.elapsed().as_secs_f64() * 1e9 / n_queries as f64);
             }
@@ -357,10 +367,11 @@ fn main() -> Result<(), blockbloom::Error> {
         let med = |v: &[f64]| median(&mut v.to_vec());
         println!(
             "  hash budget for 2x the best peer: {:.2} ns/key (best peer / 2 - hashed); \
-             aes-only {:.2}, xxh3-only {:.2}",
+             aes-only {:.2}, xxh3-only {:.2}; the key bytes alone {:.2}",
             med(&best) / 2.0 - med(&times[7]),
             med(&times[8]),
-            med(&times[9])
+            med(&times[9]),
+            med(&times[11])
         );
     }
     Ok(())

@@ -3,6 +3,8 @@
 //!
 //! It is software-pipelined: chunk `c + 1` is hashed and its blocks prefetched before chunk
 //! `c` is probed, so each prefetch has a whole chunk of work to hide its memory latency.
+//! Byte strings are hashed a run of [`BYTES_STAGE`] keys ahead ([`Prehashed`]), so that the
+//! keys' bytes are read as one stream rather than a chunk at a time between the probes.
 //! No intrinsic may sit inside a closure here: a closure is a function of its own, without
 //! the caller's target features, so its intrinsics would become calls (a 30x slowdown, seen
 //! once). The closures of the probe loops only compute indices and prefetch, which are
