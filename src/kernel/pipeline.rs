@@ -35,11 +35,10 @@ const TINY: usize = 32;
 pub(crate) const KEY_STREAM_AHEAD: usize = 2048;
 
 /// Byte strings a batch hashes at a time ([`Prehashed`]) before it places and probes them a
-/// chunk at a time: hashing a long run of keys, then probing it, keeps the stream of the keys'
-/// bytes apart from the probes' misses. `examples/string_pairs --once` (1M keys, each read
-/// once, AMD EPYC Zen 3, AVX2): hashing and probing 1,024 100-byte keys in two passes (the
-/// public hash and probe calls) took 22.5 ns a key against 36.5 for the pipeline's 32-key
-/// chunks; 512 keys 23.5, 128 keys 28.0.
+/// chunk at a time: a run reads the keys' bytes as one stream, where a chunk of hashing
+/// between chunks of probes was much slower. `examples/string_pairs --once` (1M keys of 100
+/// bytes, each read once, AMD EPYC Zen 3), two runs: 38.5 and 44.8 ns a key in chunks, 26.0
+/// and 28.3 in runs of 512 (`perf-reports/2026-12-02-string-runs.md`).
 pub(crate) const BYTES_STAGE: usize = 512;
 
 /// The deepest prefetch a filter can be set to: most keys hashed, indexed and prefetched
