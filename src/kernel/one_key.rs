@@ -118,10 +118,9 @@ impl OneKey {
     }
 }
 
-/// A [`OneKeyTable`] of `$fns::<WORDS, R>()` for 8x64 and 4x128 and `$fns32::<R>()` for
-/// 8x32, for every round count.
-macro_rules! table {
-    ($fns:ident, $fns32:ident) => {
+/// The 8x64 and 4x128 rows of a [`OneKeyTable`]: `$fns::<WORDS, R>()` for every round count.
+macro_rules! block_rows {
+    ($fns:ident) => {
         [
             [
                 $fns::<true, 1>(),
@@ -143,23 +142,37 @@ macro_rules! table {
                 $fns::<false, 7>(),
                 $fns::<false, 8>(),
             ],
-            [
-                $fns32::<1>(),
-                $fns32::<2>(),
-                $fns32::<3>(),
-                $fns32::<4>(),
-                $fns32::<4>(),
-                $fns32::<4>(),
-                $fns32::<4>(),
-                $fns32::<4>(),
-            ],
         ]
     };
 }
-pub(crate) use table;
+pub(crate) use block_rows;
+
+/// The 8x32 row of a [`OneKeyTable`]: `$fns32::<R>()` for every round count.
+macro_rules! halves_row {
+    ($fns32:ident) => {
+        [
+            $fns32::<1>(),
+            $fns32::<2>(),
+            $fns32::<3>(),
+            $fns32::<4>(),
+            $fns32::<4>(),
+            $fns32::<4>(),
+            $fns32::<4>(),
+            $fns32::<4>(),
+        ]
+    };
+}
+pub(crate) use halves_row;
+
+/// The scalar reference's 8x64 and 4x128 rows.
+const SCALAR_BLOCKS: [[OneKeyFns; MAX_ROUNDS]; 2] = block_rows!(scalar_fns);
 
 /// The scalar reference's entries: one probe at a time, as the scalar tier's batches do.
-pub(super) static SCALAR: OneKeyTable = table!(scalar_fns, scalar_fns_8x32);
+pub(super) static SCALAR: OneKeyTable = [
+    SCALAR_BLOCKS[0],
+    SCALAR_BLOCKS[1],
+    halves_row!(scalar_fns_8x32),
+];
 
 /// The layout whose rows are `Sectors8x64` rows when `WORDS` (see `lanes::pattern`).
 pub(crate) const fn layout_of<const WORDS: bool>() -> Layout {
@@ -280,18 +293,31 @@ pub(super) const fn slot(layout: Layout) -> usize {
     }
 }
 
-/// A tier's single-key entries, a [`OneKeyTable`] (8x64, 4x128, then 8x32), for the lanes
-/// token `$token` made by `$make` (an expression valid where the CPU is known to support the
-/// tier), compiled with `#[target_feature(enable = $features)]` (none for `portable`).
+/// A tier's single-key entries, a [`OneKeyTable`] (8x64, 4x128, then 8x32) named `ONE_KEY`,
+/// for the lanes token `$token` made by `$make` (an expression valid where the CPU is known
+/// to support the tier), compiled with `#[target_feature(enable = $features)]` (none for
+/// `portable`): [`one_key_blocks!`] and [`one_key_halves!`] together.
 macro_rules! one_key_entries {
     ($token:ty, $make:expr $(, $features:literal)?) => {
-        mod one_key_entries {
+        crate::kernel::one_key::one_key_blocks!($token, $make $(, $features)?);
+        crate::kernel::one_key::one_key_halves!($token, $make $(, $features)?);
+        pub(crate) static ONE_KEY: crate::kernel::one_key::OneKeyTable =
+            [one_key_blocks::BLOCKS[0], one_key_blocks::BLOCKS[1], one_key_halves::HALVES];
+    };
+}
+pub(crate) use one_key_entries;
+
+/// A tier's 8x64 and 4x128 entries, `one_key_blocks::BLOCKS` (see [`one_key_entries!`]).
+macro_rules! one_key_blocks {
+    ($token:ty, $make:expr $(, $features:literal)?) => {
+        mod one_key_blocks {
             use super::*;
             use crate::kernel::lanes;
-            use crate::kernel::one_key::{OneKeyFns, OneKeyTable, rows_of, table};
-            use crate::kernel::ops::{Burst, Insert, Query, burst_blocked, burst_halved};
+            use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns, block_rows, rows_of};
+            use crate::kernel::ops::{Burst, Insert, Query, burst_blocked};
             use crate::kernel::pipeline::Sink;
-            use crate::layout::{Block, ROWS_8X32};
+            use crate::layout::Block;
+
 
             /// # Safety
             /// The CPU must support this tier.
@@ -395,6 +421,23 @@ macro_rules! one_key_entries {
                 }
             }
 
+            pub(crate) const BLOCKS: [[OneKeyFns; MAX_ROUNDS]; 2] = block_rows!(fns);
+        }
+    };
+}
+pub(crate) use one_key_blocks;
+
+/// A tier's `Sectors8x32` entries, `one_key_halves::HALVES` (see [`one_key_entries!`]).
+macro_rules! one_key_halves {
+    ($token:ty, $make:expr $(, $features:literal)?) => {
+        mod one_key_halves {
+            use super::*;
+            use crate::kernel::lanes;
+            use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns, halves_row};
+            use crate::kernel::ops::{Burst, Insert, Query, burst_halved};
+            use crate::kernel::pipeline::Sink;
+            use crate::layout::{Block, ROWS_8X32};
+
             /// # Safety
             /// The CPU must support this tier.
             $(#[target_feature(enable = $features)])?
@@ -487,10 +530,8 @@ macro_rules! one_key_entries {
                 }
             }
 
-            pub(crate) static ONE_KEY: OneKeyTable = table!(fns, fns_8x32);
+            pub(crate) const HALVES: [OneKeyFns; MAX_ROUNDS] = halves_row!(fns_8x32);
         }
-        pub(crate) use one_key_entries::ONE_KEY;
     };
 }
-
-pub(crate) use one_key_entries;
+pub(crate) use one_key_halves;
