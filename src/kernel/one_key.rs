@@ -318,7 +318,6 @@ macro_rules! one_key_blocks {
             use crate::kernel::pipeline::Sink;
             use crate::layout::Block;
 
-
             /// # Safety
             /// The CPU must support this tier.
             $(#[target_feature(enable = $features)])?
