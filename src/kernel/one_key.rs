@@ -8,8 +8,10 @@
 //! place: no tier or layout decision per key, and nothing that stops the caller's loop from
 //! overlapping the next keys' cache misses.
 //!
-//! The entries are written once here ([`one_key_entries!`]) and instantiated in each tier's
-//! file, inside a `#[target_feature]` function, as the batch entry points are.
+//! The entries are written once here ([`one_key_entries!`]: [`one_key_blocks!`] for 8x64 and
+//! 4x128, [`one_key_halves!`] for 8x32) and instantiated in each tier's file, inside a
+//! `#[target_feature]` function, as the batch entry points are. The AVX-512 tier instantiates
+//! the blocks' alone and takes AVX2's 8x32 row.
 
 use super::ops::{Burst, Insert, Query, burst_scalar};
 use super::pipeline::Sink;

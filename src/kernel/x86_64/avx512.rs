@@ -49,8 +49,9 @@ pub(crate) unsafe fn run<B: Batch>(batch: B) {
 // The single-key entries take the probe loops' features (AVX-512F, not DQ; see above). A
 // `Sectors8x32` block is two 256-bit halves, which AVX2 probes in one register: its single-key
 // and burst entries are AVX2's. Compiled here, they had no 512-bit probe to gain and ran
-// calls of 8 keys 1.1-1.5x slower than AVX2's on an Intel Xeon with AVX-512 (bursts ran
-// 512-bit hashing; `perf-reports/2026-12-02-avx512.md`).
+// calls of 8 keys 1.1-1.5x slower than AVX2's on an Intel Xeon with AVX-512; hashing those
+// bursts in 256-bit lanes inside them did not help, so the cause is not the hash
+// (`perf-reports/2026-12-02-avx512.md`).
 crate::kernel::one_key::one_key_blocks!(Avx512, Avx512::new_unchecked(), "avx2,avx512f");
 pub(crate) static ONE_KEY: crate::kernel::one_key::OneKeyTable = [
     one_key_blocks::BLOCKS[0],
