@@ -477,11 +477,14 @@ impl MightContain {
         }))
     }
 
-    /// The filter of `bytes`, decoded unless they are the last ones seen.
+    /// The filter of `bytes`, decoded unless they are the last ones seen (matched as
+    /// [`same_filter`] matches rows, by length and header: a runtime filter's column brings
+    /// the same bytes with every batch, and comparing all of them would read the whole filter
+    /// once a batch).
     fn decoded(&self, bytes: &[u8]) -> Result<Arc<BloomFilter>> {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((b, f)) = &*last
-            && b.as_slice() == bytes
+            && same_filter(Some(b), Some(bytes))
         {
             return Ok(Arc::clone(f));
         }

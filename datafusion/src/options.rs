@@ -1,8 +1,10 @@
 //! blockbloom's settings in a DataFusion session: the bounds on what `bloom_filter_agg` may
 //! allocate.
 
-use datafusion::common::config::ConfigExtension;
-use datafusion::common::{Result, extensions_options, plan_err};
+use datafusion::common::config::{
+    ConfigEntry, ConfigExtension, ConfigField, ExtensionOptions, Visit,
+};
+use datafusion::common::{Result, config_err, plan_err};
 
 /// Spark's default bound on `expected_items`
 /// (`spark.sql.optimizer.runtime.bloomFilter.maxNumItems`).
@@ -19,7 +21,107 @@ pub const DEFAULT_RUNTIME_FILTER_MIN_RATIO: u64 = 2;
 /// `expectedNumItems`).
 pub const DEFAULT_RUNTIME_FILTER_EXPECTED_ITEMS: u64 = 1_000_000;
 
-extensions_options! {
+/// `extensions_options!` with one difference that matters on a cluster: `entries()` names each
+/// setting with its `blockbloom.` prefix. Ballista sends a session's settings to the scheduler
+/// and executors as `ConfigOptions::entries()`, and sets each there by its key; DataFusion's
+/// macro gives extension entries without their prefix, so the scheduler rejected every
+/// `blockbloom.*` setting (quietly) and planned with the defaults.
+macro_rules! prefixed_options {
+    (
+        $(#[doc = $struct_doc:tt])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:tt])*
+                pub $field:ident: $ty:ty, default = $default:expr
+            )*
+        }
+    ) => {
+        $(#[doc = $struct_doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub struct $name {
+            $(
+                $(#[doc = $doc])*
+                pub $field: $ty,
+            )*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self { $($field: $default),* }
+            }
+        }
+
+        impl ConfigField for $name {
+            fn visit<V: Visit>(&self, v: &mut V, key_prefix: &str, _description: &'static str) {
+                $(
+                    let key = format!("{key_prefix}.{}", stringify!($field));
+                    self.$field.visit(v, &key, concat!($($doc),*).trim());
+                )*
+            }
+
+            fn set(&mut self, key: &str, value: &str) -> Result<()> {
+                let (key, rest) = key.split_once('.').unwrap_or((key, ""));
+                match key {
+                    $(stringify!($field) => self.$field.set(rest, value),)*
+                    _ => config_err!(
+                        "unknown setting {}.{key}",
+                        <$name as ConfigExtension>::PREFIX
+                    ),
+                }
+            }
+        }
+
+        impl ExtensionOptions for $name {
+            fn as_any(&self) -> &dyn std::any::Any {
+                self
+            }
+
+            fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+                self
+            }
+
+            fn cloned(&self) -> Box<dyn ExtensionOptions> {
+                Box::new(self.clone())
+            }
+
+            fn set(&mut self, key: &str, value: &str) -> Result<()> {
+                ConfigField::set(self, key, value)
+            }
+
+            fn entries(&self) -> Vec<ConfigEntry> {
+                struct Entries(Vec<ConfigEntry>);
+                impl Visit for Entries {
+                    fn some<V: std::fmt::Display>(
+                        &mut self,
+                        key: &str,
+                        value: V,
+                        description: &'static str,
+                    ) {
+                        self.0.push(ConfigEntry {
+                            key: key.to_string(),
+                            value: Some(value.to_string()),
+                            description,
+                        });
+                    }
+
+                    fn none(&mut self, key: &str, description: &'static str) {
+                        self.0.push(ConfigEntry {
+                            key: key.to_string(),
+                            value: None,
+                            description,
+                        });
+                    }
+                }
+                let mut entries = Entries(Vec::new());
+                ConfigField::visit(self, &mut entries, <$name as ConfigExtension>::PREFIX, "");
+                entries.0
+            }
+        }
+    };
+}
+
+prefixed_options! {
     /// blockbloom's settings in a DataFusion session, under the `blockbloom.` prefix:
     /// `SET blockbloom.max_num_items = 1000000`, `SET blockbloom.max_num_bits = 8388608`.
     /// [`register`](crate::register) and [`session_context`](crate::session_context) add them

@@ -13,7 +13,8 @@
 //! exact, from one `EXPLAIN ANALYZE` of each side), and checks that both sides give the same
 //! rows. With REPORT.md it also writes the table there. `BENCH_SET` holds
 //! settings to apply first, `;`-separated (`BENCH_SET="blockbloom.runtime_filter_min_ratio =
-//! 1"`); `BENCH_DUMP=N` prints query N's `EXPLAIN ANALYZE` of each side.
+//! 1"`); `BENCH_DUMP=N` prints query N's `EXPLAIN ANALYZE` of each side; `BENCH_QUERIES=3,5`
+//! runs only those queries.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -174,8 +175,17 @@ async fn measure(scale: f64, runs: usize, report: Option<PathBuf>) -> Result<()>
         }
     }
 
+    let only: Option<Vec<usize>> = std::env::var("BENCH_QUERIES").ok().map(|list| {
+        list.split(',')
+            .map(|q| q.trim().parse().expect("BENCH_QUERIES holds query numbers"))
+            .collect()
+    });
+    let chosen = |q: usize| only.as_ref().is_none_or(|o| o.contains(&(q + 1)));
     let mut sides: Vec<[Side; 2]> = (0..22).map(|_| Default::default()).collect();
     for (q, sql) in QUERIES.iter().enumerate() {
+        if !chosen(q) {
+            continue;
+        }
         let mut answers: [Option<Vec<String>>; 2] = [None, None];
         for run in 0..runs {
             // Interleaved: off then on, then on then off.
@@ -262,6 +272,9 @@ async fn measure(scale: f64, runs: usize, report: Option<PathBuf>) -> Result<()>
         (0.0, 0.0, 0u64, 0u64);
     let mut worst_other = 0.0f64;
     for (q, [off, on]) in sides.iter_mut().enumerate() {
+        if !chosen(q) {
+            continue;
+        }
         let (t_off, t_on) = (median(&mut off.seconds), median(&mut on.seconds));
         let mut b_off: Vec<f64> = off.shuffle_bytes.iter().map(|&b| b as f64).collect();
         let mut b_on: Vec<f64> = on.shuffle_bytes.iter().map(|&b| b as f64).collect();

@@ -80,6 +80,7 @@ async fn main() -> Result<()> {
     for set in [
         "SET blockbloom.runtime_filter_min_probe_bytes = 0",
         "SET datafusion.optimizer.hash_join_single_partition_threshold = 0",
+        "SET ballista.optimizer.broadcast_join_threshold_bytes = 0",
     ] {
         ctx.sql(set).await?.collect().await?;
     }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use ballista_core::config::BallistaConfig;
 use blockbloom_datafusion::{BloomFilterAgg, BloomOptions, MightContain};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::default_table_source::source_as_provider;
@@ -39,10 +40,11 @@ const MIN_ITEMS: u64 = 1024;
 /// written as a right semi join of the one-row aggregate with the probe side on
 /// `might_contain(filter, probe_key)` (a nested-loop join whose collected side is the one
 /// row; its output is the probe side's rows and schema). Every engine that runs DataFusion plans
-/// runs it: on Ballista the aggregate is a stage of its own (one partial filter per
-/// partition, merged by union in the final aggregate), every task that scans the probe side
-/// reads its one row, and the rows it rules out are dropped before they are hashed into the
-/// join's shuffle. Null keys never match an equi-join, and `might_contain` of a null key is
+/// runs it. On Ballista the aggregate takes two stages of its own: one partial filter per
+/// partition of the build side, then (the aggregate is grouped by a constant, so the partials
+/// cross a hash exchange to one task) their union, merged once. Every task that scans the
+/// probe side reads that one merged row, and the rows it rules out are dropped before they
+/// are hashed into the join's shuffle. Null keys never match an equi-join, and `might_contain` of a null key is
 /// null, which the filter drops too.
 ///
 /// # When it fires
@@ -63,10 +65,15 @@ const MIN_ITEMS: u64 = 1024;
 ///   build side is read twice, once for the filter and once for the join, so the rule asks
 ///   for a probe side much larger than it. A table whose size it cannot see (in memory, on
 ///   an object store) does not qualify: the rule does not guess;
-/// * the build side's files hold at least `datafusion.optimizer.hash_join_single_partition_threshold`
-///   bytes (Ballista sets it to its broadcast threshold, 128 MiB): a smaller build side is
-///   collected whole into every task of the probe side's stage (broadcast), so the probe side
-///   is not shuffled for this join and the join itself drops its rows where they are read;
+/// * the build side would not be broadcast: its files' bytes times
+///   `datafusion.optimizer.default_filter_selectivity` (20%, the share of rows DataFusion
+///   takes a filter to keep) reach the larger of
+///   `datafusion.optimizer.hash_join_single_partition_threshold` and
+///   `ballista.optimizer.broadcast_join_threshold_bytes` (both 128 MiB on Ballista's
+///   defaults). A smaller build side is collected whole into every task of the probe side's
+///   stage (Ballista's adaptive planner measures it after its filters and broadcasts it), so
+///   the probe side is not shuffled for this join and the join itself drops its rows where
+///   they are read: a filter there only costs;
 /// * `blockbloom.runtime_filter` is true (the default).
 ///
 /// The filter is sized at 1% for the build side's rows as its Parquet files' footers count
@@ -105,9 +112,17 @@ impl OptimizerRule for BloomRuntimeFilter {
             return Ok(Transformed::no(plan));
         }
         let optimizer = &config.options().optimizer;
+        // Ballista sets DataFusion's threshold to its broadcast threshold; a session that
+        // changed only Ballista's is read too.
+        let broadcast_below = config
+            .options()
+            .extensions
+            .get::<BallistaConfig>()
+            .map_or(0, |b| b.broadcast_join_threshold_bytes() as u64);
         let thresholds = Thresholds {
             options,
-            collect_below: optimizer.hash_join_single_partition_threshold as u64,
+            collect_below: (optimizer.hash_join_single_partition_threshold as u64)
+                .max(broadcast_below),
             filter_selectivity: optimizer.default_filter_selectivity,
         };
         self.inject(plan, &thresholds)
@@ -201,9 +216,15 @@ impl BloomRuntimeFilter {
             options.max_num_items,
             options.max_num_bits,
         )?);
+        // Grouped by a constant: the partial filters (one a partition of the build side) go
+        // through a hash exchange to the one task that merges them, and every task of the
+        // probe side reads that one merged filter. Ungrouped, each probe task would fetch every
+        // partial filter and merge them all itself (16 tasks x 16 partials of 400 KiB each
+        // on q3 at scale 1). Grouped, an empty build side gives no row rather than an empty
+        // filter: the semi join then drops every probe row, as the join would.
         let filter = LogicalPlanBuilder::from(build)
             .aggregate(
-                Vec::<Expr>::new(),
+                vec![lit(0i32).alias(format!("{name}_group"))],
                 vec![
                     agg.call(vec![build_key, lit(items as i64), lit(RUNTIME_FILTER_FPR)])
                         .alias(&name),
@@ -308,7 +329,7 @@ fn decide(join: &Join, t: &Thresholds) -> Vec<Decision> {
         let (probe_bytes, build_bytes) = (bytes(&probe_files), bytes(&build_files));
         if probe_bytes < options.runtime_filter_min_probe_bytes
             || probe_bytes < build_bytes.saturating_mul(options.runtime_filter_min_ratio)
-            || build_bytes < t.collect_below
+            || estimated_output(build_bytes, t.filter_selectivity) < t.collect_below
         {
             continue;
         }
@@ -329,6 +350,14 @@ fn decide(join: &Join, t: &Thresholds) -> Vec<Decision> {
         });
     }
     out
+}
+
+/// The bytes a selective build side is taken to produce: its files' bytes times the share
+/// of rows DataFusion takes a filter to keep. What Ballista compares with its broadcast
+/// threshold is the side's measured output, after its filters: a build side of 137 MB of
+/// files (customer and orders in q3 at scale 1) gives 4 MB and is broadcast.
+fn estimated_output(file_bytes: u64, filter_selectivity: u8) -> u64 {
+    file_bytes.saturating_mul(u64::from(filter_selectivity)) / 100
 }
 
 /// Whether `plan` is one table's scan under projections, filters and aliases.

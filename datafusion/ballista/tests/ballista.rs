@@ -54,6 +54,7 @@ async fn eager(ctx: &SessionContext) -> Result<()> {
         "SET blockbloom.runtime_filter_min_probe_bytes = 0",
         "SET blockbloom.runtime_filter_min_ratio = 0",
         "SET datafusion.optimizer.hash_join_single_partition_threshold = 0",
+        "SET ballista.optimizer.broadcast_join_threshold_bytes = 0",
         "SET blockbloom.runtime_filter_expected_items = 20000",
     ] {
         ctx.sql(set).await?.collect().await?;
@@ -87,6 +88,50 @@ async fn same_answers(
         }
     }
     Ok(fired)
+}
+
+/// `SET blockbloom.*` reaches the scheduler and executors: Ballista ships a session's settings
+/// as `entries()` and sets each there by its key, so every blockbloom setting must come out
+/// with its prefix and set a fresh configuration (the scheduler's) to the client's value.
+#[test]
+fn settings_reach_the_scheduler() -> Result<()> {
+    use ballista_core::extension::SessionConfigHelperExt;
+    use blockbloom_ballista::datafusion::config::ConfigExtension;
+    use blockbloom_datafusion::BloomOptions;
+
+    let mut client = blockbloom_ballista::session_config();
+    let changed = [
+        ("runtime_filter", "false"),
+        ("runtime_filter_min_probe_bytes", "7"),
+        ("runtime_filter_min_ratio", "9"),
+        ("runtime_filter_expected_items", "1234"),
+        ("max_num_items", "4321"),
+        ("max_num_bits", "65536"),
+    ];
+    for (key, value) in changed {
+        client
+            .options_mut()
+            .set(&format!("{}.{key}", BloomOptions::PREFIX), value)?;
+    }
+    let pairs = client.to_key_value_pairs();
+    for (key, value) in changed {
+        let key = format!("{}.{key}", BloomOptions::PREFIX);
+        assert!(
+            pairs
+                .iter()
+                .any(|p| p.key == key && p.value.as_deref() == Some(value)),
+            "{key} is not shipped as set"
+        );
+    }
+    let scheduler = blockbloom_ballista::session_config().update_from_key_value_pair(&pairs);
+    let got = scheduler.options().extensions.get::<BloomOptions>();
+    let want = client.options().extensions.get::<BloomOptions>();
+    assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    assert!(
+        !got.expect("the scheduler's config has blockbloom's options")
+            .runtime_filter
+    );
+    Ok(())
 }
 
 /// The functions run on Ballista's executors: a filter built by `bloom_filter_agg` over two
