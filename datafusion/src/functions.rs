@@ -477,6 +477,23 @@ impl MightContain {
         }))
     }
 
+    /// The filter a `might_contain` filter argument's `bytes` hold, checked; the error is the
+    /// function's own ("not a blockbloom filter"). For an operator that evaluates
+    /// `might_contain` itself, with [`answer_keys`](Self::answer_keys).
+    pub fn decode_filter(bytes: &[u8]) -> Result<BloomFilter> {
+        decode(bytes)
+    }
+
+    /// `might_contain(filter, key)` for a column of keys, as the function answers it: the keys
+    /// hashed as `bloom_filter_agg` hashed them (cast to the key type the function takes
+    /// where needed), null where a key is null.
+    pub fn answer_keys(filter: &BloomFilter, keys: &ArrayRef) -> Result<BooleanArray> {
+        let keys = key_array("might_contain", keys)?;
+        filter
+            .contains_array(&keys)
+            .map_err(|e| bloom_error("might_contain", e))
+    }
+
     /// The filter of `bytes`, decoded unless they are the last ones seen (matched as
     /// [`same_filter`] matches rows, by length and header: a runtime filter's column brings
     /// the same bytes with every batch, and comparing all of them would read the whole filter

@@ -121,7 +121,9 @@ fn shuffle_and_dropped(text: &str) -> (u64, u64) {
         {
             shuffled += metric(body, "output_rows").unwrap_or(0);
         }
-        if body.starts_with("NestedLoopJoinExec") && body.contains("might_contain") {
+        if body.starts_with("RuntimeFilterExec") {
+            dropped += metric(body, "rows_dropped").unwrap_or(0);
+        } else if body.starts_with("NestedLoopJoinExec") && body.contains("might_contain") {
             let d = indent(line);
             let children: Vec<&&str> = lines[i + 1..]
                 .iter()

@@ -12,6 +12,10 @@
 //!   `blockbloom.max_num_bits`) the session planned it with, so that every executor's partial
 //!   filter has the shape the query asked for.
 //!
+//! The physical codec also carries [`RuntimeFilterExec`], the node the scheduler plans the
+//! runtime filter's semi join as: its filter column and its key expression (as DataFusion
+//! encodes expressions), behind a prefix no protobuf message of Ballista's begins with.
+//!
 //! Every other node and function goes to Ballista's codecs unchanged. A process without
 //! these codecs (a stock Ballista executor) fails such a plan with DataFusion's error naming
 //! the function, and one without the functions fails any plan that calls them the same way:
@@ -29,12 +33,22 @@ use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
-use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
+use datafusion_proto::physical_plan::{
+    PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
+};
+use datafusion_proto::protobuf::PhysicalExprNode;
+use prost::Message;
+
+use crate::exec::RuntimeFilterExec;
 
 /// The first byte of a function's definition as these codecs write it: which form follows.
 const PLANNED_FILTER: u8 = 1;
 /// A `bloom_filter_agg`'s bounds follow: two little-endian `u64`s.
 const AGG_BOUNDS: u8 = 2;
+/// The start of a [`RuntimeFilterExec`] as the physical codec writes it. Ballista's codec
+/// writes a protobuf message, whose first byte (a field's tag, field numbers under 16) is
+/// never 0xff.
+const RUNTIME_FILTER_EXEC: &[u8] = b"\xffblockbloom.RuntimeFilterExec/1\0";
 
 fn encode_udf(node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<bool> {
     let Some(filter) = MightContain::planned_filter(node) else {
@@ -204,7 +218,10 @@ impl PhysicalExtensionCodec for BloomPhysicalCodec {
         ctx: &TaskContext,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.inner.try_decode(buf, inputs, ctx, proto_converter)
+        match buf.strip_prefix(RUNTIME_FILTER_EXEC) {
+            Some(rest) => self.decode_runtime_filter(rest, inputs, ctx, proto_converter),
+            None => self.inner.try_decode(buf, inputs, ctx, proto_converter),
+        }
     }
 
     fn try_encode(
@@ -213,10 +230,58 @@ impl PhysicalExtensionCodec for BloomPhysicalCodec {
         buf: &mut Vec<u8>,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
-        self.inner.try_encode(node, buf, proto_converter)
+        let Some(exec) = node.downcast_ref::<RuntimeFilterExec>() else {
+            return self.inner.try_encode(node, buf, proto_converter);
+        };
+        let column = u32::try_from(exec.filter_column()).map_err(|_| {
+            DataFusionError::Internal("RuntimeFilterExec: filter column past u32".into())
+        })?;
+        let key = proto_converter.physical_expr_to_proto(exec.key(), self)?;
+        buf.extend_from_slice(RUNTIME_FILTER_EXEC);
+        buf.extend_from_slice(&column.to_le_bytes());
+        buf.extend_from_slice(&key.encode_to_vec());
+        Ok(())
     }
 
     function_methods!();
+}
+
+impl BloomPhysicalCodec {
+    /// A [`RuntimeFilterExec`] from what [`try_encode`](PhysicalExtensionCodec::try_encode)
+    /// wrote after its prefix: the filter column (`u32`, little-endian) and the key.
+    fn decode_runtime_filter(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let [filter_input, probe] = inputs else {
+            return Err(DataFusionError::Internal(format!(
+                "RuntimeFilterExec: {} inputs in the plan, not 2",
+                inputs.len()
+            )));
+        };
+        let (Some(column), Some(key)) = (buf.get(..4), buf.get(4..)) else {
+            return Err(DataFusionError::Internal(
+                "RuntimeFilterExec: its encoding is cut short".into(),
+            ));
+        };
+        let column = u32::from_le_bytes(column.try_into().expect("4 bytes")) as usize;
+        let key = PhysicalExprNode::decode(key)
+            .map_err(|e| DataFusionError::Internal(format!("RuntimeFilterExec: its key: {e}")))?;
+        let key = proto_converter.proto_to_physical_expr(
+            &key,
+            &probe.schema(),
+            &PhysicalPlanDecodeContext::new(ctx, self),
+        )?;
+        Ok(Arc::new(RuntimeFilterExec::try_new(
+            Arc::clone(filter_input),
+            Arc::clone(probe),
+            column,
+            key,
+        )?))
+    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@
 //! and gives its measurement on TPC-H.
 
 mod codec;
+mod exec;
 mod rule;
 
 #[doc(hidden)]
@@ -50,6 +51,7 @@ pub use ballista;
 pub use datafusion;
 
 pub use codec::{BloomLogicalCodec, BloomPhysicalCodec};
+pub use exec::{RuntimeFilterExec, RuntimeFilterPlanner, with_runtime_filter_exec};
 pub use rule::{BloomRuntimeFilter, FILTER_COLUMN_PREFIX};
 
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
@@ -78,12 +80,15 @@ pub fn with_blockbloom_config(config: SessionConfig) -> SessionConfig {
 }
 
 /// A session state of `config` (see [`with_blockbloom_config`]) as Ballista builds one for a
-/// scheduler, with blockbloom's functions and [`BloomRuntimeFilter`] after DataFusion's
-/// optimizer rules. What schedulers and clients plan with.
+/// scheduler, with blockbloom's functions, [`BloomRuntimeFilter`] after DataFusion's
+/// optimizer rules, and [`RuntimeFilterPlanner`] (which plans the rule's joins as
+/// [`RuntimeFilterExec`]). What schedulers and clients plan with (a client's Ballista
+/// replaces the planner with the one that sends the plan to its scheduler).
 pub fn session_state(config: SessionConfig) -> Result<SessionState> {
     let state = ballista_core::utils::default_session_builder(with_blockbloom_config(config))?;
     let mut state = SessionStateBuilder::new_from_existing(state)
         .with_optimizer_rule(Arc::new(BloomRuntimeFilter::default()))
+        .with_query_planner(Arc::new(RuntimeFilterPlanner))
         .build();
     register_functions(&mut state)?;
     Ok(state)

@@ -38,8 +38,10 @@ const MIN_ITEMS: u64 = 1024;
 /// ```
 ///
 /// written as a right semi join of the one-row aggregate with the probe side on
-/// `might_contain(filter, probe_key)` (a nested-loop join whose collected side is the one
-/// row; its output is the probe side's rows and schema). Every engine that runs DataFusion plans
+/// `might_contain(filter, probe_key)` (its output is the probe side's rows and schema), which
+/// [`RuntimeFilterPlanner`](crate::RuntimeFilterPlanner) plans as a
+/// [`RuntimeFilterExec`](crate::RuntimeFilterExec) and DataFusion's planner as a nested-loop
+/// join whose collected side is the one row. Every engine that runs DataFusion plans
 /// runs it. On Ballista the aggregate takes two stages of its own: one partial filter per
 /// partition of the build side, then (the aggregate is grouped by a constant, so the partials
 /// cross a hash exchange to one task) their union, merged once. Every task that scans the
@@ -61,9 +63,10 @@ const MIN_ITEMS: u64 = 1024;
 ///   scan or not);
 /// * both sides' scans are of listing tables (Parquet, CSV, ...) on local disk, and the
 ///   probe side's files hold at least `blockbloom.runtime_filter_min_probe_bytes` bytes and at
-///   least `blockbloom.runtime_filter_min_ratio` times the bytes of the build side's: the
-///   build side is read twice, once for the filter and once for the join, so the rule asks
-///   for a probe side much larger than it. A table whose size it cannot see (in memory, on
+///   least `blockbloom.runtime_filter_min_ratio` times the bytes of the filter's source (the
+///   build side, or the scan its key comes from: below): the source is read twice, once for
+///   the filter and once for the join, so the rule asks for a probe side much larger than it.
+///   A table whose size it cannot see (in memory, on
 ///   an object store) does not qualify: the rule does not guess;
 /// * the build side would not be broadcast: its files' bytes times
 ///   `datafusion.optimizer.default_filter_selectivity` (20%, the share of rows DataFusion
@@ -76,16 +79,26 @@ const MIN_ITEMS: u64 = 1024;
 ///   they are read: a filter there only costs;
 /// * `blockbloom.runtime_filter` is true (the default).
 ///
-/// The filter is sized at 1% for the build side's rows as its Parquet files' footers count
+/// The filter is made of the build side's keys; where the build side is a join, of the keys
+/// of the scan (under projections, filters and aliases) the build key comes from, when every
+/// node on the way passes that column's values on (joins, filters, projections, aliases,
+/// sorts, limits) and the scan holds a filter of its own: a superset of the build side's
+/// keys, for a fraction of the work (Spark's rule picks its filter's side the same way).
+///
+/// The filter is sized at 1% for its source's rows as its Parquet files' footers count
 /// them, times `datafusion.optimizer.default_filter_selectivity` (20%: the share of rows
 /// DataFusion takes a filter to keep), between 1,024 and `blockbloom.max_num_items`; where
 /// the files are not Parquet, for `blockbloom.runtime_filter_expected_items`.
 ///
 /// # Where it shows
 ///
-/// In `EXPLAIN`, as a `RightSemi` join on `might_contain(__blockbloom_runtime_filter_N, key)`
-/// of an aggregate `bloom_filter_agg(...) AS __blockbloom_runtime_filter_N` of the build side
-/// with the probe side's scan.
+/// In `EXPLAIN`'s logical plan, as a `RightSemi` join on
+/// `might_contain(__blockbloom_runtime_filter_N, key)` of an aggregate
+/// `bloom_filter_agg(...) AS __blockbloom_runtime_filter_N` of the build side with the probe
+/// side's scan. A scheduler that plans with [`RuntimeFilterPlanner`](crate::RuntimeFilterPlanner)
+/// (this crate's do) runs that join as a
+/// [`RuntimeFilterExec`](crate::RuntimeFilterExec)`: might_contain(__blockbloom_runtime_filter_N, key)`;
+/// DataFusion's own planner, as a `NestedLoopJoinExec`.
 #[derive(Debug, Default)]
 pub struct BloomRuntimeFilter {
     /// Numbers the filter columns of one plan apart.
@@ -148,11 +161,13 @@ enum Side {
     Right,
 }
 
-/// A runtime filter the rule decided on: under `probe`, of `build`'s keys.
+/// A runtime filter the rule decided on: under `probe`, of `source`'s `source_key`s.
 struct Decision {
     probe: Side,
     probe_key: Expr,
-    build_key: Expr,
+    /// What the filter is made of: the build side, or the scan its key comes from.
+    source: Arc<LogicalPlan>,
+    source_key: Expr,
     /// Keys the filter is sized for.
     items: u64,
 }
@@ -166,11 +181,9 @@ impl BloomRuntimeFilter {
         let LogicalPlan::Join(join) = plan else {
             return plan.map_children(|child| self.inject(child, t));
         };
-        // Decided on the inputs as they came, so that a filter's build side is never one
-        // this rule filtered in turn.
+        // Decided on the inputs as they came (a decision holds the subtree its filter is
+        // made of), so that a filter's build side is never one this rule filtered in turn.
         let decisions = decide(&join, t);
-        let left = Arc::clone(&join.left);
-        let right = Arc::clone(&join.right);
         let mut out = LogicalPlan::Join(join).map_children(|child| self.inject(child, t))?;
         if decisions.is_empty() {
             return Ok(out);
@@ -179,15 +192,15 @@ impl BloomRuntimeFilter {
             unreachable!("map_children keeps the node");
         };
         for d in decisions {
-            let (probe, build) = match d.probe {
-                Side::Left => (&mut join.left, &right),
-                Side::Right => (&mut join.right, &left),
+            let probe = match d.probe {
+                Side::Left => &mut join.left,
+                Side::Right => &mut join.right,
             };
             let filtered = self.filtered(
                 Arc::clone(probe),
-                Arc::clone(build),
+                d.source,
                 d.probe_key,
-                d.build_key,
+                d.source_key,
                 d.items,
                 &t.options,
             )?;
@@ -325,31 +338,101 @@ fn decide(join: &Join, t: &Thresholds) -> Vec<Decision> {
         let (Some(probe_files), Some(build_files)) = (scan_files(probe), scan_files(build)) else {
             continue;
         };
+        // The filter is made of the scan the build key comes from, where the build side
+        // passes that scan's key values on (through joins, filters, projections) and the scan
+        // is selective itself: its keys are a superset of the build side's, for a fraction
+        // of the work (q3's lineitem filter: the orders of a date range, not their join with
+        // customer). Else of the whole build side.
+        let (source, source_key) = match key_source(build, &build_key) {
+            Some((scan, key)) if is_selective(&scan) => (Arc::new(scan), key),
+            _ => (Arc::clone(build), build_key.clone()),
+        };
+        let Some(source_files) = scan_files(&source) else {
+            continue;
+        };
         let bytes = |files: &[(PathBuf, u64)]| files.iter().map(|(_, len)| len).sum::<u64>();
         let (probe_bytes, build_bytes) = (bytes(&probe_files), bytes(&build_files));
+        // The filter's source is read twice (once for the filter, once for the join).
+        let source_bytes = bytes(&source_files);
         if probe_bytes < options.runtime_filter_min_probe_bytes
-            || probe_bytes < build_bytes.saturating_mul(options.runtime_filter_min_ratio)
+            || probe_bytes < source_bytes.saturating_mul(options.runtime_filter_min_ratio)
             || estimated_output(build_bytes, t.filter_selectivity) < t.collect_below
         {
             continue;
         }
-        // The build side's rows as its files' footers count them, times the share of rows
+        // The source's rows as its files' footers count them, times the share of rows
         // DataFusion takes a filter to keep; else the configured guess.
-        let build_rows = build_files
+        let source_rows = source_files
             .iter()
             .try_fold(0u64, |sum, (path, _)| Some(sum + parquet_rows(path)?));
-        let items = match build_rows {
+        let items = match source_rows {
             Some(rows) => rows.saturating_mul(u64::from(t.filter_selectivity)) / 100,
             None => options.runtime_filter_expected_items,
         };
         out.push(Decision {
             probe: side,
             probe_key,
-            build_key,
+            source,
+            source_key,
             items: items.clamp(MIN_ITEMS, options.max_num_items.max(MIN_ITEMS)),
         });
     }
     out
+}
+
+/// The scan (under projections, filters and aliases) under `plan` whose column `key` is,
+/// with that column's name there, when every node from `plan` down to it passes the column's
+/// values on unchanged: projections and aliases rename it, filters, sorts and limits drop
+/// rows, and a join's output column is its input's (an outer join adds nulls, which match
+/// nothing). `None` where the path meets another node or `key` is not a column.
+fn key_source(plan: &LogicalPlan, key: &Expr) -> Option<(LogicalPlan, Expr)> {
+    let Expr::Column(column) = key else {
+        return None;
+    };
+    if is_scan(plan) {
+        return Some((plan.clone(), key.clone()));
+    }
+    let index = plan.schema().index_of_column(column).ok()?;
+    let (input, inner): (&LogicalPlan, Expr) = match plan {
+        LogicalPlan::Join(join) => {
+            // Semi and anti joins give one input's columns, mark joins one input's and the
+            // mark; the others the left input's, then the right's.
+            let (input, i) = match join.join_type {
+                JoinType::LeftSemi | JoinType::LeftAnti | JoinType::LeftMark => (&join.left, index),
+                JoinType::RightSemi | JoinType::RightAnti | JoinType::RightMark => {
+                    (&join.right, index)
+                }
+                _ => {
+                    let left = join.left.schema().fields().len();
+                    if index < left {
+                        (&join.left, index)
+                    } else {
+                        (&join.right, index - left)
+                    }
+                }
+            };
+            if i >= input.schema().fields().len() {
+                return None;
+            }
+            (
+                input.as_ref(),
+                Expr::Column(Column::from(input.schema().qualified_field(i))),
+            )
+        }
+        LogicalPlan::Projection(p) => match p.expr.get(index)?.clone().unalias() {
+            Expr::Column(c) => (&p.input, Expr::Column(c)),
+            _ => return None,
+        },
+        LogicalPlan::SubqueryAlias(a) => (
+            &a.input,
+            Expr::Column(Column::from(a.input.schema().qualified_field(index))),
+        ),
+        LogicalPlan::Filter(_) | LogicalPlan::Sort(_) | LogicalPlan::Limit(_) => {
+            (plan.inputs()[0], key.clone())
+        }
+        _ => return None,
+    };
+    key_source(input, &inner)
 }
 
 /// The bytes a selective build side is taken to produce: its files' bytes times the share
@@ -433,5 +516,59 @@ fn local_files(path: &Path, out: &mut Vec<(PathBuf, u64)>) {
         for e in entries.flatten() {
             local_files(&e.path(), out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::{Field, Schema};
+    use datafusion::datasource::{MemTable, provider_as_source};
+    use datafusion::logical_expr::col;
+
+    fn scan(name: &str, columns: [&str; 2]) -> LogicalPlanBuilder {
+        let schema = Arc::new(Schema::new(
+            columns
+                .map(|c| Field::new(c, DataType::Int64, true))
+                .to_vec(),
+        ));
+        let table = MemTable::try_new(schema, vec![vec![]]).unwrap();
+        LogicalPlanBuilder::scan(name, provider_as_source(Arc::new(table)), None).unwrap()
+    }
+
+    #[test]
+    fn a_key_is_followed_to_the_scan_it_comes_from() -> Result<()> {
+        // customer JOIN (orders WHERE o_date < 5), projected and aliased: the orders key comes
+        // from the filtered orders scan.
+        let orders = scan("orders", ["o_key", "o_date"]).filter(col("o_date").lt(lit(5i64)))?;
+        let build = scan("customer", ["c_key", "c_seg"])
+            .filter(col("c_seg").eq(lit(1i64)))?
+            .join(
+                orders.build()?,
+                JoinType::Inner,
+                (vec!["c_key"], vec!["o_key"]),
+                None,
+            )?
+            .project(vec![col("o_key").alias("k"), col("c_key")])?
+            .alias("b")?
+            .build()?;
+        let (source, key) = key_source(&build, &col("b.k")).expect("a source");
+        assert_eq!(key, col("orders.o_key"));
+        assert!(is_scan(&source) && is_selective(&source));
+        assert_eq!(source.schema().fields().len(), 2, "{source}");
+        assert!(source.to_string().contains("orders"), "{source}");
+        assert!(!source.to_string().contains("customer"), "{source}");
+
+        // The other side's key: from customer.
+        let (source, key) = key_source(&build, &col("b.c_key")).expect("a source");
+        assert_eq!(key, col("customer.c_key"));
+        assert!(source.to_string().contains("customer"), "{source}");
+
+        // A computed key is not followed.
+        let computed = LogicalPlanBuilder::from(build)
+            .project(vec![(col("b.k") + lit(1i64)).alias("k1")])?
+            .build()?;
+        assert!(key_source(&computed, &col("k1")).is_none());
+        Ok(())
     }
 }
