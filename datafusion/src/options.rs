@@ -13,8 +13,8 @@ pub const DEFAULT_MAX_NUM_ITEMS: u64 = 4_000_000;
 /// 8 MiB).
 pub const DEFAULT_MAX_NUM_BITS: u64 = 67_108_864;
 
-/// The default of [`BloomOptions::runtime_filter_min_probe_bytes`]: 32 MiB.
-pub const DEFAULT_RUNTIME_FILTER_MIN_PROBE_BYTES: u64 = 32 << 20;
+/// The default of [`BloomOptions::runtime_filter_min_probe_bytes`]: 128 MiB.
+pub const DEFAULT_RUNTIME_FILTER_MIN_PROBE_BYTES: u64 = 128 << 20;
 /// The default of [`BloomOptions::runtime_filter_min_ratio`].
 pub const DEFAULT_RUNTIME_FILTER_MIN_RATIO: u64 = 2;
 /// The default of [`BloomOptions::runtime_filter_expected_items`] (Spark's
@@ -138,9 +138,11 @@ prefixed_options! {
         /// Whether the distributed runtime filter (blockbloom-ballista's
         /// `BloomRuntimeFilter` rule) may add Bloom filters to joins in this session.
         pub runtime_filter: bool, default = true
-        /// The runtime filter fires only where the probe side scans at least this many
-        /// bytes of files (Spark's `applicationSideScanSizeThreshold`, 10 GB, is tuned for
-        /// its clusters; this is tuned for TPC-H on one machine: see the rule's docs).
+        /// The runtime filter fires only where the probe side is estimated to produce at
+        /// least this many bytes: its files' bytes, times the default filter selectivity
+        /// where it has a filter of its own (Spark's `applicationSideScanSizeThreshold`, 10
+        /// GB, is tuned for its clusters; this is tuned for TPC-H on one machine: see the
+        /// rule's docs).
         pub runtime_filter_min_probe_bytes: u64, default = DEFAULT_RUNTIME_FILTER_MIN_PROBE_BYTES
         /// ... and at least this many times the bytes of files the build side scans (the
         /// build side is scanned twice: once for the filter, once for the join).
