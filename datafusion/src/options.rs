@@ -144,8 +144,9 @@ prefixed_options! {
         /// GB, is tuned for its clusters; this is tuned for TPC-H on one machine: see the
         /// rule's docs).
         pub runtime_filter_min_probe_bytes: u64, default = DEFAULT_RUNTIME_FILTER_MIN_PROBE_BYTES
-        /// ... and at least this many times the bytes of files the build side scans (the
-        /// build side is scanned twice: once for the filter, once for the join).
+        /// ... and its files at least this many times the bytes of files the filter's source
+        /// scans (the build side, or the scan its key comes from; the source is scanned
+        /// twice: once for the filter, once for the join).
         pub runtime_filter_min_ratio: u64, default = DEFAULT_RUNTIME_FILTER_MIN_RATIO
         /// Keys a runtime filter is sized for (at 1%) where the build side's rows are not
         /// counted by Parquet footers; else it is sized from them (see the rule's docs).

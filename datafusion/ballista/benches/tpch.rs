@@ -96,12 +96,8 @@ fn metric(line: &str, key: &str) -> Option<u64> {
     Some((n * scale).round() as u64)
 }
 
-fn indent(line: &str) -> usize {
-    line.len() - line.trim_start().len()
-}
-
 /// From `EXPLAIN ANALYZE` text: the rows written to shuffle, and the rows the runtime
-/// filters dropped (their probe side's rows in, less their rows out).
+/// filters dropped (`RuntimeFilterExec`'s `rows_dropped`).
 fn shuffle_and_dropped(text: &str) -> (u64, u64) {
     // The table's second column: `| plan_type | plan |`.
     let lines: Vec<&str> = text
@@ -111,7 +107,7 @@ fn shuffle_and_dropped(text: &str) -> (u64, u64) {
         .collect();
     let mut shuffled = 0;
     let mut dropped = 0;
-    for (i, line) in lines.iter().enumerate() {
+    for line in &lines {
         let body = line.trim_start();
         // ShuffleWriterExec and SortShuffleWriterExec.
         if body
@@ -121,21 +117,9 @@ fn shuffle_and_dropped(text: &str) -> (u64, u64) {
         {
             shuffled += metric(body, "output_rows").unwrap_or(0);
         }
+        // The scheduler runs every runtime filter as this node, which counts its drops.
         if body.starts_with("RuntimeFilterExec") {
             dropped += metric(body, "rows_dropped").unwrap_or(0);
-        } else if body.starts_with("NestedLoopJoinExec") && body.contains("might_contain") {
-            let d = indent(line);
-            let children: Vec<&&str> = lines[i + 1..]
-                .iter()
-                .take_while(|l| indent(l) > d)
-                .filter(|l| indent(l) == d + 2)
-                .collect();
-            let out = metric(body, "output_rows").unwrap_or(0);
-            if let Some(probe) = children.get(1)
-                && let Some(rows_in) = metric(probe, "output_rows")
-            {
-                dropped += rows_in.saturating_sub(out);
-            }
         }
     }
     (shuffled, dropped)

@@ -261,7 +261,7 @@ fn keep(
 ) -> Result<RecordBatch> {
     let _timer = metrics.baseline.elapsed_compute().timer();
     let keys = key.evaluate(batch)?.into_array(batch.num_rows())?;
-    let mut mask = BooleanBuffer::new_unset(batch.num_rows());
+    let mut mask: Option<BooleanBuffer> = None;
     for filter in filters {
         let answers = MightContain::answer_keys(filter, &keys)?;
         // A null answer (a null key) matches nothing.
@@ -269,12 +269,13 @@ fn keep(
             Some(nulls) => answers.values() & nulls.inner(),
             None => answers.values().clone(),
         };
-        mask = if filters.len() == 1 {
-            yes
-        } else {
-            &mask | &yes
-        };
+        mask = Some(match mask {
+            Some(m) => &m | &yes,
+            None => yes,
+        });
     }
+    // No filter (an empty build side): no row passes.
+    let mask = mask.unwrap_or_else(|| BooleanBuffer::new_unset(batch.num_rows()));
     let kept = mask.count_set_bits();
     metrics.probe_rows.add(batch.num_rows());
     metrics.dropped.add(batch.num_rows() - kept);
@@ -306,7 +307,8 @@ impl QueryPlanner for RuntimeFilterPlanner {
 
 /// `plan` with each runtime filter's semi nested-loop join on `might_contain(filter, key)`
 /// (`RightSemi` as the rule writes it, or `LeftSemi` as join selection may swap it: the filter
-/// a column of one input, the key of the other's columns only) replaced by a [`RuntimeFilterExec`] of the same inputs.
+/// a column of one input, the key of the other's columns only) replaced by a
+/// [`RuntimeFilterExec`] of the same inputs.
 pub fn with_runtime_filter_exec(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
     plan.transform_up(|node| {
         let Some(join) = node.downcast_ref::<NestedLoopJoinExec>() else {
