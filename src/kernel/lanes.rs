@@ -213,15 +213,20 @@ pub(crate) trait Lanes: Copy {
         )
     }
 
-    /// The low and the high 64-bit halves of eight `u128` (`keys.len() == 8`).
+    /// The low and the high 64-bit halves of the first eight `u128` (`keys.len() >= 8`). The
+    /// default goes through two stack arrays; the x86-64 tiers split them in registers, as a
+    /// wide load of eight narrower stores still in flight would wait for them to retire.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn split_u128(self, keys: &[u128]) -> (Self::V, Self::V) {
-        let (mut lo, mut hi) = ([0u64; 8], [0u64; 8]);
-        for ((l, h), &x) in lo.iter_mut().zip(&mut hi).zip(&keys[..8]) {
-            (*l, *h) = (x as u64, (x >> 64) as u64);
-        }
-        (self.loadu(&lo), self.loadu(&hi))
+        split_by_arrays(self, &keys[..8], |&x| x)
+    }
+    /// [`split_u128`](Self::split_u128) of the first eight 16-byte keys, each read as a
+    /// little-endian `u128`.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn split_fixed16(self, keys: &[[u8; 16]]) -> (Self::V, Self::V) {
+        split_by_arrays(self, &keys[..8], |&x| u128::from_le_bytes(x))
     }
 
     /// The full 128-bit product of each pair of lanes, its two halves xored (XXH3's
@@ -410,6 +415,18 @@ fn widened<T: Copy>(keys: &[T], value: impl Fn(T) -> u64) -> [u64; 8] {
     core::array::from_fn(|i| value(keys[i]))
 }
 
+/// The low and the high halves of eight keys read as `u128` by `value`, through stack arrays.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn split_by_arrays<L: Lanes, T>(l: L, keys: &[T], value: impl Fn(&T) -> u128) -> (L::V, L::V) {
+    let (mut lo, mut hi) = ([0u64; 8], [0u64; 8]);
+    for ((lo, hi), x) in lo.iter_mut().zip(&mut hi).zip(keys) {
+        let x = value(x);
+        (*lo, *hi) = (x as u64, (x >> 64) as u64);
+    }
+    (l.loadu(&lo), l.loadu(&hi))
+}
+
 /// XXH3-64 of each integer key's 64-bit value, eight lanes at a time (the rest one at a time).
 #[inline(always)]
 pub(crate) fn hash_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
@@ -467,40 +484,59 @@ pub(crate) fn hash_words_mx32<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], ou
 pub(crate) fn hash_fixed_mx32<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
     match keys {
         Keys::Mx32(super::keys::Mx32::U64(keys)) => l.hash_words_mx32(flip, keys, out),
-        Keys::Mx32(super::keys::Mx32::U128(keys)) => keys16_mx32(l, flip, keys, |&k| k, out),
-        Keys::Mx32(super::keys::Mx32::Fixed16(keys)) => {
-            keys16_mx32(l, flip, keys, |k| u128::from_le_bytes(*k), out)
-        }
+        Keys::Mx32(super::keys::Mx32::U128(keys)) => keys16_mx32(l, flip, keys, out),
+        Keys::Mx32(super::keys::Mx32::Fixed16(keys)) => keys16_mx32(l, flip, keys, out),
         other => other.hash_scalar(flip, out),
     }
 }
 
-/// [`hash_fixed_mx32`] of one source, its keys read by `key` (no intrinsic may sit in that
-/// closure: it would not inherit the tier's target features).
+/// A 16-byte key form that [`keys16_mx32`] reads: its value, and eight of them split into
+/// their low and high halves by the tier.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Key16: Copy {
+    fn value(&self) -> u128;
+    fn split<L: Lanes>(l: L, keys: &[Self]) -> (L::V, L::V);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Key16 for u128 {
+    #[inline(always)]
+    fn value(&self) -> u128 {
+        *self
+    }
+    #[inline(always)]
+    fn split<L: Lanes>(l: L, keys: &[u128]) -> (L::V, L::V) {
+        l.split_u128(keys)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Key16 for [u8; 16] {
+    #[inline(always)]
+    fn value(&self) -> u128 {
+        u128::from_le_bytes(*self)
+    }
+    #[inline(always)]
+    fn split<L: Lanes>(l: L, keys: &[[u8; 16]]) -> (L::V, L::V) {
+        l.split_fixed16(keys)
+    }
+}
+
+/// [`hash_fixed_mx32`] of one 16-byte key form.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn keys16_mx32<L: Lanes, T>(
-    l: L,
-    flip: u64,
-    keys: &[T],
-    key: impl Fn(&T) -> u128,
-    out: &mut [u64],
-) {
+fn keys16_mx32<L: Lanes, T: Key16>(l: L, flip: u64, keys: &[T], out: &mut [u64]) {
     let k = mx32::key(seed_from_flip(flip));
     let mut kc = keys.chunks_exact(8);
     let mut oc = out.chunks_exact_mut(8);
     for (x, o) in (&mut kc).zip(&mut oc) {
-        let (mut lo, mut hi) = ([0u64; 8], [0u64; 8]);
-        for ((lo, hi), x) in lo.iter_mut().zip(&mut hi).zip(x) {
-            let x = key(x);
-            (*lo, *hi) = (x as u64, (x >> 64) as u64);
-        }
-        let x = l.xor(l.loadu(&lo), l.splat(k));
-        let x = l.xor(mx32_round(l, x, 0), l.loadu(&hi));
+        let (lo, hi) = T::split(l, x);
+        let x = l.xor(lo, l.splat(k));
+        let x = l.xor(mx32_round(l, x, 0), hi);
         l.storeu(o, mx32_finish(l, x, mx32::T16));
     }
     for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-        *o = mx32::u128_with_key(key(x), k);
+        *o = mx32::u128_with_key(x.value(), k);
     }
 }
 

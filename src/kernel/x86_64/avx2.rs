@@ -122,6 +122,19 @@ impl Lanes for Avx2 {
         }
     }
     #[inline(always)]
+    fn split_u128(self, keys: &[u128]) -> (V, V) {
+        let keys = &keys[..8];
+        // SAFETY: AVX2 is present (token); `keys` holds 8 u128 (128 bytes). On x86-64 a u128
+        // is little-endian: its low word first.
+        unsafe { split16(keys.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn split_fixed16(self, keys: &[[u8; 16]]) -> (V, V) {
+        let keys = &keys[..8];
+        // SAFETY: as in `split_u128`: 128 bytes, each key read as a little-endian u128.
+        unsafe { split16(keys.as_ptr().cast()) }
+    }
+    #[inline(always)]
     fn widen_u32(self, k: &[u32]) -> V {
         let k = &k[..8];
         let p = k.as_ptr().cast::<__m128i>();
@@ -428,4 +441,35 @@ unsafe fn hash_fixed_mx32(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
 #[target_feature(enable = "avx2")]
 unsafe fn stage(l: Avx2, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], p: Place) {
     crate::kernel::lanes::stage(l, keys, flip, start, out, p)
+}
+
+/// The low and the high 64-bit words of eight 16-byte little-endian keys at `p`.
+///
+/// # Safety
+/// AVX2 is present, and `p` points to 128 readable bytes (any alignment).
+#[inline(always)]
+unsafe fn split16(p: *const u8) -> (V, V) {
+    let p = p.cast::<__m128i>();
+    // SAFETY: the caller guarantees AVX2 and the 128 bytes, keys 0-3 and 4-7.
+    let ((lo0, hi0), (lo1, hi1)) = unsafe { (split4(p), split4(p.add(4))) };
+    ([lo0, lo1], [hi0, hi1])
+}
+
+/// [`split16`] of four keys: keys 0 and 2 loaded into one register's two 128-bit lanes, keys
+/// 1 and 3 into another, so one unpack of the two puts the four keys' words in order, with no
+/// cross-lane shuffle.
+///
+/// # Safety
+/// AVX2 is present, and `q` points to 64 readable bytes (any alignment).
+#[inline(always)]
+unsafe fn split4(q: *const __m128i) -> (__m256i, __m256i) {
+    // SAFETY: the caller guarantees AVX2 and four 16-byte keys at `q`.
+    unsafe {
+        let even = _mm256_loadu2_m128i(q.add(2), q);
+        let odd = _mm256_loadu2_m128i(q.add(3), q.add(1));
+        (
+            _mm256_unpacklo_epi64(even, odd),
+            _mm256_unpackhi_epi64(even, odd),
+        )
+    }
 }

@@ -304,16 +304,13 @@ impl Lanes for Avx512 {
         let keys = &keys[..8];
         // SAFETY: AVX-512 F is present (token); `keys` holds 8 u128 (128 bytes). On x86-64 a
         // u128 is little-endian: its low word first.
-        unsafe {
-            let p = keys.as_ptr().cast::<__m512i>();
-            let (a, b) = (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1)));
-            let even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-            let odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
-            (
-                _mm512_permutex2var_epi64(a, even, b),
-                _mm512_permutex2var_epi64(a, odd, b),
-            )
-        }
+        unsafe { split16(keys.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn split_fixed16(self, keys: &[[u8; 16]]) -> (__m512i, __m512i) {
+        let keys = &keys[..8];
+        // SAFETY: as in `split_u128`: 128 bytes, each key read as a little-endian u128.
+        unsafe { split16(keys.as_ptr().cast()) }
     }
     #[inline(always)]
     fn hash_aesh(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
@@ -514,4 +511,24 @@ unsafe fn xxh64_u64(values: &[u64], out: &mut [u64]) {
 #[target_feature(enable = "avx2,avx512f")]
 unsafe fn stage(l: Avx512, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], p: Place) {
     crate::kernel::lanes::stage(l, keys, flip, start, out, p)
+}
+
+/// The low and the high 64-bit words of eight 16-byte little-endian keys at `p`: two loads,
+/// and a two-source permute for each half.
+///
+/// # Safety
+/// AVX-512 F is present, and `p` points to 128 readable bytes (any alignment).
+#[inline(always)]
+unsafe fn split16(p: *const u8) -> (__m512i, __m512i) {
+    let p = p.cast::<__m512i>();
+    // SAFETY: the caller guarantees AVX-512 F and the 128 bytes.
+    unsafe {
+        let (a, b) = (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1)));
+        let even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+        let odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+        (
+            _mm512_permutex2var_epi64(a, even, b),
+            _mm512_permutex2var_epi64(a, odd, b),
+        )
+    }
 }
