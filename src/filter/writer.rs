@@ -100,6 +100,22 @@ struct Slots {
     /// stripes' slots (empty for a filter of one stripe, whose slots take the hashes
     /// directly).
     stage: Box<[u64]>,
+    /// The stripe its applies start from, going round: handles take different ones
+    /// ([`first_stripe`]), so that writers applying at the same time do not walk the stripes
+    /// in step, each waiting at the lock the one ahead of it holds.
+    first: usize,
+}
+
+/// Handles made so far, for [`first_stripe`].
+static HANDLES: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// The stripe of `stripes` a new handle starts its applies from: the handle's number times
+/// 2^32 / the golden ratio, scaled to the stripes, which spreads any number of handles
+/// evenly over them.
+fn first_stripe(stripes: usize) -> usize {
+    let n = HANDLES.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    let spread = n.wrapping_mul(0x9e37_79b9) as u64;
+    ((spread * stripes as u64) >> 32) as usize
 }
 
 /// A private copy of the filter's blocks, set with the plain filter's kernels (no line shared
@@ -172,6 +188,7 @@ impl<'f> AtomicWriter<'f> {
             per,
             fill: zeroed(stripes)?,
             stage: zeroed(if stripes > 1 { STAGE } else { 0 })?,
+            first: first_stripe(stripes),
         };
         Ok(AtomicWriter {
             filter,
@@ -340,25 +357,41 @@ impl Slots {
             unsafe { *slots.get_unchecked_mut(s * per + f) = h };
             *taken += 1;
             if f + 1 == per {
-                apply(filter, slots, fill, per);
+                apply(filter, slots, fill, per, self.first);
             }
         }
     }
 
     fn apply(&mut self, filter: &AtomicBloomFilter) {
-        apply(filter, &mut self.slots, &mut self.fill, self.per)
+        apply(
+            filter,
+            &mut self.slots,
+            &mut self.fill,
+            self.per,
+            self.first,
+        )
     }
 }
 
 /// Applies the pending hashes of `slots` (`per` for each stripe, `fill` of them taken) to
 /// `filter` and empties them. The stripes' runs are moved together, in stripe order, so that
-/// one pass of the batch kernel takes each stripe's lock once; each run moves to an offset no
-/// later than its own, so moving them in order overwrites only runs already moved.
+/// the batch kernel takes each stripe's lock once; each run moves to an offset no later than
+/// its own, so moving them in order overwrites only runs already moved. The kernel then
+/// applies them from stripe `first` to the last, and then from the first stripe to `first`.
 #[cold]
 #[inline(never)]
-fn apply(filter: &AtomicBloomFilter, slots: &mut [u64], fill: &mut [u32], per: usize) {
-    let mut at = 0;
+fn apply(
+    filter: &AtomicBloomFilter,
+    slots: &mut [u64],
+    fill: &mut [u32],
+    per: usize,
+    first: usize,
+) {
+    let (mut at, mut split) = (0, 0);
     for (s, taken) in fill.iter_mut().enumerate() {
+        if s == first {
+            split = at;
+        }
         let f = core::mem::take(taken) as usize;
         let from = s * per;
         if from != at {
@@ -366,8 +399,10 @@ fn apply(filter: &AtomicBloomFilter, slots: &mut [u64], fill: &mut [u32], per: u
         }
         at += f;
     }
-    if at > 0 {
-        filter.apply(Keys::Hashes(&slots[..at]), Sink::Discard);
+    for run in [&slots[split..at], &slots[..split]] {
+        if !run.is_empty() {
+            filter.apply(Keys::Hashes(run), Sink::Discard);
+        }
     }
 }
 
