@@ -2,6 +2,7 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 
 use super::{AtomicBloomFilter, BatchKey, ByteColumn, KeySource};
 use crate::error::Error;
@@ -92,13 +93,14 @@ enum Pending {
 struct Slots {
     /// `per` slots for each stripe, in stripe order: stripe `s`'s pending hashes are
     /// `slots[s * per..][..fill[s]]`, placed there as they are hashed (no sort at flush).
-    slots: Box<[u64]>,
+    /// Left uninitialised when allocated (a batch's handle would otherwise zero 16 bytes per
+    /// key it buffers): only slots below a stripe's fill are ever read.
+    slots: Box<[MaybeUninit<u64>]>,
     per: usize,
     /// Per stripe, how many of its slots are taken.
     fill: Box<[u32]>,
     /// Where a batch is hashed, [`STAGE`] keys at a time, before its hashes go to their
-    /// stripes' slots (empty for a filter of one stripe, whose slots take the hashes
-    /// directly).
+    /// stripes' slots.
     stage: Box<[u64]>,
     /// The stripe its applies start from, going round: handles take different ones
     /// ([`first_stripe`]), so that writers applying at the same time do not walk the stripes
@@ -184,10 +186,10 @@ impl<'f> AtomicWriter<'f> {
         let stripes = filter.store.stripes.len();
         let per = (buffer / stripes).max(1);
         let slots = Slots {
-            slots: zeroed(per * stripes)?,
+            slots: uninit(per * stripes)?,
             per,
             fill: zeroed(stripes)?,
-            stage: zeroed(if stripes > 1 { STAGE } else { 0 })?,
+            stage: zeroed(STAGE)?,
             first: first_stripe(stripes),
         };
         Ok(AtomicWriter {
@@ -310,31 +312,37 @@ impl Slots {
         let meta = &filter.meta;
         let keys = keys.under(meta.shape.hash);
         let total = keys.len();
-        let mut start = 0;
-        if self.fill.len() == 1 {
-            // One stripe: its slots are the whole buffer, filled in arrival order.
-            while start < total {
-                let len = self.fill[0] as usize;
-                let take = (self.slots.len() - len).min(total - start);
-                let out = &mut self.slots[len..len + take];
-                meta.kernel.hash_keys(meta.shape.flip, keys, start, out);
-                self.fill[0] = (len + take) as u32;
-                start += take;
-                if len + take == self.slots.len() {
-                    self.apply(filter);
-                }
-            }
-            return;
-        }
         let mut stage = core::mem::take(&mut self.stage);
+        let mut start = 0;
         while start < total {
             let take = stage.len().min(total - start);
             meta.kernel
                 .hash_keys(meta.shape.flip, keys, start, &mut stage[..take]);
             start += take;
-            self.place(filter, &stage[..take]);
+            if self.fill.len() == 1 {
+                self.append(filter, &stage[..take]);
+            } else {
+                self.place(filter, &stage[..take]);
+            }
         }
         self.stage = stage;
+    }
+
+    /// [`place`](Self::place) for a filter of one stripe, whose slots are the whole buffer,
+    /// filled in arrival order.
+    fn append(&mut self, filter: &AtomicBloomFilter, mut hashes: &[u64]) {
+        while !hashes.is_empty() {
+            let len = self.fill[0] as usize;
+            let take = (self.slots.len() - len).min(hashes.len());
+            for (slot, &h) in self.slots[len..len + take].iter_mut().zip(hashes) {
+                *slot = MaybeUninit::new(h);
+            }
+            self.fill[0] = (len + take) as u32;
+            hashes = &hashes[take..];
+            if len + take == self.slots.len() {
+                self.apply(filter);
+            }
+        }
     }
 
     /// Puts each hash in its stripe's slots, applying them whenever that fills a stripe's.
@@ -354,7 +362,7 @@ impl Slots {
             debug_assert!(f < per);
             // SAFETY: `s * per + f < stripes * per = slots.len()`: `f < per`, as a stripe
             // whose slots fill is applied at once, below.
-            unsafe { *slots.get_unchecked_mut(s * per + f) = h };
+            unsafe { *slots.get_unchecked_mut(s * per + f) = MaybeUninit::new(h) };
             *taken += 1;
             if f + 1 == per {
                 apply(filter, slots, fill, per, self.first);
@@ -382,7 +390,7 @@ impl Slots {
 #[inline(never)]
 fn apply(
     filter: &AtomicBloomFilter,
-    slots: &mut [u64],
+    slots: &mut [MaybeUninit<u64>],
     fill: &mut [u32],
     per: usize,
     first: usize,
@@ -399,7 +407,11 @@ fn apply(
         }
         at += f;
     }
-    for run in [&slots[split..at], &slots[..split]] {
+    // SAFETY: `MaybeUninit<u64>` has `u64`'s layout, and the first `at` slots hold hashes:
+    // the runs moved there are each stripe's first `fill` slots, which `place` and `append`
+    // wrote.
+    let hashes = unsafe { core::slice::from_raw_parts(slots.as_ptr().cast::<u64>(), at) };
+    for run in [&hashes[split..], &hashes[..split]] {
         if !run.is_empty() {
             filter.apply(Keys::Hashes(run), Sink::Discard);
         }
@@ -483,13 +495,28 @@ impl core::fmt::Debug for AtomicWriter<'_> {
 
 /// `len` zeros, or the allocator's refusal as an error.
 fn zeroed<T: Copy + Default>(len: usize) -> Result<Box<[T]>, Error> {
+    let mut v = reserved(len)?;
+    v.resize(len, T::default());
+    Ok(v.into_boxed_slice())
+}
+
+/// `len` uninitialised values, allocated fallibly.
+fn uninit<T>(len: usize) -> Result<Box<[MaybeUninit<T>]>, Error> {
+    let mut v = reserved(len)?;
+    // SAFETY: `len` is within the capacity just reserved, and a `MaybeUninit` needs no
+    // initialisation.
+    unsafe { v.set_len(len) };
+    Ok(v.into_boxed_slice())
+}
+
+/// An empty vector with room for `len` values, or the error of an allocation that failed.
+fn reserved<T>(len: usize) -> Result<Vec<T>, Error> {
     let mut v = Vec::new();
     v.try_reserve_exact(len)
         .map_err(|_| Error::AllocationFailed {
             bytes: (len as u128) * core::mem::size_of::<T>() as u128,
         })?;
-    v.resize(len, T::default());
-    Ok(v.into_boxed_slice())
+    Ok(v)
 }
 
 #[cfg(all(test, feature = "std"))]
@@ -545,6 +572,26 @@ mod tests {
                 assert!(got.blocks() == plain.blocks(), "{isa} {layout:?}");
             }
         }
+    }
+
+    /// A filter of one stripe fills its handle's slots in arrival order: a handle that fills
+    /// many times, and shared batches, set the plain build's bits.
+    #[test]
+    fn one_stripe_handles_set_the_plain_filters_bits() {
+        let keys = keys(3_000);
+        let b = || BloomFilter::builder().capacity(300).fpr(0.01);
+        let mut plain = b().build().unwrap();
+        plain.insert_batch(&keys);
+        let shared = b().build_atomic().unwrap();
+        assert_eq!(shared.store.stripes.len(), 1);
+        {
+            let mut w = shared.try_writer(70).unwrap();
+            w.insert_batch(&keys[..1_000]);
+            assert!(w.pending() < 70);
+            keys[1_000..1_100].iter().for_each(|k| w.insert(k));
+        }
+        shared.insert_batch(&keys[1_100..]);
+        assert!(shared.into_filter().blocks() == plain.blocks());
     }
 
     /// A buffer smaller than the stripe count still gives each stripe a slot, and a stripe
