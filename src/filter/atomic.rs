@@ -234,7 +234,7 @@ impl AtomicBloomFilter {
     /// * up to [`AtomicWriter::PRIVATE_MAX_BYTES`] (4 MiB, about 3.4 million keys at 1%), a
     ///   **private** handle ([`try_private_writer`](Self::try_private_writer)): it sets its
     ///   keys in its own copy of the filter, as fast as a plain filter, and ORs the copy in
-    ///   when it fills (8 keys per block), flushes or drops. It costs a copy of the filter
+    ///   when it fills (32 keys per block), flushes or drops. It costs a copy of the filter
     ///   (at most 4 MiB) per handle, and each flush a pass over the filter: flush when keys
     ///   must be visible, not after every batch;
     /// * above it, a **buffering** handle ([`try_writer`](Self::try_writer) with 16,384 slots,
@@ -273,7 +273,7 @@ impl AtomicBloomFilter {
     /// blocks with the plain filter's kernels, sharing no cache line with another core while
     /// it writes, and *publishes* the copy (ORs it into the filter a stripe at a time under
     /// the stripe's lock, skipping the blocks it has nothing in, and zeroes it) when it has
-    /// set 8 keys per block of the filter ([`capacity`](AtomicWriter::capacity)), on
+    /// set 32 keys per block of the filter ([`capacity`](AtomicWriter::capacity)), on
     /// [`flush`](AtomicWriter::flush) and when it is dropped.
     ///
     /// **Memory:** one copy of the filter, [`size_in_bytes`](Self::size_in_bytes), per

@@ -124,6 +124,8 @@ fn first_stripe(stripes: usize) -> usize {
 /// with another core while it is written) and OR'd into the filter when published.
 struct Private {
     copy: PageBuf<Block>,
+    /// The stripe its publishes start from (see [`Slots::first`]).
+    first: usize,
     /// Keys set in `copy` since it was last published.
     keys: usize,
     /// Keys after which it is published: [`PRIVATE_KEYS_PER_BLOCK`] per block.
@@ -135,8 +137,12 @@ struct Private {
 const STAGE: usize = 512;
 
 /// A private handle publishes after this many keys per block of the filter, so that its
-/// OR pass (a read and a write of the filter) costs at most 8 bytes of the copy per key.
-const PRIVATE_KEYS_PER_BLOCK: usize = 8;
+/// OR pass (a read and a write of the filter) costs at most 2 bytes of the copy per key: at
+/// 1% (about 50 keys a block at capacity), once for a filter filled from empty and once more
+/// when it drops. At 8, a handle that filled a 1M-key filter from empty published six times
+/// and ran 1.55x the plain filter's time; at 32, 1.2x (`examples/ingest_pairs`, Intel Xeon,
+/// `perf-reports/2026-12-03-shared-batch.md`).
+const PRIVATE_KEYS_PER_BLOCK: usize = 32;
 
 impl<'f> AtomicWriter<'f> {
     /// Slots of a handle from [`AtomicBloomFilter::writer`] on a filter larger than
@@ -203,6 +209,7 @@ impl<'f> AtomicWriter<'f> {
         let num_blocks = filter.meta.shape.num_blocks;
         let private = Private {
             copy: super::allocate_pages(num_blocks, filter.store.blocks.huge())?,
+            first: first_stripe(filter.store.stripes.len()),
             keys: 0,
             cap: (num_blocks as usize).saturating_mul(PRIVATE_KEYS_PER_BLOCK),
         };
@@ -229,7 +236,7 @@ impl<'f> AtomicWriter<'f> {
     /// of the filter's stripes (at least one each). A filter of one stripe (64 blocks, 4 KiB,
     /// or fewer) applies them when they are all taken; a larger one when one stripe's slots
     /// are, which with evenly spread hashes is when roughly half to two thirds of all of them
-    /// are. A private handle: 8 keys per block of the filter.
+    /// are. A private handle: 32 keys per block of the filter.
     pub fn capacity(&self) -> usize {
         match &self.pending {
             Pending::Slots(s) => s.slots.len(),
@@ -458,10 +465,7 @@ impl Private {
         }
         let stripes = &filter.store.stripes;
         let per = stripes.blocks_per_stripe();
-        // Handles that publish at once start at different stripes (one from the copy's
-        // address), so they do not walk the locks in step, each waiting on the one ahead.
-        let first = (self.copy.as_ptr() as usize >> 12) % stripes.len();
-        for s in (first..stripes.len()).chain(0..first) {
+        for s in (self.first..stripes.len()).chain(0..self.first) {
             let blocks = s * per..((s + 1) * per).min(self.copy.len());
             let (mine, theirs) = (&mut self.copy[blocks.clone()], &filter.store.blocks[blocks]);
             let mut guard = None;
@@ -627,7 +631,7 @@ mod tests {
         let small = AtomicBloomFilter::with_capacity(1_000, 0.01).unwrap();
         let w = small.writer();
         assert!(w.is_private());
-        assert_eq!(w.capacity(), 8 * small.num_blocks() as usize);
+        assert_eq!(w.capacity(), 32 * small.num_blocks() as usize);
         drop(w);
         let big = AtomicBloomFilter::with_capacity(4_000_000, 0.01).unwrap();
         assert!(big.size_in_bytes() > AtomicWriter::PRIVATE_MAX_BYTES);
