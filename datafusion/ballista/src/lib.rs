@@ -41,6 +41,7 @@
 mod codec;
 mod exec;
 mod rule;
+mod sample;
 
 #[doc(hidden)]
 pub mod cli;
