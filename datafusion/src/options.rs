@@ -139,8 +139,9 @@ prefixed_options! {
         /// `BloomRuntimeFilter` rule) may add Bloom filters to joins in this session.
         pub runtime_filter: bool, default = true
         /// The runtime filter fires only where the probe side is estimated to produce at
-        /// least this many bytes: its files' bytes, times the default filter selectivity
-        /// where it has a filter of its own (Spark's `applicationSideScanSizeThreshold`, 10
+        /// least this many bytes: its files' bytes, times the share of its rows its own
+        /// filters keep where it has any, measured on a sample of its Parquet files (else the
+        /// default filter selectivity) (Spark's `applicationSideScanSizeThreshold`, 10
         /// GB, is tuned for its clusters; this is tuned for TPC-H on one machine: see the
         /// rule's docs).
         pub runtime_filter_min_probe_bytes: u64, default = DEFAULT_RUNTIME_FILTER_MIN_PROBE_BYTES
