@@ -167,10 +167,10 @@ fn atomic_conversions_and_views_share_memory_safely() {
     }
 }
 
-/// Writers through every path (a buffering handle, a private one, a shared batch partitioned by
-/// stripe, single keys) and a reader at once on a filter of several stripes, under Miri's
-/// data-race detector: a lock holder's plain read of its block (`read_locked`) never races
-/// with a store.
+/// Writers through every path (a buffering handle, a private one, a shared batch holding every
+/// stripe's lock, single keys) and a reader at once on a filter of several stripes, under
+/// Miri's data-race detector: a lock holder's plain read of its block (`read_locked`) never
+/// races with a store.
 #[test]
 fn striped_writers_and_a_reader_race_nothing() {
     let ks = keys(11, N);
@@ -183,7 +183,7 @@ fn striped_writers_and_a_reader_race_nothing() {
         assert!(f.num_blocks() > 128, "two stripes or more");
         std::thread::scope(|s| {
             let (f, ks) = (&f, &ks);
-            // A handle whose stripes fill; a shared batch long enough to be partitioned; single keys.
+            // A handle whose stripes fill; a shared batch that holds every lock; single keys.
             let (a, b) = ks.split_at(N / 3);
             let (a, c) = a.split_at(a.len() / 2);
             s.spawn(move || {

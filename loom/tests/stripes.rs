@@ -7,7 +7,8 @@
 //!   the read (loom's `unsync_load` fails if a store could race with it);
 //! * a reader that synchronised with a writer after its unlock finds every bit it set, and
 //!   a racing reader only ever sees words gain bits;
-//! * writers taking one stripe lock at a time, in any order, never deadlock;
+//! * writers taking one stripe lock at a time, in any order, and writers taking every
+//!   stripe's lock in stripe order, never deadlock;
 //! * and, as a control, the same writers without the lock do lose bits, which loom finds.
 
 use std::sync::Arc;
@@ -153,6 +154,42 @@ fn writers_taking_one_stripe_at_a_time_in_any_order_never_deadlock() {
                         // As `LockedInsert` switches stripes: release, then take the next.
                         let guard = stripes.lock(s);
                         or_locked(&blocks[s], &pattern(t as u32 * 7), &guard);
+                    }
+                })
+            })
+            .collect();
+        for t in writers {
+            t.join().unwrap();
+        }
+        for block in blocks.iter() {
+            let bits = read(block);
+            assert!(has(&bits, &pattern(0)) && has(&bits, &pattern(7)));
+        }
+    });
+}
+
+#[test]
+fn a_writer_holding_every_stripe_and_one_taking_them_one_at_a_time_never_deadlock() {
+    bounded().check(|| {
+        // 128 blocks: two stripes of 64.
+        let stripes = Arc::new(Stripes::new(128));
+        let blocks = Arc::new([words(), words()]);
+        // Writer 0 takes both locks at once, in stripe order (a shared batch into a small
+        // filter), and sets a bit in each stripe's block; writer 1 takes one stripe at a
+        // time, from the last.
+        let writers: Vec<_> = (0..2u32)
+            .map(|t| {
+                let (stripes, blocks) = (stripes.clone(), blocks.clone());
+                thread::spawn(move || {
+                    if t == 0 {
+                        let all = stripes.lock_all();
+                        for block in blocks.iter() {
+                            or_locked(block, &pattern(0), &all);
+                        }
+                    } else {
+                        for s in [1usize, 0] {
+                            or_locked(&blocks[s], &pattern(7), &stripes.lock(s));
+                        }
                     }
                 })
             })

@@ -4,7 +4,7 @@ use super::writer::AtomicWriter;
 use super::{BatchKey, Builder, ByteColumn, Filter, KeySource};
 use crate::error::Error;
 use crate::filter::BloomFilter;
-use crate::kernel::{Keys, LockedInsert, Sink};
+use crate::kernel::{HeldInsert, Keys, LockedInsert, Sink};
 use crate::key::Key;
 use crate::layout::stripes::Stripes;
 use crate::layout::{AtomicBlock, Block, block_index};
@@ -36,11 +36,16 @@ impl Striped {
 /// atomic loads (never plain or SIMD loads, which would race with the writers), so a reader
 /// never waits for a writer. Three ways to write, fastest first:
 ///
-/// * a **writer handle** per thread ([`writer`](Self::writer)): buffers its keys' hashes,
-///   partitioned by stripe as it fills, and applies them taking each stripe's lock once, through
-///   the same pipelined, prefetching batch kernel as the plain filter;
+/// * a **writer handle** per thread ([`writer`](Self::writer)): into a filter of at most
+///   [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES), it sets its keys in a private
+///   copy and ORs the copy in when it publishes; above it, it buffers its keys' hashes,
+///   partitioned by stripe as it fills, and applies them taking each stripe's lock once,
+///   through the same pipelined, prefetching batch kernel as the plain filter;
 /// * a **shared batch** ([`insert_batch`](Self::insert_batch) and the other batch inserts):
-///   the same, with a buffer that lives for the call;
+///   into a filter of at most [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES), it
+///   hashes 4,096 keys at a time and sets them holding every stripe's lock (where two cores
+///   pass the lines back and forth anyway, one writer at a time costs less than the
+///   partition); above it, as a buffering handle, with a buffer that lives for the call;
 /// * a **single key** ([`insert`](Self::insert), [`insert_new`](Self::insert_new)): one lock,
 ///   the block's words, the unlock.
 ///
@@ -330,20 +335,63 @@ impl AtomicBloomFilter {
     /// buffer: a few keys do not pay for its allocation and partition. A judgement, not measured.
     const SORT_MIN: usize = 64;
 
-    /// The shared batch: a writer for the call, or key by key when the batch is short or the
-    /// buffer cannot be allocated (slower, never lossy). Its slots are twice the batch (up to
-    /// a handle's), so that no stripe's slots fill before the call's end, but rarely.
+    /// Keys a shared batch into a filter of at most
+    /// [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES) sets each time it holds every
+    /// stripe's lock. Taking and releasing them costs a locked instruction per stripe (up to
+    /// 256), which a run of this length spreads thin (a trial at 1M keys found runs of 1,024
+    /// keys clearly slower and of 16,384 no faster; not kept as a report); another writer
+    /// waits at most one run (about 16 µs at 4 ns a key).
+    const HELD_RUN: usize = 4096;
+
+    /// The shared batch. Into a filter of at most
+    /// [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES), [`HELD_RUN`](Self::HELD_RUN)
+    /// keys at a time are hashed into a buffer for the call and set, in their order, while
+    /// every stripe's lock is held ([`apply_held`](Self::apply_held)). Above that size, a
+    /// writer for the call partitions them by stripe ([`AtomicWriter`]), its slots twice
+    /// the batch (up to a handle's), so that no stripe's slots fill before the call's end,
+    /// but rarely. Either way, key by key when the batch is short or the buffer cannot be
+    /// allocated (slower, never lossy).
+    ///
+    /// Why two ways: in a small filter two cores pass the lines back and forth whoever holds
+    /// the locks (perf-reports/2026-12-02-ingest-floor.md), and the partition and the locked
+    /// per-key path cost more than taking turns loses (at 1M keys on an Intel Xeon, one
+    /// thread: 5.8-6.0 ns a key partitioned, 3.7-4.0 held; two threads: 6.9-7.3 and 5.0-5.2;
+    /// perf-reports/2026-12-03-held-batch.md). In a large one, writers of different stripes
+    /// run at once, which a batch holding every lock would forbid.
     // Not generic: compiled once, here (see `Kernel::blocks`).
     pub(super) fn insert_keys(&self, keys: Keys<'_>) {
         let n = keys.len();
-        if n >= Self::SORT_MIN
-            && let Ok(mut w) =
+        if n >= Self::SORT_MIN {
+            if self.size_in_bytes() <= AtomicWriter::PRIVATE_MAX_BYTES {
+                if let Ok(mut hashes) = super::writer::zeroed(n.min(Self::HELD_RUN)) {
+                    return self.apply_held(keys, &mut hashes);
+                }
+            } else if let Ok(mut w) =
                 AtomicWriter::try_new(self, n.saturating_mul(2).min(AtomicWriter::DEFAULT_BUFFER))
-        {
-            w.push(keys);
-            return;
+            {
+                return w.push(keys);
+            }
         }
         self.apply(keys, Sink::Discard);
+    }
+
+    /// Sets `keys` in their order, `hashes.len()` at a time: hashed into `hashes` with no
+    /// lock held, then set while every stripe's lock is held ([`HeldInsert`]), so that
+    /// another writer's keys are hashed while these are set.
+    fn apply_held(&self, keys: Keys<'_>, hashes: &mut [u64]) {
+        let (meta, blocks, stripes) = (&self.meta, &self.store.blocks[..], &self.store.stripes);
+        let keys = keys.under(meta.shape.hash);
+        let (n, most) = (keys.len(), hashes.len());
+        let mut start = 0;
+        while start < n {
+            let run = &mut hashes[..most.min(n - start)];
+            meta.kernel.hash_keys(meta.shape.flip, keys, start, run);
+            start += run.len();
+            let all = stripes.lock_all();
+            let op = HeldInsert::new(blocks, stripes, &all);
+            meta.kernel
+                .blocks(&meta.shape, Keys::Hashes(run), op, Sink::Discard);
+        }
     }
 
     /// Applies `keys` in their order under their stripes' locks.

@@ -498,7 +498,7 @@ impl core::fmt::Debug for AtomicWriter<'_> {
 }
 
 /// `len` zeros, or the allocator's refusal as an error.
-fn zeroed<T: Copy + Default>(len: usize) -> Result<Box<[T]>, Error> {
+pub(super) fn zeroed<T: Copy + Default>(len: usize) -> Result<Box<[T]>, Error> {
     let mut v = reserved(len)?;
     v.resize(len, T::default());
     Ok(v.into_boxed_slice())
@@ -574,6 +574,32 @@ mod tests {
                 shared.insert_batch(&keys[15_000..]);
                 let got = shared.into_filter();
                 assert!(got.blocks() == plain.blocks(), "{isa} {layout:?}");
+            }
+        }
+    }
+
+    /// A shared batch into a filter of at most `PRIVATE_MAX_BYTES` (every stripe's lock held,
+    /// 4,096 keys at a time) and into a larger one (partitioned by stripe) sets the plain
+    /// build's bits on every tier, for batches of one run, several runs and a partial one.
+    #[test]
+    fn shared_batches_set_the_plain_filters_bits_held_and_partitioned() {
+        use crate::filter::AtomicWriter;
+        let keys = keys(12_000);
+        for isa in Isa::supported() {
+            for capacity in [50_000, 4_000_000] {
+                let b = || BloomFilter::builder().capacity(capacity).fpr(0.01).isa(isa);
+                let mut plain = b().build().unwrap();
+                plain.insert_batch(&keys);
+                let shared = b().build_atomic().unwrap();
+                let held = shared.size_in_bytes() <= AtomicWriter::PRIVATE_MAX_BYTES;
+                assert_eq!(held, capacity == 50_000);
+                shared.insert_batch(&keys[..100]);
+                shared.insert_batch(&keys[100..4_196]);
+                shared.insert_batch(&keys[4_196..]);
+                assert!(
+                    shared.into_filter().blocks() == plain.blocks(),
+                    "{isa} {capacity}"
+                );
             }
         }
     }

@@ -61,8 +61,8 @@ pub(crate) use ops::AtomicInsert;
 #[cfg(feature = "parallel")]
 pub(crate) use ops::InsertWindow;
 pub(crate) use ops::{
-    AtomicQuery, BURST, BlockBatch, BlockOp, Burst, Insert, InsertNew, LockedInsert, Probes, Query,
-    Shape,
+    AtomicQuery, BURST, BlockBatch, BlockOp, Burst, HeldInsert, Insert, InsertNew, LockedInsert,
+    Probes, Query, Shape,
 };
 pub use pipeline::MAX_PREFETCH_DEPTH;
 pub(crate) use pipeline::{Sink, Takes, chunking, prefetch, prefetch_depth};

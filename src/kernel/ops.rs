@@ -12,7 +12,7 @@ use super::keys::Mx32;
 use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
 use super::{Batch, Keys, Lanes, lanes, scalar};
 use crate::hashing::KeyHash;
-use crate::layout::stripes::{StripeGuard, Stripes};
+use crate::layout::stripes::{AllStripesGuard, Held, StripeGuard, Stripes};
 use crate::layout::{AtomicBlock, Block, Layout, ROWS_8X32, Row, Row32};
 use core::sync::atomic::AtomicU64;
 
@@ -78,7 +78,7 @@ pub(crate) trait Probes: Copy {
     /// Sets them in `block` of a shared filter, in the stripe `guard` locks, answering
     /// whether some was not set before.
     #[inline(always)]
-    fn or_locked(self, block: &AtomicBlock, guard: &StripeGuard<'_>) -> bool {
+    fn or_locked(self, block: &AtomicBlock, guard: &impl Held) -> bool {
         block.or_locked(&self.pattern(), guard)
     }
 }
@@ -137,7 +137,7 @@ impl<L: Lanes> HalfProbes<L> {
     /// # Safety
     /// `half` is 32-byte aligned (a half of an `AtomicBlock`) and inside `_guard`'s stripe.
     #[inline(always)]
-    unsafe fn or_in_half_locked(self, half: &[AtomicU64; 4], _guard: &StripeGuard<'_>) -> bool {
+    unsafe fn or_in_half_locked(self, half: &[AtomicU64; 4], _guard: &impl Held) -> bool {
         // SAFETY: aligned (the caller); every writer of the half holds its stripe's lock,
         // which `_guard` is (the caller).
         unsafe { lanes::or_in_half_locked(self.l, half, self.lo, self.rows) }
@@ -184,7 +184,7 @@ impl<L: Lanes, const WORDS: bool> Probes for LaneProbes<L, WORDS> {
     /// In registers: one vector load of the block, and (when it gains a bit) its vector
     /// stores.
     #[inline(always)]
-    fn or_locked(self, block: &AtomicBlock, _guard: &StripeGuard<'_>) -> bool {
+    fn or_locked(self, block: &AtomicBlock, _guard: &impl Held) -> bool {
         // SAFETY: an `AtomicBlock` is 64-byte aligned; its writers all hold its stripe's
         // lock, which `_guard` is (the block is in it: `LockedInsert`).
         unsafe { lanes::or_locked::<L, WORDS>(self.l, &block.0, self.lo, self.rows) }
@@ -571,6 +571,58 @@ impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
         match &self.held {
             Some(guard) => guard,
             None => unreachable!("a stripe is held once one is taken"),
+        }
+    }
+}
+
+/// Sets each key's probes while every stripe lock is held ([`Stripes::lock_all`]), with the
+/// relaxed loads and stores of [`LockedInsert`] and no lock taken per key.
+pub(crate) struct HeldInsert<'a> {
+    blocks: &'a [AtomicBlock],
+    held: &'a AllStripesGuard<'a>,
+}
+
+impl<'a> HeldInsert<'a> {
+    /// # Panics
+    /// If `held` does not hold `stripes`' locks, or `stripes` does not cover `blocks`.
+    pub fn new(
+        blocks: &'a [AtomicBlock],
+        stripes: &Stripes,
+        held: &'a AllStripesGuard<'a>,
+    ) -> Self {
+        assert!(held.holds(stripes), "the locks of another filter");
+        assert!(
+            blocks.is_empty() || stripes.stripe_of(blocks.len() - 1) < stripes.len(),
+            "stripes of another filter"
+        );
+        HeldInsert { blocks, held }
+    }
+}
+
+impl BlockOp for HeldInsert<'_> {
+    const UNROLL: bool = true;
+    const TAKES: Takes = Takes::Discard;
+
+    fn num_blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.blocks.as_ptr().cast()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        p.or_locked(unsafe { self.blocks.get_unchecked(i) }, self.held)
+    }
+
+    #[inline(always)]
+    unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
+        // SAFETY: as in `LockedInsert::apply_half`; every stripe's lock is held (`new`).
+        unsafe {
+            let half = &*self.blocks.as_ptr().cast::<[AtomicU64; 4]>().add(j);
+            p.or_in_half_locked(half, self.held)
         }
     }
 }

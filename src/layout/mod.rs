@@ -369,7 +369,7 @@ impl AtomicBlock {
     /// some bit was new. Every writer of a striped filter sets bits this way, never with
     /// [`or`](Self::or), whose `fetch_or`s a locked writer's plain store could overwrite.
     #[inline(always)]
-    pub(crate) fn or_locked(&self, pattern: &Block, guard: &stripes::StripeGuard<'_>) -> bool {
+    pub(crate) fn or_locked(&self, pattern: &Block, guard: &impl stripes::Held) -> bool {
         stripes::or_locked(&self.0, &pattern.0, guard)
     }
 

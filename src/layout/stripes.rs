@@ -8,8 +8,9 @@
 //!   while it holds the block's stripe lock, with a relaxed load of each word, an OR, and a
 //!   relaxed store ([`or_locked`]): plain `mov`s on x86 and plain `ldr`/`str` on aarch64, no
 //!   read-modify-write instruction;
-//! * a writer holds one lock at a time (it releases one before it takes the next), so no two
-//!   writers wait for each other in a cycle;
+//! * a writer holds one lock at a time (it releases one before it takes the next), or takes
+//!   every lock, in stripe order ([`Stripes::lock_all`]: a shared batch into a small filter),
+//!   so no two writers wait for each other in a cycle;
 //! * readers take no lock: they read words with relaxed loads.
 //!
 //! Why no bit is lost: the lock orders every load/OR/store on a stripe's words after the last
@@ -107,6 +108,45 @@ impl Stripes {
         }
         StripeGuard { lock }
     }
+
+    /// Takes every stripe's lock, in stripe order, waiting for each while another writer
+    /// holds it; the guard releases them all. Writers that take one lock at a time never
+    /// wait while holding one, and writers that take them all take them in the same order,
+    /// so no writers wait for each other in a cycle.
+    pub fn lock_all(&self) -> AllStripesGuard<'_> {
+        for stripe in 0..self.len() {
+            core::mem::forget(self.lock(stripe));
+        }
+        AllStripesGuard { stripes: self }
+    }
+}
+
+/// Proof that a writer holds the lock of the stripe a block is in: that stripe's guard, or
+/// every stripe's ([`AllStripesGuard`]).
+pub trait Held {}
+
+impl Held for StripeGuard<'_> {}
+impl Held for AllStripesGuard<'_> {}
+
+/// Every stripe lock of a filter, held at once ([`Stripes::lock_all`]); released when dropped.
+pub struct AllStripesGuard<'a> {
+    stripes: &'a Stripes,
+}
+
+impl AllStripesGuard<'_> {
+    /// Whether these are `stripes`' locks.
+    pub fn holds(&self, stripes: &Stripes) -> bool {
+        core::ptr::eq(self.stripes, stripes)
+    }
+}
+
+impl Drop for AllStripesGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        for lock in self.stripes.locks.iter() {
+            lock.0.store(false, Ordering::Release);
+        }
+    }
 }
 
 /// A held stripe lock; released when dropped.
@@ -129,7 +169,7 @@ impl Drop for StripeGuard<'_> {
 /// When every bit is set already nothing is written, so re-inserting present keys leaves
 /// the line shared in other cores' caches.
 #[inline(always)]
-pub fn or_locked(words: &[AtomicU64; 8], pattern: &[u64; 8], _guard: &StripeGuard<'_>) -> bool {
+pub fn or_locked(words: &[AtomicU64; 8], pattern: &[u64; 8], _guard: &impl Held) -> bool {
     let old = read_locked(words);
     let mut new = [0u64; 8];
     let mut missing = 0;
