@@ -204,6 +204,30 @@ fn striped_writers_and_a_reader_race_nothing() {
     }
 }
 
+/// Two threads' shared batches into one small filter at once, under Miri: a batch one writer
+/// hands to the other (which applies it while holding every lock) is read only between its
+/// posting and the holder's "done", and both threads' keys are set when they return.
+#[test]
+fn shared_batches_handed_between_writers_race_nothing() {
+    let ks = keys(12, N);
+    let f = BloomFilter::builder()
+        .capacity(10_000)
+        .build_atomic()
+        .unwrap();
+    std::thread::scope(|s| {
+        for part in ks.chunks(ks.len() / 2) {
+            let f = &f;
+            s.spawn(move || {
+                for batch in part.chunks(100) {
+                    f.insert_batch(batch);
+                    assert_eq!(f.count_batch(batch), batch.len());
+                }
+            });
+        }
+    });
+    assert_eq!(f.count_batch(&ks), ks.len());
+}
+
 #[test]
 fn family_block_operations() {
     let ks = keys(4, N);

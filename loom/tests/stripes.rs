@@ -18,8 +18,13 @@ use loom::thread;
 
 /// What `stripes.rs` takes from its surroundings, as loom models it.
 mod sync {
-    pub use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    pub use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
     pub use std::boxed::Box;
+
+    /// As the library waits for another writer, with the model's yield.
+    pub fn pause(_spins: &mut u32) {
+        loom::thread::yield_now();
+    }
     pub use std::vec::Vec;
 
     /// As the library waits, with the model's yield in place of the pause and the
@@ -182,10 +187,11 @@ fn a_writer_holding_every_stripe_and_one_taking_them_one_at_a_time_never_deadloc
                 let (stripes, blocks) = (stripes.clone(), blocks.clone());
                 thread::spawn(move || {
                     if t == 0 {
-                        let all = stripes.lock_all();
-                        for block in blocks.iter() {
-                            or_locked(block, &pattern(0), &all);
-                        }
+                        stripes.apply_all(&[], |all, _| {
+                            for block in blocks.iter() {
+                                or_locked(block, &pattern(0), all);
+                            }
+                        });
                     } else {
                         for s in [1usize, 0] {
                             or_locked(&blocks[s], &pattern(7), &stripes.lock(s));
@@ -201,6 +207,41 @@ fn a_writer_holding_every_stripe_and_one_taking_them_one_at_a_time_never_deadloc
             let bits = read(block);
             assert!(has(&bits, &pattern(0)) && has(&bits, &pattern(7)));
         }
+    });
+}
+
+#[test]
+fn batches_handed_to_the_holder_of_every_lock_are_applied_once_and_before_their_writer_returns() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        // 128 blocks: two stripes of 64.
+        let stripes = Arc::new(Stripes::new(128));
+        let blocks = Arc::new([words(), words()]);
+        // Two writers apply a batch of one "hash" each (its bit, and its block: the hash's
+        // parity): each applies its own, or hands it to the other while that one holds the
+        // locks, which applies it with its own.
+        let writers: Vec<_> = [3u64, 8]
+            .into_iter()
+            .map(|h| {
+                let (stripes, blocks) = (stripes.clone(), blocks.clone());
+                thread::spawn(move || {
+                    let mut applied = 0;
+                    stripes.apply_all(&[h], |all, hashes| {
+                        for &h in hashes {
+                            or_locked(&blocks[h as usize % 2], &pattern(h as u32), all);
+                        }
+                        applied += 1;
+                    });
+                    // Its own batch is set when it returns, whoever applied it.
+                    assert!(has(&read(&blocks[h as usize % 2]), &pattern(h as u32)));
+                    applied
+                })
+            })
+            .collect();
+        let applies: usize = writers.into_iter().map(|t| t.join().unwrap()).sum();
+        // Every batch applied exactly once: two calls of `apply` in all.
+        assert_eq!(applies, 2);
     });
 }
 

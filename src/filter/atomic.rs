@@ -43,9 +43,10 @@ impl Striped {
 ///   through the same pipelined, prefetching batch kernel as the plain filter;
 /// * a **shared batch** ([`insert_batch`](Self::insert_batch) and the other batch inserts):
 ///   into a filter of at most [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES), it
-///   hashes 4,096 keys at a time and sets them holding every stripe's lock (where two cores
-///   pass the lines back and forth anyway, one writer at a time costs less than the
-///   partition); above it, as a buffering handle, with a buffer that lives for the call;
+///   hashes 4,096 keys at a time and sets them holding every stripe's lock, or hands them to
+///   the writer that holds them, which sets them with its own (one core writes the lines,
+///   where two would pass them back and forth); above it, as a buffering handle, with a
+///   buffer that lives for the call;
 /// * a **single key** ([`insert`](Self::insert), [`insert_new`](Self::insert_new)): one lock,
 ///   the block's words, the unlock.
 ///
@@ -339,25 +340,27 @@ impl AtomicBloomFilter {
     /// [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES) sets each time it holds every
     /// stripe's lock. Taking and releasing them costs a locked instruction per stripe (up to
     /// 256), which a run of this length spreads thin (a trial at 1M keys found runs of 1,024
-    /// keys clearly slower and of 16,384 no faster; not kept as a report); another writer
-    /// waits at most one run (about 16 µs at 4 ns a key).
+    /// keys clearly slower and of 16,384 no faster; not kept as a report). Another writer
+    /// waits at most two runs (the holder's own and one handed over: about 25 µs at 3 ns a
+    /// key).
     const HELD_RUN: usize = 4096;
 
     /// The shared batch. Into a filter of at most
     /// [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES), [`HELD_RUN`](Self::HELD_RUN)
     /// keys at a time are hashed into a buffer for the call and set, in their order, while
-    /// every stripe's lock is held ([`apply_held`](Self::apply_held)). Above that size, a
+    /// every stripe's lock is held, by this writer or, when another holds them, by that one
+    /// ([`apply_held`](Self::apply_held)). Above that size, a
     /// writer for the call partitions them by stripe ([`AtomicWriter`]), its slots twice
     /// the batch (up to a handle's), so that no stripe's slots fill before the call's end,
     /// but rarely. Either way, key by key when the batch is short or the buffer cannot be
     /// allocated (slower, never lossy).
     ///
-    /// Why two ways: in a small filter two cores pass the lines back and forth whoever holds
-    /// the locks (perf-reports/2026-12-02-ingest-floor.md), and the partition and the locked
-    /// per-key path cost more than taking turns loses (at 1M keys on an Intel Xeon, one
-    /// thread: 5.8-6.0 ns a key partitioned, 3.7-4.0 held; two threads: 6.9-7.3 and 5.0-5.2;
-    /// perf-reports/2026-12-03-held-batch.md). In a large one, writers of different stripes
-    /// run at once, which a batch holding every lock would forbid.
+    /// Why two ways: in a small filter two cores writing the same lines pass them back and
+    /// forth (perf-reports/2026-12-02-ingest-floor.md); one core writing every batch keeps
+    /// them, and the partition and the locked per-key path cost more than it (at 1M keys on
+    /// an Intel Xeon, one thread: 5.6-6.1 ns a key partitioned, 3.8 held; two threads:
+    /// 7.1-7.5 and 3.0-3.5; perf-reports/2026-12-03-handover.md). In a large one, writers of
+    /// different stripes run at once, which a batch holding every lock would forbid.
     // Not generic: compiled once, here (see `Kernel::blocks`).
     pub(super) fn insert_keys(&self, keys: Keys<'_>) {
         let n = keys.len();
@@ -377,7 +380,10 @@ impl AtomicBloomFilter {
 
     /// Sets `keys` in their order, `hashes.len()` at a time: hashed into `hashes` with no
     /// lock held, then set while every stripe's lock is held ([`HeldInsert`]), so that
-    /// another writer's keys are hashed while these are set.
+    /// another writer's keys are hashed while these are set. A run that finds the locks
+    /// taken is handed to their holder, which sets it with its own ([`Stripes::apply_all`]):
+    /// every line stays in the holder's cache, where two writers taking turns would each
+    /// fetch from the other's cache about half the lines they write.
     fn apply_held(&self, keys: Keys<'_>, hashes: &mut [u64]) {
         let (meta, blocks, stripes) = (&self.meta, &self.store.blocks[..], &self.store.stripes);
         let keys = keys.under(meta.shape.hash);
@@ -387,10 +393,11 @@ impl AtomicBloomFilter {
             let run = &mut hashes[..most.min(n - start)];
             meta.kernel.hash_keys(meta.shape.flip, keys, start, run);
             start += run.len();
-            let all = stripes.lock_all();
-            let op = HeldInsert::new(blocks, stripes, &all);
-            meta.kernel
-                .blocks(&meta.shape, Keys::Hashes(run), op, Sink::Discard);
+            stripes.apply_all(run, |all, hashes| {
+                let op = HeldInsert::new(blocks, stripes, all);
+                meta.kernel
+                    .blocks(&meta.shape, Keys::Hashes(hashes), op, Sink::Discard);
+            });
         }
     }
 

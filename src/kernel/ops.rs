@@ -575,7 +575,7 @@ impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
     }
 }
 
-/// Sets each key's probes while every stripe lock is held ([`Stripes::lock_all`]), with the
+/// Sets each key's probes while every stripe lock is held ([`Stripes::apply_all`]), with the
 /// relaxed loads and stores of [`LockedInsert`] and no lock taken per key.
 pub(crate) struct HeldInsert<'a> {
     blocks: &'a [AtomicBlock],

@@ -41,7 +41,7 @@ pub(crate) mod stripes;
 mod sync {
     pub use alloc::boxed::Box;
     pub use alloc::vec::Vec;
-    pub use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    pub use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
     /// The words of a block whose stripe lock the caller holds, read as plain memory (vector
     /// loads where the tier has them). Every writer of these words holds that lock, so
@@ -52,6 +52,19 @@ mod sync {
         // words sit in an `UnsafeCell`, so reading them through a pointer is allowed; no write
         // to them can happen during the read (above), so it is not a data race.
         unsafe { words.as_ptr().cast::<[u64; 8]>().read() }
+    }
+
+    /// One step of a wait for another writer: a pause, and after a while (with `std`) a yield
+    /// to the scheduler, so that a writer that lost its core gets it back.
+    #[inline(always)]
+    pub fn pause(spins: &mut u32) {
+        #[cfg(feature = "std")]
+        if *spins >= 64 {
+            std::thread::yield_now();
+            return;
+        }
+        *spins += 1;
+        core::hint::spin_loop();
     }
 
     /// Waits until `lock` looks free (a writer that found it taken). It watches with relaxed

@@ -9,8 +9,12 @@
 //!   relaxed store ([`or_locked`]): plain `mov`s on x86 and plain `ldr`/`str` on aarch64, no
 //!   read-modify-write instruction;
 //! * a writer holds one lock at a time (it releases one before it takes the next), or takes
-//!   every lock, in stripe order ([`Stripes::lock_all`]: a shared batch into a small filter),
-//!   so no two writers wait for each other in a cycle;
+//!   every lock, in stripe order ([`Stripes::apply_all`]: a shared batch into a small filter),
+//!   so no two writers wait for each other in a cycle; a writer that finds every lock taken
+//!   may hand its batch to the one holding them, which applies it before it releases them
+//!   (the batch is read only by that holder, between the waiter's release store that posts
+//!   it and the holder's release store that says it is applied, which the waiter acquires
+//!   before it returns);
 //! * readers take no lock: they read words with relaxed loads.
 //!
 //! Why no bit is lost: the lock orders every load/OR/store on a stripe's words after the last
@@ -24,7 +28,10 @@
 //! every interleaving the model allows; it reaches its atomics through `super::sync` so that
 //! the model can substitute its own.
 
-use super::sync::{AtomicBool, AtomicU64, Box, Ordering, Vec, read_locked, wait_unlocked};
+use super::sync::{
+    AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Box, Ordering, Vec, pause, read_locked,
+    wait_unlocked,
+};
 
 /// Blocks per stripe at least `2^MIN_SHIFT` (64 blocks, 4 KiB): the locks, a cache line each,
 /// cost at most 1/64 of the filter's memory.
@@ -44,6 +51,9 @@ struct StripeLock(AtomicBool);
 /// The stripe locks of a filter of `num_blocks` blocks.
 pub struct Stripes {
     locks: Box<[StripeLock]>,
+    /// A batch a writer waiting for every lock hands to the writer that holds them (boxed:
+    /// on a line of its own, away from the fields every writer reads).
+    handover: Box<Handover>,
     shift: u32,
 }
 
@@ -59,6 +69,11 @@ impl Stripes {
             .collect();
         Stripes {
             locks: locks.into_boxed_slice(),
+            handover: Box::new(Handover {
+                state: AtomicUsize::new(FREE),
+                hashes: AtomicPtr::new(core::ptr::null_mut()),
+                len: AtomicUsize::new(0),
+            }),
             shift,
         }
     }
@@ -108,16 +123,109 @@ impl Stripes {
         }
         StripeGuard { lock }
     }
+}
 
-    /// Takes every stripe's lock, in stripe order, waiting for each while another writer
-    /// holds it; the guard releases them all. Writers that take one lock at a time never
-    /// wait while holding one, and writers that take them all take them in the same order,
-    /// so no writers wait for each other in a cycle.
-    pub fn lock_all(&self) -> AllStripesGuard<'_> {
-        for stripe in 0..self.len() {
-            core::mem::forget(self.lock(stripe));
+/// The slot through which a writer that finds every lock taken hands its batch to the writer
+/// holding them (flat combining): the holder applies it with its own, so the lines stay in
+/// one core's cache, and the waiter returns when it is applied.
+#[repr(align(64))]
+struct Handover {
+    /// [`FREE`], [`POSTING`], [`POSTED`], [`TAKEN`] or [`DONE`].
+    state: AtomicUsize,
+    /// The posted batch: its first element and length.
+    hashes: AtomicPtr<u64>,
+    len: AtomicUsize,
+}
+
+/// No batch; a waiter may post one.
+const FREE: usize = 0;
+/// A waiter is writing its batch's address.
+const POSTING: usize = 1;
+/// A batch waits; the holder may take it, or its waiter take it back.
+const POSTED: usize = 2;
+/// The holder is applying it.
+const TAKEN: usize = 3;
+/// Applied; its waiter frees the slot.
+const DONE: usize = 4;
+
+impl Stripes {
+    /// Applies `own` holding every stripe's lock: `apply(guard, batch)` for `own`, and for a
+    /// batch another writer handed over meanwhile, then releases the locks. If another writer
+    /// holds them when this one comes, this one hands `own` over to it when the slot is free
+    /// and returns once that writer applied it (or takes it back when that writer released
+    /// the locks without it, and applies it itself).
+    ///
+    /// `apply` must not unwind while it applies a handed-over batch: its waiter would wait
+    /// for ever. (The filter's `apply` is the batch kernel over hashes, which does not.)
+    pub fn apply_all(&self, own: &[u64], mut apply: impl FnMut(&AllStripesGuard<'_>, &[u64])) {
+        let first = &self.locks[0].0;
+        let slot = &self.handover;
+        loop {
+            if first
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                for stripe in 1..self.len() {
+                    core::mem::forget(self.lock(stripe));
+                }
+                let all = AllStripesGuard { stripes: self };
+                apply(&all, own);
+                if slot
+                    .state
+                    .compare_exchange(POSTED, TAKEN, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    let (at, len) = (
+                        slot.hashes.load(Ordering::Relaxed),
+                        slot.len.load(Ordering::Relaxed),
+                    );
+                    // SAFETY: a waiter posted `len` hashes at `at` (its `own`) with a release
+                    // store of `POSTED`, which the compare-exchange acquired; it neither writes
+                    // nor frees them until it reads `DONE`, stored below.
+                    let theirs = unsafe { core::slice::from_raw_parts(at.cast_const(), len) };
+                    apply(&all, theirs);
+                    slot.state.store(DONE, Ordering::Release);
+                }
+                return;
+            }
+            if slot
+                .state
+                .compare_exchange(FREE, POSTING, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                slot.hashes
+                    .store(own.as_ptr().cast_mut(), Ordering::Relaxed);
+                slot.len.store(own.len(), Ordering::Relaxed);
+                slot.state.store(POSTED, Ordering::Release);
+                let mut spins = 0;
+                loop {
+                    match slot.state.load(Ordering::Acquire) {
+                        DONE => {
+                            slot.state.store(FREE, Ordering::Release);
+                            return;
+                        }
+                        POSTED if !first.load(Ordering::Relaxed) => {
+                            // The holder left without it: take it back and try again.
+                            if slot
+                                .state
+                                .compare_exchange(
+                                    POSTED,
+                                    FREE,
+                                    Ordering::Acquire,
+                                    Ordering::Relaxed,
+                                )
+                                .is_ok()
+                            {
+                                break;
+                            }
+                        }
+                        _ => pause(&mut spins),
+                    }
+                }
+                continue;
+            }
+            wait_unlocked(first);
         }
-        AllStripesGuard { stripes: self }
     }
 }
 
@@ -128,7 +236,7 @@ pub trait Held {}
 impl Held for StripeGuard<'_> {}
 impl Held for AllStripesGuard<'_> {}
 
-/// Every stripe lock of a filter, held at once ([`Stripes::lock_all`]); released when dropped.
+/// Every stripe lock of a filter, held at once ([`Stripes::apply_all`]); released when dropped.
 pub struct AllStripesGuard<'a> {
     stripes: &'a Stripes,
 }
