@@ -229,10 +229,16 @@ impl KeyHash {
     /// [`bytes`](Self::bytes).
     #[inline(always)]
     pub(crate) const fn word_width(self, len: usize) -> bool {
+        len < 64 && self.word_lengths() >> len & 1 == 1
+    }
+
+    /// [`word_width`](Self::word_width) as a set of lengths: bit `len` for each.
+    #[inline(always)]
+    pub(crate) const fn word_lengths(self) -> u64 {
         match self {
-            KeyHash::Xxh3 => false,
-            KeyHash::Aesh => matches!(len, 4 | 8),
-            KeyHash::Mx32 => matches!(len, 4 | 8 | 16),
+            KeyHash::Xxh3 => 0,
+            KeyHash::Aesh => 1 << 4 | 1 << 8,
+            KeyHash::Mx32 => 1 << 4 | 1 << 8 | 1 << 16,
         }
     }
 }

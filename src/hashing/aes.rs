@@ -107,10 +107,21 @@ impl<'k, const W: usize> KeySource<'k> for Fixed<'k, W> {
     }
 }
 
+/// The bit of a key of `len` bytes in a set of lengths, bit `min(len, 63)`: what the batch
+/// hashes answer, so that a caller whose hash id gives some lengths another hash learns whether
+/// a chunk holds any from the pass that reads the keys anyway. A pass of its own over the
+/// keys' slices, ahead of the hash, took 1 ns of a 32-byte string's 7.5 in a batch (Intel
+/// Xeon, AVX2 tier).
+#[inline(always)]
+pub(crate) fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
+}
+
 /// AESH-64 of each key of `src` into `out` (same length) on the best AES instructions this
-/// machine has (VAES, AES-NI, AESE), else in software: the same bits either way.
+/// machine has (VAES, AES-NI, AESE), else in software: the same bits either way. Returns the
+/// keys' lengths as a set ([`length_bit`] of each).
 #[inline]
-pub(crate) fn hash_source<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) {
+pub(crate) fn hash_source<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) -> u64 {
     assert_eq!(
         out.len(),
         src.count(),
@@ -137,16 +148,24 @@ pub(crate) fn hash_source<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mu
 
 /// [`hash_source`] with the software round alone: the scalar and portable tiers' path.
 #[inline]
-pub(crate) fn hash_source_soft<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) {
+pub(crate) fn hash_source_soft<'k, S: KeySource<'k>>(
+    keys: &AesKeys,
+    src: S,
+    out: &mut [u64],
+) -> u64 {
     assert_eq!(
         out.len(),
         src.count(),
         "output slice length must equal key count"
     );
     let k = keys.load(Soft);
+    let mut seen = 0;
     for (i, o) in out.iter_mut().enumerate() {
-        *o = hash(Soft, &k, src.key(i));
+        let key = src.key(i);
+        seen |= length_bit(key.len());
+        *o = hash(Soft, &k, key);
     }
+    seen
 }
 
 /// One AES round on some 128-bit register type: what the hash needs of a machine.
@@ -366,7 +385,7 @@ pub fn hash_bytes_aes(bytes: &[u8], seed: u64) -> u64 {
 /// assert_eq!(out[2], blockbloom::hash::hash_bytes_aes(keys[2], 7));
 /// ```
 pub fn hash_bytes_aes_batch(keys: &[&[u8]], seed: u64, out: &mut [u64]) {
-    hash_source(&AesKeys::new(seed), keys, out)
+    hash_source(&AesKeys::new(seed), keys, out);
 }
 
 #[cfg(test)]
@@ -476,6 +495,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every path answers the lengths of the keys it hashed ([`length_bit`] of each): one
+    /// length, lengths past 63 (all bit 63), and the mixed tail of a partial group.
+    #[test]
+    fn every_machine_path_answers_the_lengths_it_read() {
+        let keys = sample_keys();
+        let slices: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let k = AesKeys::new(3);
+        let runs = [
+            &slices[8 * 32..8 * 33],
+            &slices[8 * 100..8 * 100 + 11],
+            &slices[8 * 131..],
+        ];
+        for run in runs {
+            let want = run.iter().fold(0, |s, b| s | length_bit(b.len()));
+            let mut out = vec![0u64; run.len()];
+            assert_eq!(hash_source_soft(&k, run, &mut out), want, "software");
+            assert_eq!(hash_source(&k, run, &mut out), want, "machine");
+            #[cfg(target_arch = "x86_64")]
+            {
+                if x86_64::has_aes() {
+                    // SAFETY: the CPU has AES-NI (checked).
+                    assert_eq!(unsafe { x86_64::hash_batch(&k, run, &mut out) }, want);
+                }
+                if x86_64::has_vaes() {
+                    // SAFETY: the CPU has AVX2, AES-NI and VAES (checked).
+                    assert_eq!(unsafe { x86_64::hash_batch_vaes(&k, run, &mut out) }, want);
+                }
+            }
+            #[cfg(target_arch = "aarch64")]
+            if aarch64::has_aes() {
+                // SAFETY: the CPU has the AES extension (checked).
+                assert_eq!(unsafe { aarch64::hash_batch(&k, run, &mut out) }, want);
+            }
+        }
+        assert_eq!(length_bit(32), 1 << 32);
+        assert_eq!(length_bit(100), 1 << 63);
     }
 
     /// The definition's bits, pinned: a change to any step changes these.

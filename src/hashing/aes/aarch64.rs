@@ -3,7 +3,7 @@
 
 use core::arch::aarch64::*;
 
-use super::{AesKeys, KeySource, Round, hash};
+use super::{AesKeys, KeySource, Round, hash, length_bit};
 
 /// Whether this CPU has the AES extension (std: detected once and cached by std; no_std: the
 /// build's target features).
@@ -86,15 +86,23 @@ pub(crate) unsafe fn hash_one(seed: u64, b: &[u8]) -> u64 {
     hash(Ce, &AesKeys::new(seed).load(Ce), b)
 }
 
-/// AESH-64 of each key, one at a time.
+/// AESH-64 of each key, one at a time; the keys' lengths as a set ([`length_bit`]).
 ///
 /// # Safety
 ///
 /// The CPU must have the AES extension.
 #[target_feature(enable = "aes")]
-pub(crate) unsafe fn hash_batch<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) {
+pub(crate) unsafe fn hash_batch<'k, S: KeySource<'k>>(
+    keys: &AesKeys,
+    src: S,
+    out: &mut [u64],
+) -> u64 {
     let k = keys.load(Ce);
+    let mut seen = 0;
     for (i, o) in out.iter_mut().enumerate() {
-        *o = hash(Ce, &k, src.key(i));
+        let key = src.key(i);
+        seen |= length_bit(key.len());
+        *o = hash(Ce, &k, key);
     }
+    seen
 }

@@ -3,7 +3,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{AesKeys, KeySource, Round, hash, short_block};
+use super::{AesKeys, KeySource, Round, hash, length_bit, short_block};
 
 /// Whether this CPU has AES-NI (std: detected once and cached by std; no_std: the build's
 /// target features).
@@ -90,17 +90,25 @@ pub(crate) unsafe fn hash_one(seed: u64, b: &[u8]) -> u64 {
     hash(Ni, &AesKeys::new(seed).load(Ni), b)
 }
 
-/// AESH-64 of each key, one at a time on AES-NI.
+/// AESH-64 of each key, one at a time on AES-NI; the keys' lengths as a set ([`length_bit`]).
 ///
 /// # Safety
 ///
 /// The CPU must have AES-NI.
 #[target_feature(enable = "aes,sse4.1")]
-pub(crate) unsafe fn hash_batch<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) {
+pub(crate) unsafe fn hash_batch<'k, S: KeySource<'k>>(
+    keys: &AesKeys,
+    src: S,
+    out: &mut [u64],
+) -> u64 {
     let k = keys.load(Ni);
+    let mut seen = 0;
     for (i, o) in out.iter_mut().enumerate() {
-        *o = hash(Ni, &k, src.key(i));
+        let key = src.key(i);
+        seen |= length_bit(key.len());
+        *o = hash(Ni, &k, key);
     }
+    seen
 }
 
 /// Keys per group of the VAES path: four YMM states of two keys each.
@@ -108,7 +116,7 @@ const GROUP: usize = 8;
 
 /// AESH-64 of each key: groups of eight keys of at most 16 bytes in four YMM registers (two
 /// keys each), and groups whose keys all have the same number of 16-byte chunks likewise;
-/// any other group one key at a time on XMM.
+/// any other group one key at a time on XMM. Returns the keys' lengths as a set ([`length_bit`]).
 ///
 /// # Safety
 ///
@@ -118,7 +126,7 @@ pub(crate) unsafe fn hash_batch_vaes<'k, S: KeySource<'k>>(
     keys: &AesKeys,
     src: S,
     out: &mut [u64],
-) {
+) -> u64 {
     assert_eq!(src.count(), out.len());
     let xk = keys.load(Ni);
     let yk = |i: usize| {
@@ -129,6 +137,7 @@ pub(crate) unsafe fn hash_batch_vaes<'k, S: KeySource<'k>>(
     let k = [yk(0), yk(1), yk(2), yk(3)];
     // The state before a short key's block, per length: k0 ^ (n << 64).
     let starts: [__m128i; 17] = core::array::from_fn(|n| Ni.xor(xk.0[0], Ni.words(0, n as u64)));
+    let mut seen = 0;
     let mut outs = out.chunks_exact_mut(GROUP);
     for (at, o) in (&mut outs).enumerate().map(|(i, o)| (GROUP * i, o)) {
         // Filled in a loop: `core::array::from_fn` stayed a call per group here, which
@@ -136,6 +145,7 @@ pub(crate) unsafe fn hash_batch_vaes<'k, S: KeySource<'k>>(
         let mut g: [&[u8]; GROUP] = [&[]; GROUP];
         for (j, key) in g.iter_mut().enumerate() {
             *key = src.key(at + j);
+            seen |= length_bit(key.len());
         }
         let g = &g;
         let o: &mut [u64; GROUP] = o.try_into().expect("a group");
@@ -154,8 +164,11 @@ pub(crate) unsafe fn hash_batch_vaes<'k, S: KeySource<'k>>(
     }
     let done = src.count() / GROUP * GROUP;
     for (i, h) in outs.into_remainder().iter_mut().enumerate() {
-        *h = hash(Ni, &xk, src.key(done + i));
+        let key = src.key(done + i);
+        seen |= length_bit(key.len());
+        *h = hash(Ni, &xk, key);
     }
+    seen
 }
 
 /// The hashes of four YMM states (keys 0 and 1 in `s[0]`, 2 and 3 in `s[1]`, ...), folded
