@@ -342,9 +342,10 @@ impl Split<'_> {
             }
             // AESH-64 of every key first: the pass that reads them says which lengths there
             // are, and a chunk with none of 4, 8 or 16 bytes (a column of other widths) is
-            // done. A count of its own ahead of the hash read the keys' slices first and took
-            // 1 ns of a 32-byte string's 7.5 (Intel Xeon, AVX2 tier). Keys of those widths are
-            // hashed again below, as they were before.
+            // done. A count of its own ahead of the hash read the keys' slices first, taking
+            // the misses of their stream (32-byte strings read once: 9.2-9.5 ns a key with it,
+            // 7.7-8.0 without, perf-reports/2026-12-03-string-lengths.md). Keys of those widths
+            // are hashed again below, as they were before.
             if n == 0 || run(self.k, src, self.machine, out) & hash.word_lengths() == 0 {
                 return false;
             }
