@@ -336,36 +336,37 @@ impl Split<'_> {
     ) -> bool {
         let (hash, seed) = (self.hash, self.seed);
         let n = src.count();
-        if hash == KeyHash::Mx32 {
+        // Whether some keys take the integer hash (4 and 8 bytes) and some are 16 bytes,
+        // which under id 3 take it in lanes.
+        let (words, wide) = if hash == KeyHash::Mx32 {
             if self.one_width(src, out, fixed) {
                 return false;
             }
             // AESH-64 of every key first: the pass that reads them says which lengths there
-            // are, and a chunk with none of 4, 8 or 16 bytes (a column of other widths) is
-            // done. A count of its own ahead of the hash read the keys' slices first, taking
-            // the misses of their stream (32-byte strings read once: 9.2-9.5 ns a key with it,
-            // 7.7-8.0 without, perf-reports/2026-12-03-string-lengths.md). Keys of those widths
-            // are hashed again below, as they were before.
-            if n == 0 || run(self.k, src, self.machine, out) & hash.word_lengths() == 0 {
-                return false;
-            }
-        }
-        let (mut words, mut wide) = (0, 0);
-        for i in 0..n {
-            let len = src.key(i).len();
-            words += hash.word_width(len) as usize;
-            wide += (len == 16) as usize;
-        }
-        if hash == KeyHash::Aesh {
+            // are, so a chunk with none of 4, 8 or 16 bytes (a column of other widths) is
+            // done, and no count of its own reads the keys' slices again (one ahead of the
+            // hash took the misses of their stream: 32-byte strings read once, 9.2-9.5 ns a
+            // key with it, 7.7-8.0 without, perf-reports/2026-12-03-string-lengths.md). Keys
+            // of those widths are hashed again below, as they were before.
+            let seen = run(self.k, src, self.machine, out);
+            let sixteen = aes::length_bit(16);
+            (
+                seen & hash.word_lengths() & !sixteen != 0,
+                seen & sixteen != 0,
+            )
+        } else {
+            let words = (0..n)
+                .filter(|&i| hash.word_width(src.key(i).len()))
+                .count();
             if words == n && n > 0 {
                 return true;
             }
-            wide = 0;
             if words < n {
                 run(self.k, src, self.machine, out);
             }
-        }
-        if words > wide {
+            (words > 0, false)
+        };
+        if words {
             for (i, o) in out.iter_mut().enumerate() {
                 let key = src.key(i);
                 // 16-byte keys are words only under id 3, where `gather16` hashes them.
@@ -374,7 +375,7 @@ impl Split<'_> {
                 }
             }
         }
-        if wide > 0 {
+        if wide {
             self.gather16(src, out, fixed);
         }
         false
