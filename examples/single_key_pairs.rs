@@ -232,9 +232,11 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
     }
     let split = split(&s, &queries, rounds);
     println!(
-        "{what}, n = {n} (ours {} KiB, {} KiB of it on huge pages; sbbf {} KiB):",
+        "{what}, n = {n} (ours {} KiB, {} KiB of it on huge pages, ours-scalar's {} KiB; \
+         sbbf {} KiB):",
         s.ours.size_in_bytes() >> 10,
         s.ours.huge_page_bytes().unwrap_or(0) >> 10,
+        s.ours_scalar.huge_page_bytes().unwrap_or(0) >> 10,
         n * 11 / 8 / 1024,
     );
     for (op, times) in [("contains", &contains), ("insert", &insert)] {
