@@ -83,7 +83,8 @@ pub(crate) const fn u128_with_key(v: u128, k: u64) -> u64 {
 // them. On x86-64, in one SSE2 register (`one_register`), where a round is one multiply of
 // both halves and three shuffles and xors instead of two scalar multiplies, four moves and
 // shifts and two 64-bit constants; elsewhere the scalar rounds. (On an Intel Xeon the scalar
-// rounds ran faster in cache and slower at 64M keys: perf-reports/2026-12-03-single-key-shapes.md.)
+// rounds ran faster in cache and slower at 64M keys:
+// perf-reports/2026-12-03-single-key-shapes.md.)
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 pub(crate) use self::{u64_with_key as u64_one, u128_with_key as u128_one};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
