@@ -27,6 +27,11 @@ pub(crate) trait Lanes: Copy {
     type H: Copy;
     /// The tier these lanes are.
     const ISA: crate::isa::Isa;
+    /// Whether batches on this tier get a copy of the pipeline per probe-round count, so that
+    /// the round loop unrolls ([`BlockOp::UNROLL`](super::ops::BlockOp::UNROLL)). True where
+    /// the tier is what the target's CPUs run; a fallback that only CPUs without the target's
+    /// usual tier reach counts its rounds at run time, for a fraction of the compile time.
+    const UNROLL_BATCHES: bool = true;
 
     fn splat(self, x: u64) -> Self::V;
     /// A key's low hash half `lo` in every lane's low 32 bits, for products with the probe

@@ -194,7 +194,8 @@ impl<L: Lanes, const WORDS: bool> Probes for LaneProbes<L, WORDS> {
 /// What one key does to its block.
 pub(crate) trait BlockOp {
     /// Whether batches instantiate this op per round count as well as per layout (unrolled
-    /// round loops; more code). Worth it for the base filter's hot operations.
+    /// round loops; more code) on the tiers that do ([`Lanes::UNROLL_BATCHES`]). Worth it for
+    /// the base filter's hot operations.
     const UNROLL: bool = false;
 
     /// The kinds of sink its batches take (see [`PerKey::TAKES`]).
@@ -265,7 +266,11 @@ impl<O: BlockOp> Batch for BlockBatch<'_, '_, '_, O> {
 
     #[inline(always)]
     fn lanes<L: Lanes>(self, l: L) {
-        let r = if O::UNROLL { self.shape.rounds } else { 0 };
+        let r = if O::UNROLL && L::UNROLL_BATCHES {
+            self.shape.rounds
+        } else {
+            0
+        };
         match (self.shape.layout, r) {
             (Layout::Sectors8x64, 1) => self.pipelined::<L, true, 1>(l),
             (Layout::Sectors8x64, 2) => self.pipelined::<L, true, 2>(l),
