@@ -266,20 +266,29 @@ impl<O: BlockOp> Batch for BlockBatch<'_, '_, '_, O> {
 
     #[inline(always)]
     fn lanes<L: Lanes>(self, l: L) {
-        let r = if O::UNROLL && L::UNROLL_BATCHES {
-            self.shape.rounds
-        } else {
-            0
-        };
-        match (self.shape.layout, r) {
-            (Layout::Sectors8x64, 1) => self.pipelined::<L, true, 1>(l),
-            (Layout::Sectors8x64, 2) => self.pipelined::<L, true, 2>(l),
+        // The unrolled arms behind `const` guards: decided per instance before code
+        // generation, so an op or tier that does not unroll never compiles them.
+        match (self.shape.layout, self.shape.rounds) {
+            (Layout::Sectors8x64, 1) if const { O::UNROLL && L::UNROLL_BATCHES } => {
+                self.pipelined::<L, true, 1>(l)
+            }
+            (Layout::Sectors8x64, 2) if const { O::UNROLL && L::UNROLL_BATCHES } => {
+                self.pipelined::<L, true, 2>(l)
+            }
             (Layout::Sectors8x64, _) => self.pipelined::<L, true, 0>(l),
-            (Layout::Sectors4x128, 1) => self.pipelined::<L, false, 1>(l),
-            (Layout::Sectors4x128, 2) => self.pipelined::<L, false, 2>(l),
-            (Layout::Sectors4x128, 3) => self.pipelined::<L, false, 3>(l),
+            (Layout::Sectors4x128, 1) if const { O::UNROLL && L::UNROLL_BATCHES } => {
+                self.pipelined::<L, false, 1>(l)
+            }
+            (Layout::Sectors4x128, 2) if const { O::UNROLL && L::UNROLL_BATCHES } => {
+                self.pipelined::<L, false, 2>(l)
+            }
+            (Layout::Sectors4x128, 3) if const { O::UNROLL && L::UNROLL_BATCHES } => {
+                self.pipelined::<L, false, 3>(l)
+            }
             (Layout::Sectors4x128, _) => self.pipelined::<L, false, 0>(l),
-            (Layout::Sectors8x32, 1) => self.halved::<L, 1>(l),
+            (Layout::Sectors8x32, 1) if const { O::UNROLL && L::UNROLL_BATCHES } => {
+                self.halved::<L, 1>(l)
+            }
             (Layout::Sectors8x32, _) => self.halved::<L, 0>(l),
         }
     }
