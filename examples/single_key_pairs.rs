@@ -25,7 +25,23 @@
 //! ours and sbbf into its two halves, interleaved in the same way: the hash alone
 //! (`BloomFilter::hash` against `xxh3_64`, each folded into a running xor so no call is
 //! dropped) and the probe alone (`contains_hash` of hashes computed before the clock starts),
-//! which bound what a single-key call can reach.
+//! which bound what a single-key call can reach. Last, on x86-64 with AVX2, the `floor` lines
+//! time `contains` of ours and sbbf beside two floors of the format, which are not sides a
+//! user can call; both answer a copy of the defaults' filter (hash id 3, `Sectors8x32`, eight
+//! probes), and are checked to give `contains`'s answers:
+//! * `ours-inline`: one loop compiled for AVX2 in which the scalar MX32-64 rounds
+//!   (`hash::hash_u64_mx32`/`hash_u128_mx32`), the block index and the probe (`layout::SALT`,
+//!   one 256-bit half) are inlined, with no call: what a caller built for AVX2 could reach with
+//!   the same bits;
+//! * `ours-called`: the same work for one key behind one indirect call, as a tier's entry that
+//!   took the key (not its hash) would cost;
+//! * `fold1-called` and `fold2-called` (`u64` keys): `ours-called` over a filter of the same
+//!   size holding the same members under a candidate hash that is not in the format, to show
+//!   what a cheaper hash of 8-byte keys would buy: one or two folded multiplies (the 128-bit
+//!   product of two 64-bit words, its halves xored), the first of the key xor the seed. The
+//!   `floor fpr` line gives each filter's false-positive rate over the non-members among the
+//!   queries, and, up to 1M keys, the `fpr` lines over structured keys (sequential, high
+//!   bits, an IPv4 block), where a weak hash shows.
 //!
 //! ```sh
 //! cargo run --release --example single_key_pairs -- 10            # rounds
@@ -58,6 +74,9 @@ trait Probe: std::hash::Hash + blockbloom::Key + parquet::data_type::AsBytes {
     fn bytes(&self) -> &[u8];
     /// The key's hash under the defaults (hash id 3, MX32-64) with `seed`, in scalar rounds.
     fn scalar_mx32(&self, seed: u64) -> u64;
+    /// The key as one 8-byte word, for the floor's candidate hash (`None`: not 8 bytes).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    fn word(&self) -> Option<u64>;
 }
 
 impl Probe for u64 {
@@ -69,6 +88,9 @@ impl Probe for u64 {
     }
     fn scalar_mx32(&self, seed: u64) -> u64 {
         blockbloom::hash::hash_u64_mx32(*self, seed)
+    }
+    fn word(&self) -> Option<u64> {
+        Some(*self)
     }
 }
 
@@ -98,6 +120,9 @@ impl Probe for Str16 {
     fn scalar_mx32(&self, seed: u64) -> u64 {
         let word = self.0.as_bytes().try_into().expect("16 bytes");
         blockbloom::hash::hash_u128_mx32(u128::from_le_bytes(word), seed)
+    }
+    fn word(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -260,7 +285,297 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
             ratio_summary(&times[1], &times[0])
         );
     }
+    floors(&s, n, &queries, rounds);
     Ok(())
+}
+
+/// `contains` of ours and sbbf beside the floors (see the module docs), interleaved, with
+/// each side's false-positive rate over the queries that are not members.
+#[cfg(target_arch = "x86_64")]
+fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
+    use inline::{Floor, FloorHash};
+    let Some(same) = Floor::copy(&s.ours) else {
+        println!("     floor: not run (no AVX2, or the defaults are not 8x32 with 8 probes)");
+        return;
+    };
+    for k in queries.iter().take(100_000) {
+        let one = std::slice::from_ref(k);
+        let expect = usize::from(s.ours.contains(k));
+        assert_eq!(
+            same.count::<_, { FloorHash::MX32 }>(one),
+            expect,
+            "ours-inline"
+        );
+        assert_eq!(
+            same.count_called::<_, { FloorHash::MX32 }>(one),
+            expect,
+            "ours-called"
+        );
+    }
+    // The candidate hashes take 8-byte keys only.
+    let fold1 = Floor::folded::<K, { FloorHash::FOLD1 }>(&s.ours, (0..n as u64).map(K::make));
+    let fold2 = Floor::folded::<K, { FloorHash::FOLD2 }>(&s.ours, (0..n as u64).map(K::make));
+    type Side<'a, K> = (&'static str, Box<dyn Fn(&[K]) -> usize + 'a>);
+    let mut sides: Vec<Side<'_, K>> = vec![
+        ("ours", Box::new(|q| s.count(0, q))),
+        (
+            "ours-inline",
+            Box::new(|q| same.count::<_, { FloorHash::MX32 }>(q)),
+        ),
+        (
+            "ours-called",
+            Box::new(|q| same.count_called::<_, { FloorHash::MX32 }>(q)),
+        ),
+    ];
+    if let (Some(fold1), Some(fold2)) = (&fold1, &fold2) {
+        sides.push((
+            "fold1-called",
+            Box::new(|q| fold1.count_called::<_, { FloorHash::FOLD1 }>(q)),
+        ));
+        sides.push((
+            "fold2-called",
+            Box::new(|q| fold2.count_called::<_, { FloorHash::FOLD2 }>(q)),
+        ));
+    }
+    sides.push(("sbbf", Box::new(|q| s.count(1, q))));
+    let per_key = |t: Instant| t.elapsed().as_secs_f64() * 1e9 / queries.len() as f64;
+    let mut times = vec![Vec::new(); sides.len()];
+    for round in 0..rounds {
+        for j in 0..sides.len() {
+            let side = (round + j) % sides.len();
+            let t = Instant::now();
+            black_box(sides[side].1(queries));
+            times[side].push(per_key(t));
+        }
+    }
+    let names: Vec<&str> = sides.iter().map(|s| s.0).collect();
+    let line: Vec<String> = (0..sides.len())
+        .map(|i| format!("{} {:.2}", names[i], median(&mut times[i].clone())))
+        .collect();
+    println!("     floor ns/key: {}", line.join(", "));
+    let at = |name: &str| names.iter().position(|&n| n == name);
+    for (a, b) in [
+        ("ours", "ours-inline"),
+        ("ours-called", "ours-inline"),
+        ("sbbf", "ours-inline"),
+        ("sbbf", "ours-called"),
+        ("sbbf", "fold1-called"),
+        ("sbbf", "fold2-called"),
+    ] {
+        if let (Some(i), Some(j)) = (at(a), at(b)) {
+            println!(
+                "     floor {a} / {b}: {}",
+                ratio_summary(&times[i], &times[j])
+            );
+        }
+    }
+    // Odd queries are not members (see `run`).
+    let strangers: Vec<&K> = queries.iter().skip(1).step_by(2).collect();
+    let fpr = |count: &dyn Fn(&[K]) -> usize| {
+        let hits: usize = strangers
+            .iter()
+            .map(|k| count(std::slice::from_ref(*k)))
+            .sum();
+        format!("{:.3}%", 100.0 * hits as f64 / strangers.len() as f64)
+    };
+    let fold_fpr = match (&fold1, &fold2) {
+        (Some(f1), Some(f2)) => format!(
+            ", fold1 {}, fold2 {}",
+            fpr(&|q| f1.count::<_, { FloorHash::FOLD1 }>(q)),
+            fpr(&|q| f2.count::<_, { FloorHash::FOLD2 }>(q))
+        ),
+        _ => String::new(),
+    };
+    println!(
+        "     floor fpr: ours {}{fold_fpr}, sbbf {}",
+        fpr(&|q| s.count(0, q)),
+        fpr(&|q| s.count(1, q))
+    );
+    if fold1.is_some() && n <= 1_000_000 {
+        structured_fpr(n);
+    }
+}
+
+/// The false-positive rates of the defaults and of the candidate hashes over structured `u64`
+/// keys: `n` members, then 1M keys after them that are not.
+#[cfg(target_arch = "x86_64")]
+fn structured_fpr(n: usize) {
+    use inline::{Floor, FloorHash};
+    type KeySet = (&'static str, fn(u64) -> u64);
+    let sets: [KeySet; 3] = [
+        ("sequential", |i| i),
+        ("high bits", |i| i << 32),
+        ("IPv4 10/8", |i| 0x0a00_0000 + i),
+    ];
+    for (name, key) in sets {
+        let members = || (0..n as u64).map(key);
+        let mut ours = BloomFilter::with_capacity(n as u64, 0.01).expect("1%");
+        members().for_each(|k| ours.insert(&k));
+        let fold1 = Floor::folded::<u64, { FloorHash::FOLD1 }>(&ours, members()).expect("AVX2");
+        let fold2 = Floor::folded::<u64, { FloorHash::FOLD2 }>(&ours, members()).expect("AVX2");
+        let strangers: Vec<u64> = (n as u64..n as u64 + (1 << 20)).map(key).collect();
+        let rate = |hits: usize| format!("{:.3}%", 100.0 * hits as f64 / strangers.len() as f64);
+        println!(
+            "       fpr {name}: ours {}, fold1 {}, fold2 {}",
+            rate(strangers.iter().filter(|k| ours.contains(*k)).count()),
+            rate(fold1.count::<_, { FloorHash::FOLD1 }>(&strangers)),
+            rate(fold2.count::<_, { FloorHash::FOLD2 }>(&strangers)),
+        );
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn floors<K: Probe>(_: &Sides, _: usize, _: &[K], _: usize) {
+    println!("     floor: not run (x86-64 only)");
+}
+
+#[cfg(target_arch = "x86_64")]
+mod inline {
+    use std::arch::x86_64::*;
+    use std::hint::black_box;
+
+    use blockbloom::layout::{SALT, block_index, insert_scalar};
+    use blockbloom::{Block, BloomFilter, KeyHash, Layout};
+
+    use super::Probe;
+
+    /// Which hash a [`Floor`] computes (a const parameter of its loops, so no branch per key).
+    pub struct FloorHash;
+
+    impl FloorHash {
+        /// Hash id 3, MX32-64, in scalar rounds: the defaults' bits.
+        pub const MX32: u8 = 0;
+        /// A candidate: one folded multiply ([`fold`]) of the key xor the seed.
+        pub const FOLD1: u8 = 1;
+        /// A candidate: two folded multiplies, the second of the first's result.
+        pub const FOLD2: u8 = 2;
+    }
+
+    /// The 64-by-64-bit product of `x` and `m`, its 128 bits' halves xored.
+    #[inline(always)]
+    fn fold(x: u64, m: u64) -> u64 {
+        let p = u128::from(x) * u128::from(m);
+        p as u64 ^ (p >> 64) as u64
+    }
+
+    /// Candidate `HASH` of an 8-byte key (odd multipliers: the first 64 bits of pi's fraction
+    /// and of the golden ratio's).
+    #[inline(always)]
+    pub fn candidate<const HASH: u8>(key: u64, seed: u64) -> u64 {
+        let h = fold(key ^ seed, 0x243f_6a88_85a3_08d3);
+        if HASH == FloorHash::FOLD2 {
+            fold(h, 0x9e37_79b9_7f4a_7c15)
+        } else {
+            h
+        }
+    }
+
+    /// Blocks in the defaults' layout (`Sectors8x32`, eight probes), answered by loops
+    /// compiled for AVX2.
+    pub struct Floor {
+        blocks: Vec<Block>,
+        num_blocks: u64,
+        seed: u64,
+    }
+
+    impl Floor {
+        /// A copy of `f`'s blocks; `None` unless the CPU has AVX2 and `f` is hash id 3 in
+        /// 8x32 with eight probes.
+        pub fn copy(f: &BloomFilter) -> Option<Floor> {
+            let defaults = f.key_hash() == KeyHash::Mx32
+                && f.layout() == Layout::Sectors8x32
+                && f.probes() == 8;
+            if !defaults || !is_x86_feature_detected!("avx2") {
+                return None;
+            }
+            // The encoding is a 64-byte header, then the blocks (docs/FORMAT.md); the answers
+            // are checked against `contains` before any timing.
+            let bytes = f.to_bytes();
+            let blocks = bytes[64..][..f.num_blocks() as usize * 64]
+                .chunks_exact(64)
+                .map(|b| {
+                    Block(std::array::from_fn(|w| {
+                        u64::from_le_bytes(b[8 * w..][..8].try_into().expect("8 bytes"))
+                    }))
+                })
+                .collect();
+            Some(Floor {
+                blocks,
+                num_blocks: f.num_blocks(),
+                seed: f.seed(),
+            })
+        }
+
+        /// A filter of `f`'s size and seed holding `members` under the candidate hash;
+        /// `None` as for [`copy`](Self::copy) or when the keys are not 8 bytes.
+        pub fn folded<K: Probe, const HASH: u8>(
+            f: &BloomFilter,
+            members: impl Iterator<Item = K>,
+        ) -> Option<Floor> {
+            let mut floor = Floor::copy(f)?;
+            floor.blocks.fill(Block::ZERO);
+            for k in members {
+                let h = candidate::<HASH>(k.word()?, floor.seed);
+                let block = &mut floor.blocks[block_index(h, floor.num_blocks)];
+                insert_scalar(block, Layout::Sectors8x32, h as u32, 8);
+            }
+            Some(floor)
+        }
+
+        /// How many of `keys` the filter may hold, in one loop compiled for AVX2.
+        pub fn count<K: Probe, const HASH: u8>(&self, keys: &[K]) -> usize {
+            // SAFETY: a `Floor` is made only where the CPU has AVX2.
+            unsafe { self.count_avx2::<K, HASH>(keys) }
+        }
+
+        /// [`count`](Self::count) with each key behind one indirect call into a function
+        /// compiled for AVX2, as a tier's entry that took the key would be.
+        pub fn count_called<K: Probe, const HASH: u8>(&self, keys: &[K]) -> usize {
+            // Through a pointer the compiler cannot see, as a filter's entry is chosen.
+            let one: unsafe fn(&Floor, &K) -> bool = black_box(Floor::one::<K, HASH>);
+            // SAFETY: as in `count`.
+            keys.iter().filter(|k| unsafe { one(self, k) }).count()
+        }
+
+        /// # Safety
+        /// The CPU must have AVX2.
+        #[inline(never)]
+        #[target_feature(enable = "avx2")]
+        unsafe fn one<K: Probe, const HASH: u8>(&self, key: &K) -> bool {
+            // SAFETY: the caller's guarantee.
+            unsafe { self.count_avx2::<K, HASH>(std::slice::from_ref(key)) == 1 }
+        }
+
+        /// # Safety
+        /// The CPU must have AVX2.
+        #[target_feature(enable = "avx2")]
+        unsafe fn count_avx2<K: Probe, const HASH: u8>(&self, keys: &[K]) -> usize {
+            // SAFETY: `SALT` holds at least eight `u32`s (32 bytes), read unaligned.
+            let salt = unsafe { _mm256_loadu_si256(SALT.as_ptr().cast()) };
+            let one = _mm256_set1_epi32(1);
+            let mut hits = 0;
+            for k in keys {
+                let h = if HASH == FloorHash::MX32 {
+                    k.scalar_mx32(self.seed)
+                } else {
+                    candidate::<HASH>(k.word().unwrap_or(0), self.seed)
+                };
+                let lo = h as u32;
+                // SAFETY: `block_index` is below `num_blocks`, the number of blocks.
+                let block = unsafe { self.blocks.get_unchecked(block_index(h, self.num_blocks)) };
+                // SAFETY: a `Block` is 64 bytes, 64-byte aligned: halves 0 and 1 are 32-byte
+                // aligned `__m256i`s inside it.
+                let half = unsafe {
+                    let halves = (block as *const Block).cast::<__m256i>();
+                    _mm256_load_si256(halves.add((lo >> 31) as usize))
+                };
+                let bits =
+                    _mm256_srli_epi32::<27>(_mm256_mullo_epi32(_mm256_set1_epi32(lo as i32), salt));
+                hits += _mm256_testc_si256(half, _mm256_sllv_epi32(one, bits)) as usize;
+            }
+            hits
+        }
+    }
 }
 
 /// Per round, `contains` of ours and sbbf split into the hash alone and the probe alone:
