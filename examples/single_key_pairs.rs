@@ -41,7 +41,10 @@
 //!   product of two 64-bit words, its halves xored), the first of the key xor the seed. The
 //!   `floor fpr` line gives each filter's false-positive rate over the non-members among the
 //!   queries, and, up to 1M keys, the `fpr` lines over structured keys (sequential, high
-//!   bits, an IPv4 block), where a weak hash shows.
+//!   bits, an IPv4 block), where a weak hash shows;
+//! * `fold2-inline` and `batch-1024` (`u64` keys): `ours-inline`'s loop under two folded
+//!   multiplies, beside the defaults' `count_batch` over the same queries 1,024 at a time, to
+//!   show whether that hash would cost the batches their speed.
 //!
 //! ```sh
 //! cargo run --release --example single_key_pairs -- 10            # rounds
@@ -315,6 +318,8 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
     // The candidate hashes take 8-byte keys only.
     let fold1 = Floor::folded::<K, { FloorHash::FOLD1 }>(&s.ours, (0..n as u64).map(K::make));
     let fold2 = Floor::folded::<K, { FloorHash::FOLD2 }>(&s.ours, (0..n as u64).map(K::make));
+    // The same queries as `u64`s, taken apart before the clock starts.
+    let words: Option<Vec<u64>> = queries.iter().map(Probe::word).collect();
     type Side<'a, K> = (&'static str, Box<dyn Fn(&[K]) -> usize + 'a>);
     let mut sides: Vec<Side<'_, K>> = vec![
         ("ours", Box::new(|q| s.count(0, q))),
@@ -335,6 +340,16 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         sides.push((
             "fold2-called",
             Box::new(|q| fold2.count_called::<_, { FloorHash::FOLD2 }>(q)),
+        ));
+        sides.push((
+            "fold2-inline",
+            Box::new(|q| fold2.count::<_, { FloorHash::FOLD2 }>(q)),
+        ));
+    }
+    if let Some(words) = &words {
+        sides.push((
+            "batch-1024",
+            Box::new(|_| words.chunks(1024).map(|c| s.ours.count_batch(c)).sum()),
         ));
     }
     sides.push(("sbbf", Box::new(|q| s.count(1, q))));
@@ -361,6 +376,7 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         ("sbbf", "ours-called"),
         ("sbbf", "fold1-called"),
         ("sbbf", "fold2-called"),
+        ("batch-1024", "fold2-inline"),
     ] {
         if let (Some(i), Some(j)) = (at(a), at(b)) {
             println!(
