@@ -42,6 +42,8 @@
 //!   `floor fpr` line gives each filter's false-positive rate over the non-members among the
 //!   queries, and, up to 1M keys, the `fpr` lines over structured keys (sequential, high
 //!   bits, an IPv4 block), where a weak hash shows;
+//! * `mx2-called` (`u64` keys): `ours-called` under a third candidate, MX32-64's first two
+//!   rounds (hash id 3 takes three), as cheap in the batches' 32-bit lanes as hash id 3;
 //! * `fold2-inline` and `batch-1024` (`u64` keys): `ours-inline`'s loop under two folded
 //!   multiplies, beside the defaults' `count_batch` over the same queries 1,024 at a time, to
 //!   show whether that hash would cost the batches their speed.
@@ -318,6 +320,7 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
     // The candidate hashes take 8-byte keys only.
     let fold1 = Floor::folded::<K, { FloorHash::FOLD1 }>(&s.ours, (0..n as u64).map(K::make));
     let fold2 = Floor::folded::<K, { FloorHash::FOLD2 }>(&s.ours, (0..n as u64).map(K::make));
+    let mx2 = Floor::folded::<K, { FloorHash::MX2 }>(&s.ours, (0..n as u64).map(K::make));
     // The same queries as `u64`s, taken apart before the clock starts.
     let words: Option<Vec<u64>> = queries.iter().map(Probe::word).collect();
     type Side<'a, K> = (&'static str, Box<dyn Fn(&[K]) -> usize + 'a>);
@@ -344,6 +347,12 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         sides.push((
             "fold2-inline",
             Box::new(|q| fold2.count::<_, { FloorHash::FOLD2 }>(q)),
+        ));
+    }
+    if let Some(mx2) = &mx2 {
+        sides.push((
+            "mx2-called",
+            Box::new(|q| mx2.count_called::<_, { FloorHash::MX2 }>(q)),
         ));
     }
     if let Some(words) = &words {
@@ -376,6 +385,7 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         ("sbbf", "ours-called"),
         ("sbbf", "fold1-called"),
         ("sbbf", "fold2-called"),
+        ("sbbf", "mx2-called"),
         ("batch-1024", "fold2-inline"),
     ] {
         if let (Some(i), Some(j)) = (at(a), at(b)) {
@@ -394,11 +404,12 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
             .sum();
         format!("{:.3}%", 100.0 * hits as f64 / strangers.len() as f64)
     };
-    let fold_fpr = match (&fold1, &fold2) {
-        (Some(f1), Some(f2)) => format!(
-            ", fold1 {}, fold2 {}",
+    let fold_fpr = match (&fold1, &fold2, &mx2) {
+        (Some(f1), Some(f2), Some(m2)) => format!(
+            ", fold1 {}, fold2 {}, mx2 {}",
             fpr(&|q| f1.count::<_, { FloorHash::FOLD1 }>(q)),
-            fpr(&|q| f2.count::<_, { FloorHash::FOLD2 }>(q))
+            fpr(&|q| f2.count::<_, { FloorHash::FOLD2 }>(q)),
+            fpr(&|q| m2.count::<_, { FloorHash::MX2 }>(q))
         ),
         _ => String::new(),
     };
@@ -429,13 +440,15 @@ fn structured_fpr(n: usize) {
         members().for_each(|k| ours.insert(&k));
         let fold1 = Floor::folded::<u64, { FloorHash::FOLD1 }>(&ours, members()).expect("AVX2");
         let fold2 = Floor::folded::<u64, { FloorHash::FOLD2 }>(&ours, members()).expect("AVX2");
+        let mx2 = Floor::folded::<u64, { FloorHash::MX2 }>(&ours, members()).expect("AVX2");
         let strangers: Vec<u64> = (n as u64..n as u64 + (1 << 20)).map(key).collect();
         let rate = |hits: usize| format!("{:.3}%", 100.0 * hits as f64 / strangers.len() as f64);
         println!(
-            "       fpr {name}: ours {}, fold1 {}, fold2 {}",
+            "       fpr {name}: ours {}, fold1 {}, fold2 {}, mx2 {}",
             rate(strangers.iter().filter(|k| ours.contains(*k)).count()),
             rate(fold1.count::<_, { FloorHash::FOLD1 }>(&strangers)),
             rate(fold2.count::<_, { FloorHash::FOLD2 }>(&strangers)),
+            rate(mx2.count::<_, { FloorHash::MX2 }>(&strangers)),
         );
     }
 }
@@ -465,6 +478,8 @@ mod inline {
         pub const FOLD1: u8 = 1;
         /// A candidate: two folded multiplies, the second of the first's result.
         pub const FOLD2: u8 = 2;
+        /// A candidate: MX32-64's first two rounds for 8-byte keys (hash id 3 takes three).
+        pub const MX2: u8 = 3;
     }
 
     /// The 64-by-64-bit product of `x` and `m`, its 128 bits' halves xored.
@@ -475,9 +490,19 @@ mod inline {
     }
 
     /// Candidate `HASH` of an 8-byte key (odd multipliers: the first 64 bits of pi's fraction
-    /// and of the golden ratio's).
+    /// and of the golden ratio's; MX32-64's constants, `src/hashing/mx32.rs`).
     #[inline(always)]
     pub fn candidate<const HASH: u8>(key: u64, seed: u64) -> u64 {
+        if HASH == FloorHash::MX2 {
+            const A: [u64; 2] = [0x9e37_79b1, 0xc2b2_ae3d];
+            const B: [u64; 2] = [0x85eb_ca77, 0x27d4_eb2f];
+            let round =
+                |x: u64, r: usize| ((x & 0xffff_ffff) * A[r]) ^ ((x >> 32) * B[r]).rotate_left(32);
+            return round(
+                round(key ^ seed ^ 0x243f_6a88_85a3_08d3, 0) ^ 0xa409_3822_299f_31d0,
+                1,
+            );
+        }
         let h = fold(key ^ seed, 0x243f_6a88_85a3_08d3);
         if HASH == FloorHash::FOLD2 {
             fold(h, 0x9e37_79b9_7f4a_7c15)
