@@ -46,28 +46,13 @@ mod x86 {
     use blockbloom::BloomFilter;
     use blockbloom::hash::{hash_u64_batch, hash_u64_mx32};
 
+    use super::pairs::candidate::{
+        FOLD_MUL, MX32_A as A, MX32_B as B, MX32_SEED_MASK as SEED_MASK, MX32_T8 as T8, fold2,
+    };
     use super::pairs::{Rng, median, ratio_summary};
 
     const KEYS: usize = 1 << 20;
     const CALL: usize = 1024;
-
-    /// MX32-64's multipliers of rounds 1 to 3 and its constants (`src/hashing/mx32.rs`).
-    const A: [u64; 3] = [0x9e37_79b1, 0xc2b2_ae3d, 0x1656_67b1];
-    const B: [u64; 3] = [0x85eb_ca77, 0x27d4_eb2f, 0xcc9e_2d51];
-    const SEED_MASK: u64 = 0x243f_6a88_85a3_08d3;
-    const T8: u64 = 0xa409_3822_299f_31d0;
-
-    /// The candidate's multipliers (`single_key_pairs.rs`).
-    const FOLD: [u64; 2] = [0x243f_6a88_85a3_08d3, 0x9e37_79b9_7f4a_7c15];
-
-    fn fold(x: u64, m: u64) -> u64 {
-        let p = u128::from(x) * u128::from(m);
-        p as u64 ^ (p >> 64) as u64
-    }
-
-    fn fold2(key: u64, seed: u64) -> u64 {
-        fold(fold(key ^ seed, FOLD[0]), FOLD[1])
-    }
 
     /// # Safety
     /// The CPU must have AVX2.
@@ -123,8 +108,8 @@ mod x86 {
     unsafe fn fold2_lanes(keys: &[u64], seed: u64, out: &mut [u64]) {
         let s = _mm256_set1_epi64x(seed as i64);
         let half = |m: u64, shift: u32| _mm256_set1_epi64x((m >> shift) as u32 as i64);
-        let (l0, h0) = (half(FOLD[0], 0), half(FOLD[0], 32));
-        let (l1, h1) = (half(FOLD[1], 0), half(FOLD[1], 32));
+        let (l0, h0) = (half(FOLD_MUL[0], 0), half(FOLD_MUL[0], 32));
+        let (l1, h1) = (half(FOLD_MUL[1], 0), half(FOLD_MUL[1], 32));
         for (c, o) in keys.chunks_exact(4).zip(out.chunks_exact_mut(4)) {
             // SAFETY: as in `mx32_lanes`.
             unsafe {

@@ -467,6 +467,7 @@ mod inline {
     use blockbloom::{Block, BloomFilter, KeyHash, Layout};
 
     use super::Probe;
+    use super::pairs::candidate;
 
     /// Which hash a [`Floor`] computes (a const parameter of its loops, so no branch per key).
     pub struct FloorHash;
@@ -474,7 +475,7 @@ mod inline {
     impl FloorHash {
         /// Hash id 3, MX32-64, in scalar rounds: the defaults' bits.
         pub const MX32: u8 = 0;
-        /// A candidate: one folded multiply ([`fold`]) of the key xor the seed.
+        /// A candidate: one folded multiply of the key xor the seed.
         pub const FOLD1: u8 = 1;
         /// A candidate: two folded multiplies, the second of the first's result.
         pub const FOLD2: u8 = 2;
@@ -482,32 +483,13 @@ mod inline {
         pub const MX2: u8 = 3;
     }
 
-    /// The 64-by-64-bit product of `x` and `m`, its 128 bits' halves xored.
+    /// Candidate `HASH` of an 8-byte key (`pairs::candidate`).
     #[inline(always)]
-    fn fold(x: u64, m: u64) -> u64 {
-        let p = u128::from(x) * u128::from(m);
-        p as u64 ^ (p >> 64) as u64
-    }
-
-    /// Candidate `HASH` of an 8-byte key (odd multipliers: the first 64 bits of pi's fraction
-    /// and of the golden ratio's; MX32-64's constants, `src/hashing/mx32.rs`).
-    #[inline(always)]
-    pub fn candidate<const HASH: u8>(key: u64, seed: u64) -> u64 {
-        if HASH == FloorHash::MX2 {
-            const A: [u64; 2] = [0x9e37_79b1, 0xc2b2_ae3d];
-            const B: [u64; 2] = [0x85eb_ca77, 0x27d4_eb2f];
-            let round =
-                |x: u64, r: usize| ((x & 0xffff_ffff) * A[r]) ^ ((x >> 32) * B[r]).rotate_left(32);
-            return round(
-                round(key ^ seed ^ 0x243f_6a88_85a3_08d3, 0) ^ 0xa409_3822_299f_31d0,
-                1,
-            );
-        }
-        let h = fold(key ^ seed, 0x243f_6a88_85a3_08d3);
-        if HASH == FloorHash::FOLD2 {
-            fold(h, 0x9e37_79b9_7f4a_7c15)
-        } else {
-            h
+    fn candidate<const HASH: u8>(key: u64, seed: u64) -> u64 {
+        match HASH {
+            FloorHash::FOLD1 => candidate::fold1(key, seed),
+            FloorHash::FOLD2 => candidate::fold2(key, seed),
+            _ => candidate::mx2(key, seed),
         }
     }
 
@@ -520,41 +502,45 @@ mod inline {
     }
 
     impl Floor {
-        /// A copy of `f`'s blocks; `None` unless the CPU has AVX2 and `f` is hash id 3 in
-        /// 8x32 with eight probes.
-        pub fn copy(f: &BloomFilter) -> Option<Floor> {
+        /// An empty filter of `f`'s size and seed; `None` unless the CPU has AVX2 and `f` is
+        /// hash id 3 in 8x32 with eight probes.
+        fn empty(f: &BloomFilter) -> Option<Floor> {
             let defaults = f.key_hash() == KeyHash::Mx32
                 && f.layout() == Layout::Sectors8x32
                 && f.probes() == 8;
             if !defaults || !is_x86_feature_detected!("avx2") {
                 return None;
             }
-            // The encoding is a 64-byte header, then the blocks (docs/FORMAT.md); the answers
-            // are checked against `contains` before any timing.
-            let bytes = f.to_bytes();
-            let blocks = bytes[64..][..f.num_blocks() as usize * 64]
-                .chunks_exact(64)
-                .map(|b| {
-                    Block(std::array::from_fn(|w| {
-                        u64::from_le_bytes(b[8 * w..][..8].try_into().expect("8 bytes"))
-                    }))
-                })
-                .collect();
             Some(Floor {
-                blocks,
+                blocks: vec![Block::ZERO; f.num_blocks() as usize],
                 num_blocks: f.num_blocks(),
                 seed: f.seed(),
             })
         }
 
+        /// A copy of `f`'s blocks; `None` as for [`empty`](Self::empty).
+        pub fn copy(f: &BloomFilter) -> Option<Floor> {
+            let mut floor = Floor::empty(f)?;
+            // The encoding is a 64-byte header, then the blocks (docs/FORMAT.md); the answers
+            // are checked against `contains` before any timing.
+            let bytes = f.to_bytes();
+            for (block, b) in floor.blocks.iter_mut().zip(bytes[64..].chunks_exact(64)) {
+                *block = Block(std::array::from_fn(|w| {
+                    u64::from_le_bytes(b[8 * w..][..8].try_into().expect("8 bytes"))
+                }));
+            }
+            Some(floor)
+        }
+
         /// A filter of `f`'s size and seed holding `members` under the candidate hash;
-        /// `None` as for [`copy`](Self::copy) or when the keys are not 8 bytes.
+        /// `None` as for [`empty`](Self::empty) or when the keys are not 8 bytes.
         pub fn folded<K: Probe, const HASH: u8>(
             f: &BloomFilter,
             members: impl Iterator<Item = K>,
         ) -> Option<Floor> {
-            let mut floor = Floor::copy(f)?;
-            floor.blocks.fill(Block::ZERO);
+            let mut members = members.peekable();
+            members.peek()?.word()?;
+            let mut floor = Floor::empty(f)?;
             for k in members {
                 let h = candidate::<HASH>(k.word()?, floor.seed);
                 let block = &mut floor.blocks[block_index(h, floor.num_blocks)];

@@ -75,3 +75,48 @@ pub fn rounds_and_sizes(rounds: usize, sizes: &[usize]) -> (usize, Vec<usize>) {
     };
     (rounds, sizes)
 }
+
+/// Hashes of 8-byte keys that are not in the format, for measurements of what a cheaper hash
+/// would buy (`single_key_pairs`' floor lines, `hash_lanes`), and MX32-64's constants
+/// (`src/hashing/mx32.rs`), which the library keeps private, for the examples' own copies of
+/// its rounds.
+pub mod candidate {
+    /// MX32-64's multipliers of rounds 1 to 3 (its `A[1..]` and `B[1..]`).
+    pub const MX32_A: [u64; 3] = [0x9e37_79b1, 0xc2b2_ae3d, 0x1656_67b1];
+    pub const MX32_B: [u64; 3] = [0x85eb_ca77, 0x27d4_eb2f, 0xcc9e_2d51];
+    /// What MX32-64 xors the seed with, and its tweak of 8-byte keys.
+    pub const MX32_SEED_MASK: u64 = 0x243f_6a88_85a3_08d3;
+    pub const MX32_T8: u64 = 0xa409_3822_299f_31d0;
+
+    /// The folds' odd multipliers: the first 64 bits of pi's fraction and of the golden
+    /// ratio's.
+    pub const FOLD_MUL: [u64; 2] = [0x243f_6a88_85a3_08d3, 0x9e37_79b9_7f4a_7c15];
+
+    /// The 64-by-64-bit product of `x` and `m`, its 128 bits' halves xored.
+    #[inline(always)]
+    pub fn fold(x: u64, m: u64) -> u64 {
+        let p = u128::from(x) * u128::from(m);
+        p as u64 ^ (p >> 64) as u64
+    }
+
+    /// One folded multiply of the key xor the seed.
+    #[inline(always)]
+    pub fn fold1(key: u64, seed: u64) -> u64 {
+        fold(key ^ seed, FOLD_MUL[0])
+    }
+
+    /// Two folded multiplies, the second of the first's result.
+    #[inline(always)]
+    pub fn fold2(key: u64, seed: u64) -> u64 {
+        fold(fold1(key, seed), FOLD_MUL[1])
+    }
+
+    /// MX32-64's first two rounds of an 8-byte key (hash id 3 takes three).
+    #[inline(always)]
+    pub fn mx2(key: u64, seed: u64) -> u64 {
+        let round = |x: u64, r: usize| {
+            ((x & 0xffff_ffff) * MX32_A[r]) ^ ((x >> 32) * MX32_B[r]).rotate_left(32)
+        };
+        round(round(key ^ seed ^ MX32_SEED_MASK, 0) ^ MX32_T8, 1)
+    }
+}
