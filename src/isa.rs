@@ -1,5 +1,5 @@
-//! The kernel tiers by name. Detection, the `BLOCKBLOOM_ISA` choice and dispatch live in the
-//! kernel layer; this enum sits below the error type so both can name it.
+//! The kernel tiers by name. Detection and the `BLOCKBLOOM_ISA` choice live in `cpu`, dispatch in
+//! the kernel layer; this enum sits below the error type so both can name it.
 
 use core::fmt;
 

@@ -168,6 +168,7 @@ extern crate arrow_schema_59 as arrow_schema;
 #[cfg(any(feature = "arrow-59", feature = "arrow-60"))]
 mod arrow;
 mod codec;
+mod cpu;
 mod error;
 mod family;
 mod filter;

@@ -15,9 +15,9 @@ use alloc::vec::Vec;
 
 use super::classic::{check_probes, check_target};
 use crate::error::Error;
+use crate::family::classic::kernel::ClassicShape;
 use crate::filter::CounterBits;
 use crate::hashing::{hash_bytes, seed_flip};
-use crate::kernel::classic::ClassicShape;
 use crate::key::{Key, hash_key};
 #[cfg(not(any(feature = "std", test)))]
 use crate::math::F64Math as _;

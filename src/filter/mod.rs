@@ -17,6 +17,7 @@ pub(crate) mod keys;
 mod owned;
 #[cfg(feature = "parallel")]
 mod parallel;
+mod shared_ops;
 mod storage;
 mod view;
 mod writer;

@@ -3,7 +3,8 @@
 use rayon::prelude::*;
 
 use crate::filter::BloomFilter;
-use crate::kernel::Keys;
+use crate::filter::Meta;
+use crate::kernel::{BlockOp, Keys, Probes, Sink, Takes};
 use crate::layout::{AtomicBlock, Block, block_index};
 
 impl BloomFilter {
@@ -55,7 +56,7 @@ impl BloomFilter {
         let meta = self.meta;
         let blocks = as_atomic(&mut self.store);
         keys.par_chunks(PAR_CHUNK)
-            .for_each(|c| meta.kernel.atomic_insert(&meta.shape, blocks, Keys::U64(c)));
+            .for_each(|c| atomic_insert(&meta, blocks, Keys::U64(c)));
     }
 
     fn par_insert_partitioned(&mut self, keys: &[u64]) {
@@ -97,13 +98,11 @@ impl BloomFilter {
                     len += (first..end).contains(&block_index(h, num_blocks)) as usize;
                 }
                 if len >= PAR_CHUNK {
-                    meta.kernel
-                        .insert_window(&meta.shape, window, first, &mine[..len]);
+                    insert_window(&meta, window, first, &mine[..len]);
                     len = 0;
                 }
             }
-            meta.kernel
-                .insert_window(&meta.shape, window, first, &mine[..len]);
+            insert_window(&meta, window, first, &mine[..len]);
         });
     }
 }
@@ -135,4 +134,79 @@ fn as_atomic(blocks: &mut [Block]) -> &[AtomicBlock] {
     // SAFETY: same size, alignment and bit validity as in `BloomFilter::into_atomic`; the exclusive borrow
     // means nothing reads or writes the blocks non-atomically while the atomic view lives.
     unsafe { std::slice::from_raw_parts(blocks.as_mut_ptr().cast::<AtomicBlock>(), blocks.len()) }
+}
+
+/// Inserts `keys` into `blocks` with relaxed `fetch_or`s ([`AtomicInsert`]): the shared-atomic
+/// build, whose workers are the only writers of their filter.
+fn atomic_insert(meta: &Meta, blocks: &[AtomicBlock], keys: Keys<'_>) {
+    meta.kernel
+        .blocks(&meta.shape, keys, AtomicInsert(blocks), Sink::Discard)
+}
+
+/// Inserts `hashes` into `window`, the blocks `first..first + window.len()` of the filter
+/// ([`InsertWindow`]). Every hash must select a block inside the window (checked).
+fn insert_window(meta: &Meta, window: &mut [Block], first: usize, hashes: &[u64]) {
+    let op = InsertWindow {
+        window,
+        first,
+        num_blocks: meta.shape.num_blocks as usize,
+    };
+    meta.kernel
+        .blocks(&meta.shape, Keys::Hashes(hashes), op, Sink::Discard)
+}
+
+/// Sets each key's probes with relaxed `fetch_or`s on the words that lack them (never a
+/// vector store to shared memory): the shared-atomic parallel build, on blocks no stripe lock
+/// guards (its workers are the only writers, and all of them use this).
+pub(crate) struct AtomicInsert<'a>(pub &'a [AtomicBlock]);
+
+impl BlockOp for AtomicInsert<'_> {
+    const UNROLL: bool = true;
+    const TAKES: Takes = Takes::Discard;
+
+    fn num_blocks(&self) -> usize {
+        self.0.len()
+    }
+
+    fn base(&self) -> *const Block {
+        self.0.as_ptr().cast()
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        // SAFETY: the caller guarantees `i < num_blocks()`.
+        unsafe { self.0.get_unchecked(i) }.or(&p.pattern());
+        false
+    }
+}
+
+/// Sets each key's probes in a window of the filter, the blocks `first..first +
+/// window.len()` of `num_blocks` (one worker's share of a partitioned parallel build). Every
+/// key must select a block inside the window; the index is checked, so a broken promise
+/// panics instead of writing elsewhere.
+pub(crate) struct InsertWindow<'a> {
+    pub window: &'a mut [Block],
+    pub first: usize,
+    pub num_blocks: usize,
+}
+
+impl BlockOp for InsertWindow<'_> {
+    const UNROLL: bool = true;
+    const TAKES: Takes = Takes::Discard;
+
+    fn num_blocks(&self) -> usize {
+        self.num_blocks
+    }
+
+    fn base(&self) -> *const Block {
+        // Prefetch addresses are computed from the whole filter's start; only the window is
+        // touched, and a prefetch never faults.
+        self.window.as_ptr().wrapping_sub(self.first)
+    }
+
+    #[inline(always)]
+    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
+        p.set_in(&mut self.window[i - self.first]);
+        false
+    }
 }

@@ -4,6 +4,7 @@
 
 use super::Meta;
 use super::Striped;
+use crate::filter::shared_ops::AtomicQuery;
 use crate::kernel::{Keys, Sink};
 use crate::layout::Block;
 use crate::memory::PageBuf;
@@ -107,7 +108,7 @@ impl Storage for Striped {
     #[inline]
     fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
         meta.kernel
-            .atomic_query(&meta.shape, &self.blocks, keys, sink)
+            .blocks(&meta.shape, keys, AtomicQuery(&self.blocks), sink)
     }
 
     #[inline]

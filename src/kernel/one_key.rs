@@ -13,11 +13,11 @@
 //! `#[target_feature]` function, as the batch entry points are. The AVX-512 tier instantiates
 //! the blocks' alone and takes AVX2's 8x32 row.
 
-use super::ops::{Burst, Insert, Query, burst_scalar};
+use super::ops::{Burst, Insert, Query, burst_scalar, layout_of};
 use super::pipeline::Sink;
 use crate::layout::stripes::StripeGuard;
 use crate::layout::{
-    AtomicBlock, Block, Layout, MAX_PROBES, Row, contains_scalar, insert_scalar, pattern_scalar,
+    AtomicBlock, Block, Layout, MAX_PROBES, contains_scalar, insert_scalar, pattern_scalar,
 };
 
 /// A tier's single-key entries for one layout.
@@ -176,21 +176,6 @@ pub(super) static SCALAR: OneKeyTable = [
     halves_row!(scalar_fns_8x32),
 ];
 
-/// The layout whose rows are `Sectors8x64` rows when `WORDS` (see `lanes::pattern`).
-pub(crate) const fn layout_of<const WORDS: bool>() -> Layout {
-    if WORDS {
-        Layout::Sectors8x64
-    } else {
-        Layout::Sectors4x128
-    }
-}
-
-/// The first `R` rounds of the layout's row table.
-#[inline(always)]
-pub(crate) fn rows_of<const WORDS: bool, const R: usize>() -> &'static [Row] {
-    &layout_of::<WORDS>().rows()[..R]
-}
-
 const fn scalar_fns<const WORDS: bool, const R: usize>() -> OneKeyFns {
     const fn k<const WORDS: bool, const R: usize>() -> usize {
         R * layout_of::<WORDS>().sectors() as usize
@@ -315,7 +300,8 @@ macro_rules! one_key_blocks {
         mod one_key_blocks {
             use super::*;
             use crate::kernel::lanes;
-            use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns, block_rows, rows_of};
+            use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns, block_rows};
+            use crate::kernel::ops::rows_of;
             use crate::kernel::ops::{Burst, Insert, Query, burst_blocked};
             use crate::kernel::pipeline::Sink;
             use crate::layout::Block;

@@ -12,7 +12,7 @@ use super::keys::Mx32;
 use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
 use super::{Batch, Keys, Lanes, lanes, scalar};
 use crate::hashing::KeyHash;
-use crate::layout::stripes::{AllStripesGuard, Held, StripeGuard, Stripes};
+use crate::layout::stripes::Held;
 use crate::layout::{AtomicBlock, Block, Layout, ROWS_8X32, Row, Row32};
 use core::sync::atomic::AtomicU64;
 
@@ -137,7 +137,11 @@ impl<L: Lanes> HalfProbes<L> {
     /// # Safety
     /// `half` is 32-byte aligned (a half of an `AtomicBlock`) and inside `_guard`'s stripe.
     #[inline(always)]
-    unsafe fn or_in_half_locked(self, half: &[AtomicU64; 4], _guard: &impl Held) -> bool {
+    pub(crate) unsafe fn or_in_half_locked(
+        self,
+        half: &[AtomicU64; 4],
+        _guard: &impl Held,
+    ) -> bool {
         // SAFETY: aligned (the caller); every writer of the half holds its stripe's lock,
         // which `_guard` is (the caller).
         unsafe { lanes::or_in_half_locked(self.l, half, self.lo, self.rows) }
@@ -396,6 +400,21 @@ impl<L: Lanes, O: BlockOp, const WORDS: bool> PerKey for Blocked<L, O, WORDS> {
     }
 }
 
+/// The layout whose rows are `Sectors8x64` rows when `WORDS` (see `lanes::pattern`).
+pub(crate) const fn layout_of<const WORDS: bool>() -> Layout {
+    if WORDS {
+        Layout::Sectors8x64
+    } else {
+        Layout::Sectors4x128
+    }
+}
+
+/// The first `R` rounds of the layout's row table.
+#[inline(always)]
+pub(crate) fn rows_of<const WORDS: bool, const R: usize>() -> &'static [Row] {
+    &layout_of::<WORDS>().rows()[..R]
+}
+
 /// Sets each key's probes.
 pub(crate) struct Insert<'a>(pub &'a mut [Block]);
 
@@ -477,221 +496,6 @@ impl BlockOp for Query<'_> {
     unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
         // SAFETY: the caller guarantees `j / 2 < num_blocks()`.
         p.all_in_half(unsafe { &*half_at(self.0.as_ptr(), j) })
-    }
-}
-
-/// Sets each key's probes with relaxed `fetch_or`s on the words that lack them (never a
-/// vector store to shared memory): the shared-atomic parallel build, on blocks no stripe lock
-/// guards (its workers are the only writers, and all of them use this).
-#[cfg(feature = "parallel")]
-pub(crate) struct AtomicInsert<'a>(pub &'a [AtomicBlock]);
-
-#[cfg(feature = "parallel")]
-impl BlockOp for AtomicInsert<'_> {
-    const UNROLL: bool = true;
-    const TAKES: Takes = Takes::Discard;
-
-    fn num_blocks(&self) -> usize {
-        self.0.len()
-    }
-
-    fn base(&self) -> *const Block {
-        self.0.as_ptr().cast()
-    }
-
-    #[inline(always)]
-    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
-        // SAFETY: the caller guarantees `i < num_blocks()`.
-        unsafe { self.0.get_unchecked(i) }.or(&p.pattern());
-        false
-    }
-}
-
-/// Sets each key's probes under its stripe's lock with relaxed loads and stores
-/// ([`AtomicBlock::or_locked`]), answering (when `NEW`) whether some probe was new. It keeps a
-/// stripe's lock across consecutive keys of that stripe, so a batch sorted by stripe (a
-/// writer's buffer) takes each lock once; it never holds two.
-pub(crate) struct LockedInsert<'a, const NEW: bool> {
-    blocks: &'a [AtomicBlock],
-    stripes: &'a Stripes,
-    held: Option<StripeGuard<'a>>,
-    /// The stripe `held` locks (`usize::MAX` when none): compared without reading the guard.
-    held_stripe: usize,
-}
-
-impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
-    /// # Panics
-    /// If `stripes` does not cover `blocks`.
-    pub fn new(blocks: &'a [AtomicBlock], stripes: &'a Stripes) -> Self {
-        assert!(
-            blocks.is_empty() || stripes.stripe_of(blocks.len() - 1) < stripes.len(),
-            "stripes of another filter"
-        );
-        LockedInsert {
-            blocks,
-            stripes,
-            held: None,
-            held_stripe: usize::MAX,
-        }
-    }
-}
-
-impl<const NEW: bool> BlockOp for LockedInsert<'_, NEW> {
-    const UNROLL: bool = true;
-    const TAKES: Takes = if NEW { Takes::Each } else { Takes::Discard };
-
-    fn num_blocks(&self) -> usize {
-        self.blocks.len()
-    }
-
-    fn base(&self) -> *const Block {
-        self.blocks.as_ptr().cast()
-    }
-
-    #[inline(always)]
-    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
-        let blocks = self.blocks;
-        let guard = self.hold(i);
-        // SAFETY: the caller guarantees `i < num_blocks()`.
-        p.or_locked(unsafe { blocks.get_unchecked(i) }, guard)
-    }
-
-    /// The half in registers, one vector load and (when it gains a bit) one vector store.
-    #[inline(always)]
-    unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
-        let blocks = self.blocks;
-        let guard = self.hold(j >> 1);
-        // SAFETY: the caller guarantees `j / 2 < num_blocks()`: half `j % 2` of that block,
-        // 32 bytes at `32 j` from the 64-byte aligned start of the blocks, is four atomic
-        // words, 32-byte aligned, in the stripe `guard` locks.
-        unsafe {
-            let half = &*blocks.as_ptr().cast::<[AtomicU64; 4]>().add(j);
-            p.or_in_half_locked(half, guard)
-        }
-    }
-}
-
-impl<'a, const NEW: bool> LockedInsert<'a, NEW> {
-    /// The lock of block `i`'s stripe: the one held when consecutive keys share it, else
-    /// taken after the one held is released (one lock at a time).
-    #[inline(always)]
-    fn hold(&mut self, i: usize) -> &StripeGuard<'a> {
-        let stripe = self.stripes.stripe_of(i);
-        if stripe != self.held_stripe {
-            self.held = None;
-            self.held = Some(self.stripes.lock(stripe));
-            self.held_stripe = stripe;
-        }
-        match &self.held {
-            Some(guard) => guard,
-            None => unreachable!("a stripe is held once one is taken"),
-        }
-    }
-}
-
-/// Sets each key's probes while every stripe lock is held ([`Stripes::apply_all`]), with the
-/// relaxed loads and stores of [`LockedInsert`] and no lock taken per key.
-pub(crate) struct HeldInsert<'a> {
-    blocks: &'a [AtomicBlock],
-    held: &'a AllStripesGuard<'a>,
-}
-
-impl<'a> HeldInsert<'a> {
-    /// # Panics
-    /// If `held` does not hold `stripes`' locks, or `stripes` does not cover `blocks`.
-    pub fn new(
-        blocks: &'a [AtomicBlock],
-        stripes: &Stripes,
-        held: &'a AllStripesGuard<'a>,
-    ) -> Self {
-        assert!(held.holds(stripes), "the locks of another filter");
-        assert!(
-            blocks.is_empty() || stripes.stripe_of(blocks.len() - 1) < stripes.len(),
-            "stripes of another filter"
-        );
-        HeldInsert { blocks, held }
-    }
-}
-
-impl BlockOp for HeldInsert<'_> {
-    const UNROLL: bool = true;
-    const TAKES: Takes = Takes::Discard;
-
-    fn num_blocks(&self) -> usize {
-        self.blocks.len()
-    }
-
-    fn base(&self) -> *const Block {
-        self.blocks.as_ptr().cast()
-    }
-
-    #[inline(always)]
-    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
-        // SAFETY: the caller guarantees `i < num_blocks()`.
-        p.or_locked(unsafe { self.blocks.get_unchecked(i) }, self.held)
-    }
-
-    #[inline(always)]
-    unsafe fn apply_half<L: Lanes>(&mut self, j: usize, p: HalfProbes<L>) -> bool {
-        // SAFETY: as in `LockedInsert::apply_half`; every stripe's lock is held (`new`).
-        unsafe {
-            let half = &*self.blocks.as_ptr().cast::<[AtomicU64; 4]>().add(j);
-            p.or_in_half_locked(half, self.held)
-        }
-    }
-}
-
-/// Whether each key's probes are all set, from relaxed loads.
-pub(crate) struct AtomicQuery<'a>(pub &'a [AtomicBlock]);
-
-impl BlockOp for AtomicQuery<'_> {
-    const UNROLL: bool = true;
-
-    fn num_blocks(&self) -> usize {
-        self.0.len()
-    }
-
-    fn base(&self) -> *const Block {
-        self.0.as_ptr().cast()
-    }
-
-    #[inline(always)]
-    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
-        // SAFETY: the caller guarantees `i < num_blocks()`.
-        unsafe { self.0.get_unchecked(i) }.has(&p.pattern())
-    }
-}
-
-/// Sets each key's probes in a window of the filter, the blocks `first..first +
-/// window.len()` of `num_blocks` (one worker's share of a partitioned parallel build). Every
-/// key must select a block inside the window; the index is checked, so a broken promise
-/// panics instead of writing elsewhere.
-#[cfg(feature = "parallel")]
-pub(crate) struct InsertWindow<'a> {
-    pub window: &'a mut [Block],
-    pub first: usize,
-    pub num_blocks: usize,
-}
-
-#[cfg(feature = "parallel")]
-impl BlockOp for InsertWindow<'_> {
-    const UNROLL: bool = true;
-    const TAKES: Takes = Takes::Discard;
-
-    fn num_blocks(&self) -> usize {
-        self.num_blocks
-    }
-
-    fn base(&self) -> *const Block {
-        // Prefetch addresses are computed from the whole filter's start; only the window is
-        // touched, and a prefetch never faults.
-        self.window.as_ptr().wrapping_sub(self.first)
-    }
-
-    #[inline(always)]
-    unsafe fn apply<P: Probes>(&mut self, i: usize, p: P) -> bool {
-        p.set_in(&mut self.window[i - self.first]);
-        false
     }
 }
 
@@ -780,7 +584,7 @@ pub(crate) struct Burst {
 pub(crate) const BURST: usize = 64;
 
 /// `op` on each of a burst of at most [`BURST`] `u64` keys under hash id 3 (MX32-64) in the
-/// layout of `WORDS` ([`layout_of`](super::one_key::layout_of)) with `R` rounds: the keys
+/// layout of `WORDS` ([`layout_of`]) with `R` rounds: the keys
 /// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
 /// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
 /// pipeline: an 8-key `contains_batch` took 602 instructions through the pipeline and takes 316
@@ -800,7 +604,7 @@ pub(crate) fn burst_blocked<L: Lanes, O: BlockOp, const WORDS: bool, const R: us
     let mut per_key = Blocked::<L, O, WORDS> {
         l,
         op,
-        rows: &super::one_key::layout_of::<WORDS>().rows()[..R],
+        rows: rows_of::<WORDS, R>(),
     };
     // SAFETY: `num_blocks` and `base` are the op's.
     unsafe { burst::<L, _, false>(l, at, keys, sink, &mut per_key, num_blocks, base) }

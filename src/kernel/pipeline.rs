@@ -15,7 +15,8 @@ use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
 use super::lanes::Place;
-use super::{Keys, Lanes, l2_bytes};
+use super::{Keys, Lanes};
+use crate::cpu::l2_bytes;
 // Named in doc comments only.
 #[cfg(doc)]
 use super::lanes::entries_halves;
@@ -660,4 +661,22 @@ fn count<A: PerKey>(entries: impl Iterator<Item = (usize, u32)>, per_key: &mut A
         found += unsafe { per_key.key(i, lo) } as usize;
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefetch_depth;
+    use crate::isa::Isa;
+
+    /// Filters that fit the detected L2 are not prefetched, the next size up is.
+    #[test]
+    fn prefetching_starts_past_the_l2() {
+        use crate::cpu::{PLAUSIBLE_L2_BYTES, l2_bytes};
+        let l2 = l2_bytes();
+        assert!(PLAUSIBLE_L2_BYTES.contains(&l2), "{l2}");
+        for isa in [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon] {
+            assert_eq!(prefetch_depth(l2, isa), 0, "{isa}");
+            assert!(prefetch_depth(l2 + 64, isa) > 0, "{isa}");
+        }
+    }
 }

@@ -7,11 +7,12 @@ use super::{
     BloomierFilter, Geometry, MAX_ATTEMPTS, MAX_ENTRIES, SEED_STEP, low_mask, read_field, try_vec,
     words_for, xor_field,
 };
+use crate::cpu::l2_bytes;
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, seed_flip};
 use crate::isa::Isa;
-use crate::kernel::{Kernel, l2_bytes};
+use crate::kernel::Kernel;
 use crate::key::{Key, hash_key};
 
 impl BloomierFilter {

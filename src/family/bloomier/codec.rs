@@ -11,11 +11,12 @@ use super::{BloomierFilter, Geometry, MAX_ENTRIES, MAX_SEGMENT_LOG2, MIN_SEGMENT
 use crate::codec::{
     Encoded, Envelope, Out, decode_slice, kind, read_streamed, read_words, words_le,
 };
+use crate::cpu::l2_bytes;
 use crate::error::Error;
 use crate::hashing::KeyHash;
 use crate::hashing::seed_flip;
 use crate::isa::Isa;
-use crate::kernel::{Kernel, l2_bytes};
+use crate::kernel::Kernel;
 
 impl BloomierFilter {
     /// The map in the format family (`docs/FORMAT.md`, "Bloomier filter"): the envelope,

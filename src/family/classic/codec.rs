@@ -7,6 +7,7 @@ use crate::io::Read;
 #[cfg(feature = "std")]
 use crate::io::Write;
 
+use super::kernel::ClassicShape;
 use super::{ClassicBloomFilter, check_design};
 use crate::codec::{
     Encoded, Envelope, Out, decode_slice, kind, read_streamed, read_words_paged, words_le,
@@ -16,7 +17,6 @@ use crate::hashing::KeyHash;
 use crate::hashing::seed_flip;
 use crate::isa::Isa;
 use crate::kernel::Kernel;
-use crate::kernel::classic::ClassicShape;
 
 impl ClassicBloomFilter {
     /// Bytes of this filter's encoding: the 64-byte header plus the array.

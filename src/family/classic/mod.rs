@@ -9,17 +9,18 @@
 //!
 //! Unlike the blocked filter, every probe is a cache line of its own, so a query costs up to
 //! `k` cache misses; the batch methods hide them by prefetching every line of a chunk of keys
-//! ahead of use (`crate::kernel::classic`).
+//! ahead of use ([`kernel`]).
 
 mod codec;
+pub(crate) mod kernel;
 
+use self::kernel::{
+    ClassicBatch, ClassicInsert, ClassicOp as _, ClassicQuery, ClassicShape, MAX_PROBES,
+};
 use crate::error::Error;
 use crate::filter::BatchKey;
 use crate::hashing::{hash_bytes, seed_flip};
 use crate::isa::Isa;
-use crate::kernel::classic::{
-    ClassicInsert, ClassicOp as _, ClassicQuery, ClassicShape, MAX_PROBES,
-};
 use crate::kernel::{Kernel, Keys, Sink};
 use crate::key::{Key, hash_key};
 #[cfg(not(any(feature = "std", test)))]
@@ -263,11 +264,13 @@ impl ClassicBloomFilter {
     // not again in every crate that calls the generic front-ends (see `Kernel::blocks`).
     fn insert_keys(&mut self, keys: Keys<'_>) {
         let op = ClassicInsert::new(&mut self.words);
-        self.kernel.classic(self.shape, keys, op, Sink::Discard)
+        self.kernel
+            .run(ClassicBatch::new(self.shape, keys, op, Sink::Discard))
     }
 
     fn query_keys(&self, keys: Keys<'_>, sink: Sink<'_>) {
-        self.kernel.classic(self.shape, keys, self.query(), sink)
+        self.kernel
+            .run(ClassicBatch::new(self.shape, keys, self.query(), sink))
     }
 
     fn query(&self) -> ClassicQuery<'_> {

@@ -15,8 +15,8 @@
 //! and stores to scalar code. Every tier sets and tests the same positions as the scalar
 //! reference.
 
-use super::pipeline::{CHUNK, Sink, Takes, hash_chunk, prefetch};
-use super::{Batch, Keys, Lanes};
+use crate::kernel::pipeline::{CHUNK, hash_chunk, prefetch};
+use crate::kernel::{Batch, Keys, Lanes, Sink, Takes};
 
 /// Most probes a key may have.
 pub(crate) const MAX_PROBES: u32 = 64;
