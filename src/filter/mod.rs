@@ -37,7 +37,7 @@ pub use writer::AtomicWriter;
 use crate::error::Error;
 use crate::hashing::{KeyHash, seed_flip};
 use crate::isa::Isa;
-use crate::kernel::{BURST, Burst, Kernel, Keys, OneKey, Shape, Sink};
+use crate::kernel::{BURST, Burst, Kernel, Keys, OneKey, Shape, Sink, plan};
 use crate::key::Key;
 use crate::layout::{BLOCK_BITS, Block, Layout, MAX_BLOCKS, block_index};
 use crate::memory::PageBuf;
@@ -122,19 +122,16 @@ impl Meta {
     }
 
     /// The keys of a batch that takes the filter's burst entries ([`OneKey::burst_query`]),
-    /// at most [`BURST`] `u64` keys under hash id 3, and how the burst walks this filter.
+    /// at most [`BURST`] `u64` keys whose hash the entries compute (the hash plan's
+    /// `burst_keys`), and how the burst walks this filter.
     #[inline(always)]
     pub(crate) fn burst<'k>(&self, keys: Keys<'k>) -> Option<(&'k [u64], Burst)> {
-        match keys {
-            Keys::U64(k) if k.len() <= BURST && self.shape.hash == KeyHash::Mx32 => {
-                let at = Burst {
-                    flip: self.shape.flip,
-                    prefetch: self.shape.prefetch,
-                };
-                Some((k, at))
-            }
-            _ => None,
-        }
+        let keys = plan::burst_keys(self.shape.hash, keys, BURST)?;
+        let at = Burst {
+            flip: self.shape.flip,
+            prefetch: self.shape.prefetch,
+        };
+        Some((keys, at))
     }
 
     pub(crate) fn probes(&self) -> u32 {

@@ -1,22 +1,23 @@
-//! Kernels and their run-time dispatch.
+//! Kernels and their run-time dispatch, in layers, each using only the ones below it (the
+//! layering test, `tests/layering`, checks the order):
 //!
-//! Three layers, each knowing only the one below it:
-//!
-//! * **Primitives** ([`Lanes`]): one zero-sized token per SIMD tier (`portable`,
-//!   `x86_64/avx2`, `x86_64/avx512`, `aarch64/neon`) whose methods are the tier's instructions on eight 64-bit
-//!   lanes (one block, or eight keys' hashes) and eight 32-bit lanes (one split block): load,
-//!   store, multiply, shift, and/or/xor, test. A token exists only once the CPU is known to
-//!   support its tier, so its safe methods may use the tier's intrinsics.
-//! * **One algorithm** ([`lanes`], [`pipeline`], [`ops`]): the lane hash, the probe pattern
-//!   and the chunked prefetching pipeline are written once, generic over `Lanes`; the scalar
-//!   reference ([`scalar`]) is written once, generic over the same block operations. A block
-//!   operation ([`BlockOp`], [`SplitOp`]) says what one key does to its block (insert, query,
-//!   atomic insert, ...); the filter kinds above this layer bring their own.
-//! * **Dispatch** ([`Kernel`]): a [`Batch`] is handed to [`Kernel::run`], which picks the
-//!   tier once per batch and calls that tier's `#[target_feature]` entry point, generic over
-//!   the batch. Everything below it is `#[inline(always)]`, so the operation, the pattern and
-//!   the intrinsics compile into one function with the tier's features, and adding an
-//!   operation or a key source adds no dispatch entry.
+//! 1. [`simd`]: the primitives. One zero-sized token per SIMD tier (`portable`, `avx2`,
+//!    `avx512`, `neon`) implements [`Lanes`]: the tier's instructions on eight 64-bit lanes
+//!    (a block, or eight keys' hashes) and eight 32-bit lanes (a split block), and the facts
+//!    the algorithms choose by. A token exists only once the CPU is known to support its
+//!    tier, so its safe methods may use the tier's intrinsics. No algorithm lives here.
+//! 2. [`keys`]: the shapes of keys a batch takes ([`Keys`]).
+//! 3. [`hash`]: the batch hashes, one module per family, written once over the primitives.
+//! 4. [`plan`]: the hash plan, the only place a hash is chosen (a filter's hash x its keys'
+//!    shape -> the routine).
+//! 5. [`probe`]: entries and patterns, the block operations ([`BlockOp`]), the chunked
+//!    prefetching pipeline and the scalar reference.
+//! 6. [`one_key`]: single keys and bursts of `u64` keys, through per-filter entry tables.
+//! 7. This module: dispatch. A [`Batch`] is handed to [`Kernel::run`], which picks the tier
+//!    once per batch and calls that tier's `#[target_feature]` entry point, generic over the
+//!    batch. Everything below it is `#[inline(always)]`, so the operation, the pattern and
+//!    the intrinsics compile into one function with the tier's features, and adding an
+//!    operation or a key shape adds no dispatch entry.
 //!
 //! A [`Kernel`] can only be obtained through [`Kernel::get`], which checks the CPU first; that
 //! check is the safety proof every entry point relies on. A filter stores its
@@ -26,43 +27,21 @@ use crate::error::Error;
 use crate::isa::Isa;
 use crate::layout::{Block, Layout};
 
-#[cfg(target_arch = "aarch64")]
-mod aarch64;
-// Byte strings of 4 to 16 bytes and 16-byte keys in lanes: the x86-64 tiers' (NEON and
-// portable hash them one at a time).
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod bytes;
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod key16;
+pub(crate) mod hash;
 pub(crate) mod keys;
-pub(crate) mod lanes;
 pub(crate) mod one_key;
-pub(crate) mod ops;
-pub(crate) mod pipeline;
-mod portable;
-pub(crate) mod scalar;
-#[cfg(target_arch = "x86_64")]
-mod x86_64;
+pub(crate) mod plan;
+pub(crate) mod probe;
+pub(crate) mod simd;
 
 pub(crate) use keys::Keys;
-pub(crate) use lanes::Lanes;
 pub(crate) use one_key::OneKey;
-pub(crate) use ops::{
+pub(crate) use probe::ops::{
     BURST, BlockBatch, BlockOp, Burst, HalfProbes, Insert, InsertNew, Probes, Query, Shape,
 };
-pub use pipeline::MAX_PREFETCH_DEPTH;
-pub(crate) use pipeline::{Sink, Takes, chunking, prefetch, prefetch_depth};
-
-/// Work that runs on one tier: the scalar reference, or a SIMD tier's lanes. Implemented by
-/// the batch kinds ([`BlockBatch`], [`SplitBatch`], [`HashBatch`]); [`Kernel::run`] picks the
-/// tier.
-pub(crate) trait Batch {
-    /// Runs on the scalar reference.
-    fn scalar(self);
-    /// Runs on a SIMD tier. Called inside the tier's `#[target_feature]` entry point, so
-    /// everything it inlines compiles with the tier's instructions.
-    fn lanes<L: Lanes>(self, l: L);
-}
+pub use probe::pipeline::MAX_PREFETCH_DEPTH;
+pub(crate) use probe::pipeline::{Sink, Takes, chunking, prefetch, prefetch_depth};
+pub(crate) use simd::{Batch, Lanes};
 
 /// A tier this CPU was checked to support. Obtainable only through [`Kernel::get`].
 pub(crate) struct Kernel {
@@ -109,19 +88,19 @@ impl Kernel {
     pub fn run<B: Batch>(&self, batch: B) {
         match self.isa {
             Isa::Scalar => batch.scalar(),
-            Isa::Portable => portable::run(batch),
+            Isa::Portable => batch.lanes(simd::portable::Portable),
             // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the
             // tier.
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => unsafe { x86_64::avx2::run(batch) },
+            Isa::Avx2 => unsafe { entry::avx2(batch) },
             // SAFETY: as above.
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => unsafe { x86_64::avx512::run(batch) },
+            Isa::Avx512 => unsafe { entry::avx512(batch) },
             #[cfg(not(target_arch = "x86_64"))]
             Isa::Avx2 | Isa::Avx512 => unreachable!("Kernel::get rejects x86 tiers elsewhere"),
             // SAFETY: as above.
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => unsafe { aarch64::neon::run(batch) },
+            Isa::Neon => unsafe { entry::neon(batch) },
             #[cfg(not(target_arch = "aarch64"))]
             Isa::Neon => unreachable!("Kernel::get rejects the NEON tier elsewhere"),
         }
@@ -132,15 +111,15 @@ impl Kernel {
     pub fn one_key(&self, layout: Layout, rounds: usize) -> OneKey {
         let table: &'static one_key::OneKeyTable = match self.isa {
             Isa::Scalar => &one_key::SCALAR,
-            Isa::Portable => &portable::ONE_KEY,
+            Isa::Portable => &one_key::portable::ONE_KEY,
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => &x86_64::avx2::ONE_KEY,
+            Isa::Avx2 => &one_key::avx2::ONE_KEY,
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => &x86_64::avx512::ONE_KEY,
+            Isa::Avx512 => &one_key::avx512::ONE_KEY,
             #[cfg(not(target_arch = "x86_64"))]
             Isa::Avx2 | Isa::Avx512 => unreachable!("Kernel::get rejects x86 tiers elsewhere"),
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => &aarch64::neon::ONE_KEY,
+            Isa::Neon => &one_key::neon::ONE_KEY,
             #[cfg(not(target_arch = "aarch64"))]
             Isa::Neon => unreachable!("Kernel::get rejects the NEON tier elsewhere"),
         };
@@ -195,6 +174,49 @@ impl Kernel {
             "output slice length must equal key count"
         );
         self.hash_keys(flip, Keys::U64(keys), 0, out)
+    }
+}
+
+/// The tiers' entry points: a batch compiled with the tier's features, its token made inside.
+mod entry {
+    use super::Batch;
+    #[cfg(target_arch = "aarch64")]
+    use super::simd::neon::Neon;
+    #[cfg(target_arch = "x86_64")]
+    use super::simd::{avx2::Avx2, avx512::Avx512};
+
+    /// Runs `batch` on the AVX2 tier.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn avx2<B: Batch>(batch: B) {
+        // SAFETY: the caller guarantees AVX2.
+        batch.lanes(unsafe { Avx2::new_unchecked() })
+    }
+
+    /// Runs `batch` on the AVX-512 tier, compiled for AVX-512F and AVX2, not DQ: with DQ,
+    /// LLVM turns the probe's 32-bit products into `vpmullq` (see the tier's file).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512 F and DQ, and AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f")]
+    pub(super) unsafe fn avx512<B: Batch>(batch: B) {
+        // SAFETY: the caller guarantees the features.
+        batch.lanes(unsafe { Avx512::new_unchecked() })
+    }
+
+    /// Runs `batch` on the NEON tier.
+    ///
+    /// # Safety
+    /// The CPU must support NEON.
+    #[cfg(target_arch = "aarch64")]
+    #[target_feature(enable = "neon")]
+    pub(super) unsafe fn neon<B: Batch>(batch: B) {
+        // SAFETY: the caller guarantees NEON.
+        batch.lanes(unsafe { Neon::new_unchecked() })
     }
 }
 

@@ -13,8 +13,8 @@
 //! `#[target_feature]` function, as the batch entry points are. The AVX-512 tier instantiates
 //! the blocks' alone and takes AVX2's 8x32 row.
 
-use super::ops::{Burst, Insert, Query, burst_scalar, layout_of};
-use super::pipeline::Sink;
+use super::probe::ops::{Burst, Insert, Query, burst_scalar, layout_of};
+use super::probe::pipeline::Sink;
 use crate::layout::stripes::StripeGuard;
 use crate::layout::{
     AtomicBlock, Block, Layout, MAX_PROBES, contains_scalar, insert_scalar, pattern_scalar,
@@ -33,7 +33,7 @@ pub(crate) struct OneKeyFns {
     /// The pattern, OR'd into a shared block whose stripe lock the caller holds
     /// ([`AtomicBlock::or_locked`]).
     pub or_locked: unsafe fn(&AtomicBlock, u32, &StripeGuard<'_>) -> bool,
-    /// A burst of `u64` keys under hash id 3 queried ([`burst_blocked`](super::ops::burst_blocked)).
+    /// A burst of `u64` keys under hash id 3 queried ([`burst_blocked`](super::probe::ops::burst_blocked)).
     pub burst_query: unsafe fn(&[Block], Burst, &[u64], Sink<'_>),
     /// A burst of `u64` keys under hash id 3 inserted.
     pub burst_insert: unsafe fn(&mut [Block], Burst, &[u64]),
@@ -95,12 +95,12 @@ impl OneKey {
         unsafe { (self.fns.or_locked)(block, lo, guard) }
     }
 
-    /// Answers a burst of at most [`BURST`](super::ops::BURST) `u64` keys of a filter of
+    /// Answers a burst of at most [`BURST`](super::probe::ops::BURST) `u64` keys of a filter of
     /// hash id 3 (MX32-64) walked as `at` says, in its tier's lanes with no dispatch
     /// per call. `blocks` are the filter's (any slice is safe: the keys are placed in it).
     ///
     /// # Panics
-    /// If `keys` holds more than [`BURST`](super::ops::BURST) keys or `sink` does not fit
+    /// If `keys` holds more than [`BURST`](super::probe::ops::BURST) keys or `sink` does not fit
     /// them.
     #[inline(always)]
     pub fn burst_query(&self, blocks: &[Block], at: Burst, keys: &[u64], sink: Sink<'_>) {
@@ -108,11 +108,11 @@ impl OneKey {
         unsafe { (self.fns.burst_query)(blocks, at, keys, sink) }
     }
 
-    /// Inserts a burst of at most [`BURST`](super::ops::BURST) `u64` keys (see
+    /// Inserts a burst of at most [`BURST`](super::probe::ops::BURST) `u64` keys (see
     /// [`burst_query`](Self::burst_query)).
     ///
     /// # Panics
-    /// If `keys` holds more than [`BURST`](super::ops::BURST) keys.
+    /// If `keys` holds more than [`BURST`](super::probe::ops::BURST) keys.
     #[inline(always)]
     pub fn burst_insert(&self, blocks: &mut [Block], at: Burst, keys: &[u64]) {
         // SAFETY: as in `contains`.
@@ -147,7 +147,6 @@ macro_rules! block_rows {
         ]
     };
 }
-pub(crate) use block_rows;
 
 /// The 8x32 row of a [`OneKeyTable`]: `$fns32::<R>()` for every round count.
 macro_rules! halves_row {
@@ -164,13 +163,12 @@ macro_rules! halves_row {
         ]
     };
 }
-pub(crate) use halves_row;
 
 /// The scalar reference's 8x64 and 4x128 rows.
 const SCALAR_BLOCKS: [[OneKeyFns; MAX_ROUNDS]; 2] = block_rows!(scalar_fns);
 
 /// The scalar reference's entries: one probe at a time, as the scalar tier's batches do.
-pub(super) static SCALAR: OneKeyTable = [
+pub(crate) static SCALAR: OneKeyTable = [
     SCALAR_BLOCKS[0],
     SCALAR_BLOCKS[1],
     halves_row!(scalar_fns_8x32),
@@ -299,11 +297,11 @@ macro_rules! one_key_blocks {
     ($token:ty, $make:expr $(, $features:literal)?) => {
         mod one_key_blocks {
             use super::*;
-            use crate::kernel::lanes;
-            use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns, block_rows};
-            use crate::kernel::ops::rows_of;
-            use crate::kernel::ops::{Burst, Insert, Query, burst_blocked};
-            use crate::kernel::pipeline::Sink;
+            use crate::kernel::probe::pattern as lanes;
+            use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns};
+            use crate::kernel::probe::ops::rows_of;
+            use crate::kernel::probe::ops::{Burst, Insert, Query, burst_blocked};
+            use crate::kernel::probe::pipeline::Sink;
             use crate::layout::Block;
 
             /// # Safety
@@ -419,10 +417,10 @@ macro_rules! one_key_halves {
     ($token:ty, $make:expr $(, $features:literal)?) => {
         mod one_key_halves {
             use super::*;
-            use crate::kernel::lanes;
-            use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns, halves_row};
-            use crate::kernel::ops::{Burst, Insert, Query, burst_halved};
-            use crate::kernel::pipeline::Sink;
+            use crate::kernel::probe::pattern as lanes;
+            use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns};
+            use crate::kernel::probe::ops::{Burst, Insert, Query, burst_halved};
+            use crate::kernel::probe::pipeline::Sink;
             use crate::layout::{Block, ROWS_8X32};
 
             /// # Safety
@@ -522,3 +520,49 @@ macro_rules! one_key_halves {
     };
 }
 pub(crate) use one_key_halves;
+
+// Each tier's entries, instantiated in a module of its own (the macros name theirs), compiled
+// with the tier's features.
+
+/// The portable tier's entries.
+pub(crate) mod portable {
+    use crate::kernel::simd::Lanes;
+    use crate::kernel::simd::portable::Portable;
+    super::one_key_entries!(Portable, Portable);
+}
+
+/// The AVX2 tier's entries.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+    use crate::kernel::simd::Lanes;
+    use crate::kernel::simd::avx2::Avx2;
+    super::one_key_entries!(Avx2, Avx2::new_unchecked(), "avx2");
+}
+
+/// The AVX-512 tier's entries.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512 {
+    use crate::kernel::simd::Lanes;
+    use crate::kernel::simd::avx512::Avx512;
+
+    // The single-key entries take the probe loops' features (AVX-512F, not DQ; see
+    // `simd/avx512.rs`). A `Sectors8x32` block is two 256-bit halves, which AVX2 probes in one
+    // register: its single-key and burst entries are AVX2's. Compiled here, they had no 512-bit probe to gain and ran
+    // calls of 8 keys 1.1-1.5x slower than AVX2's on an Intel Xeon with AVX-512; hashing those
+    // bursts in 256-bit lanes inside them did not help, so the cause is not the hash
+    // (`perf-reports/2026-12-02-avx512.md`).
+    one_key_blocks!(Avx512, Avx512::new_unchecked(), "avx2,avx512f");
+    pub(crate) static ONE_KEY: super::OneKeyTable = [
+        one_key_blocks::BLOCKS[0],
+        one_key_blocks::BLOCKS[1],
+        super::avx2::ONE_KEY[2],
+    ];
+}
+
+/// The NEON tier's entries.
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod neon {
+    use crate::kernel::simd::Lanes;
+    use crate::kernel::simd::neon::Neon;
+    super::one_key_entries!(Neon, Neon::new_unchecked(), "neon");
+}

@@ -4,7 +4,7 @@
 //! insert and query are [`SplitOp`]s; the value hash (XXH64, seed 0) is a [`Batch`] that a
 //! tier with a faster lane form (AVX-512) overrides.
 
-use crate::kernel::pipeline::{PerKey, Walk, chunking, pipeline, prefetch_depth};
+use crate::kernel::probe::pipeline::{PerKey, Walk, chunking, pipeline, prefetch_depth};
 use crate::kernel::{Batch, Keys, Lanes, Takes};
 use crate::layout::split::{SPLIT_SALTS, SplitBlock, split_contains_scalar, split_insert_scalar};
 
@@ -227,7 +227,7 @@ impl Batch for Xxh64<'_, '_> {
 
     #[inline(always)]
     fn lanes<L: Lanes>(self, l: L) {
-        l.xxh64_u64(self.values, self.out)
+        crate::kernel::plan::xxh64_u64(l, self.values, self.out)
     }
 }
 

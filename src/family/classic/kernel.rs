@@ -15,7 +15,7 @@
 //! and stores to scalar code. Every tier sets and tests the same positions as the scalar
 //! reference.
 
-use crate::kernel::pipeline::{CHUNK, hash_chunk, prefetch};
+use crate::kernel::probe::pipeline::{CHUNK, hash_chunk, prefetch};
 use crate::kernel::{Batch, Keys, Lanes, Sink, Takes};
 
 /// Most probes a key may have.

@@ -3,7 +3,7 @@
 
 use core::arch::aarch64::*;
 
-use super::{AesKeys, KeySource, Round, hash, length_bit};
+use super::{AesKeys, ByteSource, Round, hash, length_bit};
 
 /// Whether this CPU has the AES extension (std: detected once and cached by std; no_std: the
 /// build's target features).
@@ -92,7 +92,7 @@ pub(crate) unsafe fn hash_one(seed: u64, b: &[u8]) -> u64 {
 ///
 /// The CPU must have the AES extension.
 #[target_feature(enable = "aes")]
-pub(crate) unsafe fn hash_batch<'k, S: KeySource<'k>>(
+pub(crate) unsafe fn hash_batch<'k, S: ByteSource<'k>>(
     keys: &AesKeys,
     src: S,
     out: &mut [u64],

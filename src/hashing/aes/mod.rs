@@ -71,16 +71,16 @@ pub(crate) fn short_block(b: &[u8]) -> (u64, u64) {
     }
 }
 
-/// Keys read by index: what the batch hashes take, so that a slice of slices, strings, Arrow
+/// Byte-string keys read by index: what the batch hashes take, so that a slice of slices, strings, Arrow
 /// offsets and fixed-width keys are hashed by one loop each, without being collected first.
-pub(crate) trait KeySource<'k>: Copy {
+pub(crate) trait ByteSource<'k>: Copy {
     /// How many keys.
     fn count(&self) -> usize;
     /// Key `i`, for `i < count()`.
     fn key(&self, i: usize) -> &'k [u8];
 }
 
-impl<'k> KeySource<'k> for &[&'k [u8]] {
+impl<'k> ByteSource<'k> for &[&'k [u8]] {
     #[inline(always)]
     fn count(&self) -> usize {
         self.len()
@@ -96,7 +96,7 @@ impl<'k> KeySource<'k> for &[&'k [u8]] {
 #[derive(Clone, Copy)]
 pub(crate) struct Fixed<'k, const W: usize>(pub(crate) &'k [u8]);
 
-impl<'k, const W: usize> KeySource<'k> for Fixed<'k, W> {
+impl<'k, const W: usize> ByteSource<'k> for Fixed<'k, W> {
     #[inline(always)]
     fn count(&self) -> usize {
         self.0.len() / W
@@ -121,7 +121,7 @@ pub(crate) fn length_bit(len: usize) -> u64 {
 /// machine has (VAES, AES-NI, AESE), else in software: the same bits either way. Returns the
 /// keys' lengths as a set ([`length_bit`] of each).
 #[inline]
-pub(crate) fn hash_source<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) -> u64 {
+pub(crate) fn hash_source<'k, S: ByteSource<'k>>(keys: &AesKeys, src: S, out: &mut [u64]) -> u64 {
     assert_eq!(
         out.len(),
         src.count(),
@@ -148,7 +148,7 @@ pub(crate) fn hash_source<'k, S: KeySource<'k>>(keys: &AesKeys, src: S, out: &mu
 
 /// [`hash_source`] with the software round alone: the scalar and portable tiers' path.
 #[inline]
-pub(crate) fn hash_source_soft<'k, S: KeySource<'k>>(
+pub(crate) fn hash_source_soft<'k, S: ByteSource<'k>>(
     keys: &AesKeys,
     src: S,
     out: &mut [u64],

@@ -3,7 +3,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{AesKeys, KeySource, Round, hash, length_bit, short_block};
+use super::{AesKeys, ByteSource, Round, hash, length_bit, short_block};
 
 /// Whether this CPU has AES-NI (std: detected once and cached by std; no_std: the build's
 /// target features).
@@ -96,7 +96,7 @@ pub(crate) unsafe fn hash_one(seed: u64, b: &[u8]) -> u64 {
 ///
 /// The CPU must have AES-NI.
 #[target_feature(enable = "aes,sse4.1")]
-pub(crate) unsafe fn hash_batch<'k, S: KeySource<'k>>(
+pub(crate) unsafe fn hash_batch<'k, S: ByteSource<'k>>(
     keys: &AesKeys,
     src: S,
     out: &mut [u64],
@@ -122,7 +122,7 @@ const GROUP: usize = 8;
 ///
 /// The CPU must have AVX2, AES-NI and VAES.
 #[target_feature(enable = "avx2,aes,vaes,sse4.1")]
-pub(crate) unsafe fn hash_batch_vaes<'k, S: KeySource<'k>>(
+pub(crate) unsafe fn hash_batch_vaes<'k, S: ByteSource<'k>>(
     keys: &AesKeys,
     src: S,
     out: &mut [u64],

@@ -3,8 +3,7 @@
 use core::arch::x86_64::*;
 use core::sync::atomic::AtomicU64;
 
-use crate::kernel::lanes::Place;
-use crate::kernel::{Batch, Keys, Lanes};
+use super::{Lanes, Routine};
 
 /// Proof that the CPU supports AVX2: only [`Avx2::new_unchecked`] makes one.
 #[derive(Clone, Copy)]
@@ -18,18 +17,6 @@ impl Avx2 {
         Avx2(())
     }
 }
-
-/// Runs `batch` on this tier.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn run<B: Batch>(batch: B) {
-    // SAFETY: the caller guarantees AVX2.
-    batch.lanes(unsafe { Avx2::new_unchecked() })
-}
-
-crate::kernel::one_key::one_key_entries!(Avx2, Avx2::new_unchecked(), "avx2");
 
 type V = [__m256i; 2];
 
@@ -289,25 +276,12 @@ impl Lanes for Avx2 {
             ]
         }
     }
+    const AES_ROUNDS: bool = true;
+    const KEYS16_IN_LANES: bool = true;
     #[inline(always)]
-    fn hash_aesh(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-        // VAES or AES-NI, as this CPU has them (the AES code checks and enables its features).
-        crate::kernel::lanes::hash_aesh(self, flip, keys, true, out)
-    }
-    #[inline(always)]
-    fn hash_keys16(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    fn outlined<R: Routine>(self, r: R) -> R::Output {
         // SAFETY: the token proves AVX2.
-        unsafe { hash_keys16(self, flip, keys, out) }
-    }
-    #[inline(always)]
-    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], place: Place) {
-        // SAFETY: the token proves AVX2.
-        unsafe { stage(self, keys, flip, start, out, place) }
-    }
-    #[inline(always)]
-    fn hash_fixed_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-        // SAFETY: the token proves AVX2.
-        unsafe { hash_fixed_mx32(self, flip, keys, out) }
+        unsafe { outlined(self, r) }
     }
     #[inline(always)]
     fn shl_var(self, a: V, count: V) -> V {
@@ -350,7 +324,7 @@ impl Lanes for Avx2 {
     }
     #[inline(always)]
     unsafe fn store_shared(self, words: &[AtomicU64; 8], v: V) {
-        let [a, b] = crate::kernel::lanes::shared_halves(words);
+        let [a, b] = super::shared_halves(words);
         // SAFETY: the halves of an aligned block, under the caller's lock (the caller).
         unsafe {
             self.store32_shared(a, v[0]);
@@ -412,35 +386,14 @@ unsafe fn store_shared(words: &[AtomicU64; 4], v: __m256i) {
     }
 }
 
-/// [`Lanes::hash_keys16`]: the shared routine, out of line, with AVX2 enabled.
+/// [`Lanes::outlined`]: `r` in a function of its own, with AVX2 enabled.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2")]
-unsafe fn hash_keys16(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::key16::hash_keys(l, flip, keys, out)
-}
-
-/// [`Lanes::hash_fixed_mx32`]: the shared routine, out of line, with AVX2 enabled.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[inline(never)]
-#[target_feature(enable = "avx2")]
-unsafe fn hash_fixed_mx32(l: Avx2, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::lanes::hash_fixed_mx32(l, flip, keys, out)
-}
-
-/// [`Lanes::stage`]: the shared routine, out of line (one copy for every operation), with
-/// AVX2 enabled.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[inline(never)]
-#[target_feature(enable = "avx2")]
-unsafe fn stage(l: Avx2, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], p: Place) {
-    crate::kernel::lanes::stage(l, keys, flip, start, out, p)
+unsafe fn outlined<R: Routine>(l: Avx2, r: R) -> R::Output {
+    r.run(l)
 }
 
 /// The low and the high 64-bit words of eight 16-byte little-endian keys at `p`.

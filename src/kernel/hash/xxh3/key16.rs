@@ -6,34 +6,38 @@
 //! nothing is staged: 1.2x (AVX2) and 1.45x (AVX-512) faster than one key at a time (AMD
 //! EPYC). Byte strings of 4 to 16 bytes use the same path from [`bytes`](super::bytes).
 
-use super::{Keys, Lanes};
 use crate::hashing::{PRIME_AVALANCHE, len9to16_keys, seed_from_flip, u128_with_seed};
+use crate::kernel::simd::Lanes;
 
-/// XXH3 of 16-byte keys (`Keys::U128`, `Keys::Fixed16`) in lanes, `out.len() == keys.len()`:
-/// the routine a tier's [`Lanes::hash_keys16`] compiles once, out of line, with its
-/// features. Other key sources are hashed one at a time.
+/// XXH3 of `u128` keys in lanes, `out.len() == keys.len()`: the routine the hash plan runs
+/// out of line with the tier's features ([`Lanes::KEYS16_IN_LANES`]).
 #[inline(always)]
-pub(crate) fn hash_keys<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+pub(crate) fn hash_u128s<L: Lanes>(l: L, flip: u64, keys: &[u128], out: &mut [u64]) {
+    assert_eq!(
+        out.len(),
+        keys.len(),
+        "output slice length must equal key count"
+    );
+    hash_u128(l, seed_from_flip(flip), keys, out)
+}
+
+/// [`hash_u128s`] of keys given as their 16 little-endian bytes.
+#[inline(always)]
+pub(crate) fn hash_fixed16<L: Lanes>(l: L, flip: u64, keys: &[[u8; 16]], out: &mut [u64]) {
     assert_eq!(
         out.len(),
         keys.len(),
         "output slice length must equal key count"
     );
     let seed = seed_from_flip(flip);
-    match keys {
-        Keys::U128(k) => hash_u128(l, seed, k, out),
-        Keys::Fixed16(k) => {
-            let mut kc = k.chunks_exact(8);
-            let mut oc = out.chunks_exact_mut(8);
-            for (keys, o) in (&mut kc).zip(&mut oc) {
-                let wide: [u128; 8] = core::array::from_fn(|j| u128::from_le_bytes(keys[j]));
-                hash_u128(l, seed, &wide, o);
-            }
-            for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-                *o = u128_with_seed(u128::from_le_bytes(*x), seed);
-            }
-        }
-        _ => keys.hash_scalar(flip, out),
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (keys, o) in (&mut kc).zip(&mut oc) {
+        let wide: [u128; 8] = core::array::from_fn(|j| u128::from_le_bytes(keys[j]));
+        hash_u128(l, seed, &wide, o);
+    }
+    for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = u128_with_seed(u128::from_le_bytes(*x), seed);
     }
 }
 
@@ -99,11 +103,11 @@ fn avalanche<L: Lanes>(l: L, h: L::V) -> L::V {
 mod tests {
     use alloc::vec::Vec;
 
-    use super::super::{Kernel, Keys};
     use crate::hashing::aes::hash_bytes_aes;
     use crate::hashing::{KeyHash, seed_flip};
     use crate::isa::Isa;
-    use crate::kernel::bytes::tests::mix;
+    use crate::kernel::hash::xxh3::bytes::tests::mix;
+    use crate::kernel::{Kernel, Keys};
     use xxhash_rust::xxh3::xxh3_64_with_seed;
 
     #[test]

@@ -4,17 +4,11 @@
 
 use wide::{u32x8, u64x4};
 
-use super::{Batch, Lanes};
+use super::Lanes;
 
+/// The baseline tier's token (every CPU of the target runs it).
 #[derive(Clone, Copy)]
-pub(super) struct Portable;
-
-/// Runs `batch` on this tier.
-pub(super) fn run<B: Batch>(batch: B) {
-    batch.lanes(Portable)
-}
-
-crate::kernel::one_key::one_key_entries!(Portable, Portable);
+pub(crate) struct Portable;
 
 #[inline(always)]
 fn each(a: [u64x4; 2], b: [u64x4; 2], f: impl Fn(u64x4, u64x4) -> u64x4) -> [u64x4; 2] {

@@ -5,10 +5,7 @@ use core::arch::x86_64::*;
 use core::sync::atomic::AtomicU64;
 
 use super::avx2::Avx2;
-use crate::hashing::PRIME_MX2;
-use crate::kernel::keys::Word;
-use crate::kernel::lanes::Place;
-use crate::kernel::{Batch, Keys, Lanes};
+use super::{Lanes, Routine};
 
 /// Proof that the CPU supports AVX-512 F and DQ, and AVX2: only [`Avx512::new_unchecked`]
 /// makes one.
@@ -19,7 +16,7 @@ impl Avx512 {
     /// # Safety
     /// The CPU must support AVX-512 F and DQ, and AVX2.
     #[inline(always)]
-    unsafe fn new_unchecked() -> Avx512 {
+    pub(crate) unsafe fn new_unchecked() -> Avx512 {
         Avx512(())
     }
 
@@ -33,31 +30,9 @@ impl Avx512 {
 
 // The probe loops are compiled for AVX-512F alone on purpose: with DQ enabled, LLVM rewrites
 // `_mm512_mul_epu32` (1 uop) into `vpmullq` (3 uops on port 0) because it can see the upper
-// halves are zero, which makes the pattern rounds port-0 bound. The hash, which needs a full
-// 64-bit multiply, runs in its own DQ function, called once per chunk of keys.
-
-/// Runs `batch` on this tier.
-///
-/// # Safety
-/// The CPU must support AVX-512 F and DQ, and AVX2.
-#[target_feature(enable = "avx2,avx512f")]
-pub(crate) unsafe fn run<B: Batch>(batch: B) {
-    // SAFETY: the caller guarantees the features.
-    batch.lanes(unsafe { Avx512::new_unchecked() })
-}
-
-// The single-key entries take the probe loops' features (AVX-512F, not DQ; see above). A
-// `Sectors8x32` block is two 256-bit halves, which AVX2 probes in one register: its single-key
-// and burst entries are AVX2's. Compiled here, they had no 512-bit probe to gain and ran
-// calls of 8 keys 1.1-1.5x slower than AVX2's on an Intel Xeon with AVX-512; hashing those
-// bursts in 256-bit lanes inside them did not help, so the cause is not the hash
-// (`perf-reports/2026-12-02-avx512.md`).
-crate::kernel::one_key::one_key_blocks!(Avx512, Avx512::new_unchecked(), "avx2,avx512f");
-pub(crate) static ONE_KEY: crate::kernel::one_key::OneKeyTable = [
-    one_key_blocks::BLOCKS[0],
-    one_key_blocks::BLOCKS[1],
-    super::avx2::ONE_KEY[2],
-];
+// halves are zero, which makes the pattern rounds port-0 bound. The hashes that need a full
+// 64-bit multiply run in functions of their own with DQ ([`Lanes::with_mul64`]), called once
+// per chunk of keys.
 
 // Every `unsafe` block below relies on the same fact: an `Avx512` value exists, so the CPU
 // supports AVX-512 F and DQ (see `new_unchecked`); loads and stores go through references of
@@ -249,7 +224,7 @@ impl Lanes for Avx512 {
     }
     #[inline(always)]
     unsafe fn store_shared(self, words: &[AtomicU64; 8], v: __m512i) {
-        let [a, b] = crate::kernel::lanes::shared_halves(words);
+        let [a, b] = super::shared_halves(words);
         // SAFETY: AVX-512 F is present (token); the halves of an aligned block, under the
         // caller's lock (the caller).
         unsafe {
@@ -281,11 +256,6 @@ impl Lanes for Avx512 {
     }
 
     #[inline(always)]
-    fn hash_words<W: Word>(self, flip: u64, keys: &[W], out: &mut [u64]) {
-        // SAFETY: the token proves AVX-512 F and DQ.
-        unsafe { hash_words(self, flip, keys, out) }
-    }
-    #[inline(always)]
     fn bswap64(self, a: __m512i) -> __m512i {
         // Without BW (no byte shuffle): swap the 32-bit halves, then the 16-bit halves of
         // each, then the bytes of each 16-bit pair.
@@ -312,35 +282,23 @@ impl Lanes for Avx512 {
         // SAFETY: as in `split_u128`: 128 bytes, each key read as a little-endian u128.
         unsafe { split16(keys.as_ptr().cast()) }
     }
+    const AES_ROUNDS: bool = true;
+    const KEYS16_IN_LANES: bool = true;
+    const BYTES_IN_LANES: bool = true;
+    const MUL64_NATIVE: bool = true;
     #[inline(always)]
-    fn hash_aesh(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-        // VAES or AES-NI, as this CPU has them (the AES code checks and enables its features).
-        crate::kernel::lanes::hash_aesh(self, flip, keys, true, out)
-    }
-    #[inline(always)]
-    fn hash_keys16(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-        // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
-        unsafe { hash_keys16(self, flip, keys, out) }
-    }
-    #[inline(always)]
-    fn hash_bytes(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-        // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
-        unsafe { hash_bytes(self, flip, keys, out) }
-    }
-    #[inline(always)]
-    fn stage(self, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], place: Place) {
-        // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
-        unsafe { stage(self, keys, flip, start, out, place) }
-    }
-    #[inline(always)]
-    fn hash_fixed_mx32(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    fn outlined<R: Routine>(self, r: R) -> R::Output {
         // SAFETY: the token proves AVX-512 F and AVX2.
-        unsafe { hash_fixed_mx32(self, flip, keys, out) }
+        unsafe { outlined(self, r) }
     }
     #[inline(always)]
-    fn xxh64_u64(self, values: &[u64], out: &mut [u64]) {
-        // SAFETY: the token proves AVX-512 F and DQ.
-        unsafe { xxh64_u64(values, out) }
+    fn outlined_mul64<R: Routine>(self, r: R) -> R::Output {
+        // SAFETY: the token proves AVX-512 F and DQ, and AVX2.
+        unsafe { outlined_mul64(self, r) }
+    }
+    #[inline(always)]
+    fn with_mul64<R: Routine>(self, r: R) -> R::Output {
+        self.outlined_mul64(r)
     }
 }
 
@@ -354,163 +312,26 @@ unsafe fn mullo_dq(a: __m512i, b: __m512i) -> __m512i {
     _mm512_mullo_epi64(a, b)
 }
 
-/// [`rrmxmx`] on two vectors, interleaved.
-#[inline]
-#[target_feature(enable = "avx512f,avx512dq")]
-fn rrmxmx2(a: __m512i, b: __m512i, len: u64) -> (__m512i, __m512i) {
-    let mx2 = _mm512_set1_epi64(PRIME_MX2 as i64);
-    let l = _mm512_set1_epi64(len as i64);
-    let a = _mm512_xor_si512(
-        a,
-        _mm512_xor_si512(_mm512_rol_epi64::<49>(a), _mm512_rol_epi64::<24>(a)),
-    );
-    let b = _mm512_xor_si512(
-        b,
-        _mm512_xor_si512(_mm512_rol_epi64::<49>(b), _mm512_rol_epi64::<24>(b)),
-    );
-    let a = _mm512_mullo_epi64(a, mx2);
-    let b = _mm512_mullo_epi64(b, mx2);
-    let a = _mm512_xor_si512(a, _mm512_add_epi64(_mm512_srli_epi64::<35>(a), l));
-    let b = _mm512_xor_si512(b, _mm512_add_epi64(_mm512_srli_epi64::<35>(b), l));
-    let a = _mm512_mullo_epi64(a, mx2);
-    let b = _mm512_mullo_epi64(b, mx2);
-    (
-        _mm512_xor_si512(a, _mm512_srli_epi64::<28>(a)),
-        _mm512_xor_si512(b, _mm512_srli_epi64::<28>(b)),
-    )
-}
-
-/// XXH3's `rrmxmx` on eight lanes.
-#[inline]
-#[target_feature(enable = "avx512f,avx512dq")]
-fn rrmxmx(h: __m512i, len: u64) -> __m512i {
-    let mx2 = _mm512_set1_epi64(PRIME_MX2 as i64);
-    let h = _mm512_xor_si512(
-        h,
-        _mm512_xor_si512(_mm512_rol_epi64::<49>(h), _mm512_rol_epi64::<24>(h)),
-    );
-    let h = _mm512_mullo_epi64(h, mx2);
-    let s = _mm512_add_epi64(_mm512_srli_epi64::<35>(h), _mm512_set1_epi64(len as i64));
-    let h = _mm512_mullo_epi64(_mm512_xor_si512(h, s), mx2);
-    _mm512_xor_si512(h, _mm512_srli_epi64::<28>(h))
-}
-
-/// [`Lanes::hash_keys16`]: the shared routine, out of line, where `vpmullq` is enabled.
-///
-/// # Safety
-/// The CPU must support AVX-512 F and DQ, and AVX2.
-#[inline(never)]
-#[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
-unsafe fn hash_keys16(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::key16::hash_keys(l, flip, keys, out)
-}
-
-/// [`Lanes::hash_fixed_mx32`]: the shared routine, out of line (F alone: MX32 multiplies
-/// 32 by 32 bits, which DQ would turn into `vpmullq`).
+/// [`Lanes::outlined`]: `r` in a function of its own, with the probe loops' features
+/// (AVX-512F, not DQ: see above).
 ///
 /// # Safety
 /// The CPU must support AVX-512 F and AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2,avx512f")]
-unsafe fn hash_fixed_mx32(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::lanes::hash_fixed_mx32(l, flip, keys, out)
+unsafe fn outlined<R: Routine>(l: Avx512, r: R) -> R::Output {
+    r.run(l)
 }
 
-/// [`Lanes::hash_bytes`]: the shared routine, out of line, where `vpmullq` is enabled.
+/// [`Lanes::outlined_mul64`]: `r` in a function of its own where `vpmullq` is enabled (DQ),
+/// with VL and BW for the byte-string hashes' 256-bit and byte operations.
 ///
 /// # Safety
-/// The CPU must support AVX-512 F and DQ, and AVX2.
+/// The CPU must support AVX-512 F, DQ, VL and BW, and AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
-unsafe fn hash_bytes(l: Avx512, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    crate::kernel::bytes::hash_keys(l, flip, keys, out)
-}
-
-/// XXH3 of each integer key's 64-bit value, 8 lanes at a time.
-///
-/// # Safety
-/// The CPU must support AVX-512 F and DQ.
-#[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn hash_words<W: Word>(l: Avx512, flip: u64, keys: &[W], out: &mut [u64]) {
-    let f = _mm512_set1_epi64(flip as i64);
-    // Two vectors per step: each lane's hash is a chain of two 15-cycle `vpmullq`s, and
-    // interleaving independent chains keeps the multiplier busy.
-    let mut kc = keys.chunks_exact(16);
-    let mut oc = out.chunks_exact_mut(16);
-    for (k, o) in (&mut kc).zip(&mut oc) {
-        let (a, b) = (W::lanes(l, k), W::lanes(l, &k[8..]));
-        // SAFETY: each output chunk holds exactly 16 u64; the caller guarantees the features.
-        unsafe {
-            let a = _mm512_xor_si512(_mm512_rol_epi64::<32>(a), f);
-            let b = _mm512_xor_si512(_mm512_rol_epi64::<32>(b), f);
-            let (a, b) = rrmxmx2(a, b, 8);
-            _mm512_storeu_si512(o.as_mut_ptr().cast(), a);
-            _mm512_storeu_si512(o[8..].as_mut_ptr().cast(), b);
-        }
-    }
-    let mut kc = kc.remainder().chunks_exact(8);
-    let mut oc = oc.into_remainder().chunks_exact_mut(8);
-    for (k, o) in (&mut kc).zip(&mut oc) {
-        let x = W::lanes(l, k);
-        // SAFETY: each output chunk holds exactly 8 u64; the caller guarantees the features.
-        unsafe {
-            let x = _mm512_xor_si512(_mm512_rol_epi64::<32>(x), f);
-            _mm512_storeu_si512(o.as_mut_ptr().cast(), rrmxmx(x, 8));
-        }
-    }
-    for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
-        *o = crate::hashing::u64_with_flip(k.value(), flip);
-    }
-}
-
-/// XXH64 (seed 0) of each value's 8 little-endian bytes, 8 lanes at a time.
-///
-/// # Safety
-/// The CPU must support AVX-512 F and DQ.
-#[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn xxh64_u64(values: &[u64], out: &mut [u64]) {
-    use crate::hashing::xxh64::{P1, P2, P3, P4, P5};
-    let mut vc = values.chunks_exact(8);
-    let mut oc = out.chunks_exact_mut(8);
-    let (p1, p2, p3) = (
-        _mm512_set1_epi64(P1 as i64),
-        _mm512_set1_epi64(P2 as i64),
-        _mm512_set1_epi64(P3 as i64),
-    );
-    let (p4, start) = (
-        _mm512_set1_epi64(P4 as i64),
-        _mm512_set1_epi64(P5.wrapping_add(8) as i64),
-    );
-    for (v, o) in (&mut vc).zip(&mut oc) {
-        // SAFETY: each chunk holds exactly 8 u64 (64 bytes); the caller guarantees the
-        // features.
-        unsafe {
-            let k = _mm512_loadu_si512(v.as_ptr().cast());
-            let k = _mm512_mullo_epi64(_mm512_rol_epi64::<31>(_mm512_mullo_epi64(k, p2)), p1);
-            let h = _mm512_xor_si512(start, k);
-            let h = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_rol_epi64::<27>(h), p1), p4);
-            let h = _mm512_xor_si512(h, _mm512_srli_epi64::<33>(h));
-            let h = _mm512_mullo_epi64(h, p2);
-            let h = _mm512_xor_si512(h, _mm512_srli_epi64::<29>(h));
-            let h = _mm512_mullo_epi64(h, p3);
-            let h = _mm512_xor_si512(h, _mm512_srli_epi64::<32>(h));
-            _mm512_storeu_si512(o.as_mut_ptr().cast(), h);
-        }
-    }
-    for (o, &v) in oc.into_remainder().iter_mut().zip(vc.remainder()) {
-        *o = crate::hashing::xxh64_u64(v);
-    }
-}
-
-/// [`Lanes::stage`]: the shared routine, out of line (one copy for every operation), with the
-/// probe loops' features (F, not DQ: the XXH3 hashes call their own DQ functions).
-///
-/// # Safety
-/// The CPU must support AVX-512 F and DQ, and AVX2.
-#[inline(never)]
-#[target_feature(enable = "avx2,avx512f")]
-unsafe fn stage(l: Avx512, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64], p: Place) {
-    crate::kernel::lanes::stage(l, keys, flip, start, out, p)
+unsafe fn outlined_mul64<R: Routine>(l: Avx512, r: R) -> R::Output {
+    r.run(l)
 }
 
 /// The low and the high 64-bit words of eight 16-byte little-endian keys at `p`: two loads,

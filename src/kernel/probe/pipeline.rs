@@ -14,13 +14,11 @@
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-use super::lanes::Place;
-use super::{Keys, Lanes};
+use super::pattern::{entries, entries_halves};
 use crate::cpu::l2_bytes;
-// Named in doc comments only.
-#[cfg(doc)]
-use super::lanes::entries_halves;
 use crate::isa::Isa;
+use crate::kernel::keys::Keys;
+use crate::kernel::simd::{Lanes, Routine};
 
 /// Keys per chunk for filters in cache (no prefetches; long chunks amortise the per-chunk
 /// work).
@@ -133,6 +131,56 @@ fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
 pub(crate) fn hash_chunk<L: Lanes>(l: L, keys: Keys<'_>, flip: u64, start: usize, out: &mut [u64]) {
     keys.hash_lanes_at(l, flip, start, out);
     prefetch_keys_ahead(keys, start, out.len());
+}
+
+/// How a chunk's hashes become entries: the filter's block count, and whether the entries
+/// index the halves of `Sectors8x32` blocks ([`entries_halves`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Place {
+    pub num_blocks: u64,
+    pub halves: bool,
+}
+
+/// A batch's per-chunk step: hashes keys `start..start + out.len()` into `out` (the hash
+/// plan's routine, `Keys::hash_lanes_at`) and makes them entries ([`entries`]). Out of line,
+/// one copy per tier ([`Lanes::outlined`]) rather than one per operation, layout and sink that
+/// a pipeline is compiled for (inlined, the hashes of every key source were most of the
+/// crate's unoptimised build); a call per chunk of keys costs next to nothing.
+#[inline(always)]
+pub(crate) fn hash_and_place<L: Lanes>(
+    l: L,
+    keys: Keys<'_>,
+    flip: u64,
+    start: usize,
+    out: &mut [u64],
+    place: Place,
+) {
+    struct Stage<'k, 'o> {
+        keys: Keys<'k>,
+        flip: u64,
+        start: usize,
+        out: &'o mut [u64],
+        place: Place,
+    }
+    impl Routine for Stage<'_, '_> {
+        type Output = ();
+        #[inline(always)]
+        fn run<L: Lanes>(self, l: L) {
+            self.keys.hash_lanes_at(l, self.flip, self.start, self.out);
+            if self.place.halves {
+                entries_halves(l, self.out, self.place.num_blocks);
+            } else {
+                entries(l, self.out, self.place.num_blocks);
+            }
+        }
+    }
+    l.outlined(Stage {
+        keys,
+        flip,
+        start,
+        out,
+        place,
+    })
 }
 
 /// How a batch walks its filter: what the pipeline needs beyond the keys.
@@ -343,7 +391,7 @@ struct Prehashed<'b> {
 }
 
 impl Prehashed<'_> {
-    /// [`Lanes::stage`] of keys `start..start + out.len()` from their hashes, hashing the
+    /// [`hash_and_place`] of keys `start..start + out.len()` from their hashes, hashing the
     /// next run first if they lie past the one held (runs are a whole number of chunks, so a
     /// chunk never straddles two). Out of line, so that the other keys' pipelines carry only
     /// the call: every step it takes is a call into the tier (byte strings hash out of line).
@@ -363,7 +411,7 @@ impl Prehashed<'_> {
             (self.from, self.len) = (start, run);
         }
         let hashes = &self.hashes[start - self.from..][..out.len()];
-        l.stage(Keys::Hashes(hashes), flip, 0, out, place);
+        hash_and_place(l, Keys::Hashes(hashes), flip, 0, out, place);
     }
 }
 
@@ -428,7 +476,7 @@ impl Staged<'_> {
         if let Some(pre) = pre {
             pre.stage(l, keys, walk.flip, start, out, place);
         } else {
-            l.stage(keys, walk.flip, start, out, place);
+            hash_and_place(l, keys, walk.flip, start, out, place);
             prefetch_keys_ahead(keys, start, out.len());
         }
         if prefetch_now {
@@ -552,7 +600,7 @@ fn small<L: Lanes, A: PerKey>(l: L, walk: &Walk, keys: Keys<'_>, per_key: &mut A
         num_blocks: walk.num_blocks,
         halves: walk.halves,
     };
-    l.stage(keys, walk.flip, 0, hashes, place);
+    hash_and_place(l, keys, walk.flip, 0, hashes, place);
     let blocks = walk.prefetch.then_some((walk.base, walk.stride));
     // SAFETY: the entries of the walk's `num_blocks`, which `BlockBatch::new` checked
     // against the op's.

@@ -7,7 +7,7 @@
 use core::arch::aarch64::*;
 use core::sync::atomic::AtomicU64;
 
-use crate::kernel::{Batch, Keys, Lanes};
+use super::Lanes;
 
 /// Proof that the CPU supports NEON: only [`Neon::new_unchecked`] makes one.
 #[derive(Clone, Copy)]
@@ -17,22 +17,10 @@ impl Neon {
     /// # Safety
     /// The CPU must support NEON.
     #[inline(always)]
-    unsafe fn new_unchecked() -> Neon {
+    pub(crate) unsafe fn new_unchecked() -> Neon {
         Neon(())
     }
 }
-
-/// Runs `batch` on this tier.
-///
-/// # Safety
-/// The CPU must support NEON.
-#[target_feature(enable = "neon")]
-pub(crate) unsafe fn run<B: Batch>(batch: B) {
-    // SAFETY: the caller guarantees NEON.
-    batch.lanes(unsafe { Neon::new_unchecked() })
-}
-
-crate::kernel::one_key::one_key_entries!(Neon, Neon::new_unchecked(), "neon");
 
 type V = [uint64x2_t; 4];
 type H = [uint32x4_t; 2];
@@ -91,11 +79,8 @@ impl Lanes for Neon {
     type H = H;
     const ISA: crate::isa::Isa = crate::isa::Isa::Neon;
 
-    #[inline(always)]
-    fn hash_aesh(self, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-        // AESE where this CPU has the AES extension (the AES code checks and enables it).
-        crate::kernel::lanes::hash_aesh(self, flip, keys, true, out)
-    }
+    // AESE where this CPU has the AES extension (the AES code checks and enables it).
+    const AES_ROUNDS: bool = true;
 
     #[inline(always)]
     fn splat(self, x: u64) -> V {
@@ -217,7 +202,7 @@ impl Lanes for Neon {
     }
     #[inline(always)]
     unsafe fn store_shared(self, words: &[AtomicU64; 8], v: V) {
-        let [a, b] = crate::kernel::lanes::shared_halves(words);
+        let [a, b] = super::shared_halves(words);
         // SAFETY: NEON is present (token); the halves of an aligned block, under the
         // caller's lock (the caller). The reinterpretations keep the bytes.
         unsafe {

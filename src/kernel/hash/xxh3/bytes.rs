@@ -17,21 +17,17 @@
 //! scalar loads measured 0.64-0.9x.
 
 use super::key16::{Constants, long};
-use super::keys::ByteKeys;
-use super::lanes::{hash_one_by_one, rrmxmx_var};
-use super::{Keys, Lanes};
+use super::{bytes_one_by_one, rrmxmx_var};
 use crate::hashing::{bytes_with_seed, seed_from_flip};
+use crate::kernel::keys::ByteKeys;
+use crate::kernel::simd::Lanes;
 
-/// XXH3 of byte-string keys (`Keys::Bytes`) in lanes into `out`, one hash per key (its
-/// callers slice both to one length; a longer `out` panics on the key index): the routine a
-/// tier's [`Lanes::hash_bytes`] compiles once, out of line, with its features. Other key
-/// sources are hashed one at a time.
+/// XXH3 of byte-string keys in lanes into `out`, one hash per key (its callers slice both to
+/// one length; a longer `out` panics on the key index): the routine the hash plan runs out of
+/// line with the tier's features ([`Lanes::BYTES_IN_LANES`]).
 #[inline(always)]
-pub(crate) fn hash_keys<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
-    let Keys::Bytes(bytes) = keys else {
-        return keys.hash_scalar(flip, out);
-    };
-    match bytes {
+pub(crate) fn hash_keys<L: Lanes>(l: L, flip: u64, keys: ByteKeys<'_>, out: &mut [u64]) {
+    match keys {
         ByteKeys::Slices(k) => staged(l, flip, keys, out, |i| k[i]),
         ByteKeys::Strs(k) => staged(l, flip, keys, out, |i| k[i].as_bytes()),
         // In bounds: the front-end validated the offsets against `values`.
@@ -49,7 +45,7 @@ pub(crate) fn hash_keys<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u6
 fn staged<'k, L: Lanes>(
     l: L,
     flip: u64,
-    keys: Keys<'_>,
+    keys: ByteKeys<'_>,
     out: &mut [u64],
     key: impl Fn(usize) -> &'k [u8],
 ) {
@@ -58,7 +54,7 @@ fn staged<'k, L: Lanes>(
     // loop, 32-byte keys measured 1.5x slower (XXH3's calls with vector state kept across
     // them), and eight mixed lengths 0.99x (both paths in lanes).
     if out.len() < 8 || one_path(&core::array::from_fn(|j| key(j).len() as u64)).is_none() {
-        return hash_one_by_one(flip, keys, out);
+        return bytes_one_by_one(keys, seed_from_flip(flip), out);
     }
     let seed = seed_from_flip(flip);
     let consts = Constants::new(l, seed);
@@ -206,12 +202,12 @@ unsafe fn long_words(b: &[u8]) -> (u64, u64) {
 pub(super) mod tests {
     use alloc::vec::Vec;
 
-    use super::super::{Kernel, Keys};
     use crate::hashing::KeyHash;
     use crate::hashing::aes::hash_bytes_aes;
     use crate::hashing::seed_flip;
     use crate::isa::Isa;
     use crate::kernel::keys::ByteKeys;
+    use crate::kernel::{Kernel, Keys};
     use xxhash_rust::xxh3::xxh3_64_with_seed;
 
     /// SplitMix64.

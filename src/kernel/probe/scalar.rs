@@ -2,9 +2,10 @@
 //! probes are [`layout`](crate::layout)'s reference functions, so every other tier is tested
 //! against the specification itself.
 
-use super::keys::{Mx32, Word, each_width};
-use super::{BlockOp, Keys, Probes, Shape, Sink};
+use super::ops::{BlockOp, Probes, Shape};
+use super::pipeline::Sink;
 use crate::hashing::{mx32, seed_from_flip, u64_with_flip};
+use crate::kernel::keys::{Keys, Mx32, Word, each_width};
 use crate::layout::{Block, Layout, block_index, contains_scalar, insert_scalar, pattern_scalar};
 
 /// The probes of `lo`, one at a time.

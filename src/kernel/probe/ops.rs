@@ -8,10 +8,12 @@
 //! on the scalar tier through the reference loop. The base filter's operations live here;
 //! the family kinds define theirs next to their storage.
 
-use super::keys::Mx32;
 use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
-use super::{Batch, Keys, Lanes, lanes, scalar};
+use super::{pattern, scalar};
 use crate::hashing::KeyHash;
+use crate::kernel::keys::Keys;
+use crate::kernel::plan;
+use crate::kernel::simd::{Batch, Lanes};
 use crate::layout::stripes::Held;
 use crate::layout::{AtomicBlock, Block, Layout, ROWS_8X32, Row, Row32};
 use core::sync::atomic::AtomicU64;
@@ -29,7 +31,7 @@ pub(crate) struct Shape {
     /// The filter's hash ([`KeyHash`]): hash id 2 turns byte strings and 16-byte keys into
     /// [`Keys::Aesh`] as a batch starts ([`BlockBatch::new`]).
     pub hash: KeyHash,
-    /// Keys per pipelined chunk, from [`chunking`](super::chunking).
+    /// Keys per pipelined chunk, from [`chunking`](super::pipeline::chunking).
     pub chunk: usize,
     /// Whether batches prefetch their blocks (filters beyond the cache).
     pub prefetch: bool,
@@ -104,17 +106,17 @@ pub(crate) struct HalfProbes<L> {
 impl<L: Lanes> Probes for HalfProbes<L> {
     #[inline(always)]
     fn set_in(self, block: &mut Block) {
-        lanes::insert_8x32(self.l, block, self.lo, self.half, self.rows)
+        pattern::insert_8x32(self.l, block, self.lo, self.half, self.rows)
     }
 
     #[inline(always)]
     fn all_in(self, block: &Block) -> bool {
-        lanes::contains_8x32(self.l, block, self.lo, self.half, self.rows)
+        pattern::contains_8x32(self.l, block, self.lo, self.half, self.rows)
     }
 
     #[inline(always)]
     fn pattern(self) -> Block {
-        lanes::pattern_8x32(self.l, self.lo, self.half, self.rows)
+        pattern::pattern_8x32(self.l, self.lo, self.half, self.rows)
     }
 }
 
@@ -122,17 +124,17 @@ impl<L: Lanes> HalfProbes<L> {
     /// Sets them in `half`, a block's half given by its address.
     #[inline(always)]
     fn set_in_half(self, half: &mut [u32; 8]) {
-        lanes::insert_in_half(self.l, half, self.lo, self.rows)
+        pattern::insert_in_half(self.l, half, self.lo, self.rows)
     }
 
     /// Whether all of them are set in `half`.
     #[inline(always)]
     fn all_in_half(self, half: &[u32; 8]) -> bool {
-        lanes::contains_in_half(self.l, half, self.lo, self.rows)
+        pattern::contains_in_half(self.l, half, self.lo, self.rows)
     }
 
     /// Sets them in `half`, a half of a shared filter's block in the stripe `_guard` locks,
-    /// answering whether some was not set before (see [`lanes::or_in_half_locked`]).
+    /// answering whether some was not set before (see [`pattern::or_in_half_locked`]).
     ///
     /// # Safety
     /// `half` is 32-byte aligned (a half of an `AtomicBlock`) and inside `_guard`'s stripe.
@@ -144,7 +146,7 @@ impl<L: Lanes> HalfProbes<L> {
     ) -> bool {
         // SAFETY: aligned (the caller); every writer of the half holds its stripe's lock,
         // which `_guard` is (the caller).
-        unsafe { lanes::or_in_half_locked(self.l, half, self.lo, self.rows) }
+        unsafe { pattern::or_in_half_locked(self.l, half, self.lo, self.rows) }
     }
 }
 
@@ -172,17 +174,17 @@ unsafe fn half_at_mut(blocks: *mut Block, j: usize) -> *mut [u32; 8] {
 impl<L: Lanes, const WORDS: bool> Probes for LaneProbes<L, WORDS> {
     #[inline(always)]
     fn set_in(self, block: &mut Block) {
-        lanes::insert::<L, WORDS>(self.l, block, self.lo, self.rows)
+        pattern::insert::<L, WORDS>(self.l, block, self.lo, self.rows)
     }
 
     #[inline(always)]
     fn all_in(self, block: &Block) -> bool {
-        lanes::contains::<L, WORDS>(self.l, block, self.lo, self.rows)
+        pattern::contains::<L, WORDS>(self.l, block, self.lo, self.rows)
     }
 
     #[inline(always)]
     fn pattern(self) -> Block {
-        lanes::pattern_block::<L, WORDS>(self.l, self.lo, self.rows)
+        pattern::pattern_block::<L, WORDS>(self.l, self.lo, self.rows)
     }
 
     /// In registers: one vector load of the block, and (when it gains a bit) its vector
@@ -191,7 +193,7 @@ impl<L: Lanes, const WORDS: bool> Probes for LaneProbes<L, WORDS> {
     fn or_locked(self, block: &AtomicBlock, _guard: &impl Held) -> bool {
         // SAFETY: an `AtomicBlock` is 64-byte aligned; its writers all hold its stripe's
         // lock, which `_guard` is (the block is in it: `LockedInsert`).
-        unsafe { lanes::or_locked::<L, WORDS>(self.l, &block.0, self.lo, self.rows) }
+        unsafe { pattern::or_locked::<L, WORDS>(self.l, &block.0, self.lo, self.rows) }
     }
 }
 
@@ -364,7 +366,7 @@ struct Halved<L, O> {
 impl<L: Lanes, O: BlockOp> PerKey for Halved<L, O> {
     const TAKES: Takes = O::TAKES;
 
-    /// `j` is `2 * block + half` ([`lanes::entries_halves`]).
+    /// `j` is `2 * block + half` ([`pattern::entries_halves`]).
     #[inline(always)]
     unsafe fn key(&mut self, j: usize, lo: u32) -> bool {
         let p = HalfProbes {
@@ -400,7 +402,7 @@ impl<L: Lanes, O: BlockOp, const WORDS: bool> PerKey for Blocked<L, O, WORDS> {
     }
 }
 
-/// The layout whose rows are `Sectors8x64` rows when `WORDS` (see `lanes::pattern`).
+/// The layout whose rows are `Sectors8x64` rows when `WORDS` (see `pattern::pattern`).
 pub(crate) const fn layout_of<const WORDS: bool>() -> Layout {
     if WORDS {
         Layout::Sectors8x64
@@ -657,12 +659,12 @@ unsafe fn burst<L: Lanes, A: PerKey, const HALVES: bool>(
     sink.prepare(n, A::TAKES);
     let mut hashes = [0u64; BURST];
     let hashes = &mut hashes[..n];
-    lanes::hash_words_mx32(l, at.flip, keys, hashes);
+    plan::burst_hash(l, at.flip, keys, hashes);
     let unit = if HALVES {
-        lanes::entries_halves(l, hashes, num_blocks);
+        pattern::entries_halves(l, hashes, num_blocks);
         size_of::<Block>() / 2
     } else {
-        lanes::entries(l, hashes, num_blocks);
+        pattern::entries(l, hashes, num_blocks);
         size_of::<Block>()
     };
     let blocks = at.prefetch.then_some((base, unit));
@@ -685,14 +687,15 @@ pub(crate) fn burst_scalar<O: BlockOp>(
     mut sink: Sink<'_>,
 ) {
     sink.prepare(keys.len(), O::TAKES);
+    let (hash, keys) = plan::burst_scalar_keys(keys);
     let shape = Shape {
         num_blocks: op.num_blocks() as u64,
         layout,
         rounds,
         flip: at.flip,
-        hash: KeyHash::Mx32,
+        hash,
         chunk: CHUNK,
         prefetch: false,
     };
-    scalar::run_blocks(&shape, Keys::Mx32(Mx32::U64(keys)), op, sink)
+    scalar::run_blocks(&shape, keys, op, sink)
 }

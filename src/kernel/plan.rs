@@ -1,0 +1,524 @@
+//! The hash plan: the only place a hash is chosen. A filter's hash ([`KeyHash`]) and the
+//! shape of its keys ([`Keys`]) pick the routine that hashes them: which hash (XXH3, MX32-64,
+//! AESH-64), in lanes or one key at a time, and in which of the tier's functions (inline, or
+//! out of line with its features). The routines themselves are `kernel::hash`, written once
+//! over the primitives; the tier's facts they are chosen by are its [`Lanes`] constants.
+//!
+//! | hash, keys | integers (`U64`, `Narrow`) | 16 bytes (`U128`, `Fixed16`) | byte strings |
+//! |---|---|---|---|
+//! | `KeyHash::Xxh3` | XXH3 in lanes | XXH3 in lanes on AVX2 and AVX-512, else one at a time | XXH3: 4-16 bytes in lanes on AVX-512, else one at a time |
+//! | `KeyHash::Aesh` | XXH3 in lanes | AESH-64 | AESH-64; 4 and 8 bytes XXH3 |
+//! | `KeyHash::Mx32` | MX32-64 in lanes | MX32-64, in lanes on AVX2 and AVX-512 | AESH-64; 4, 8 and 16 bytes MX32-64 |
+//!
+//! The single-key path chooses the same way: one key, one hash ([`burst_keys`] for the burst
+//! entries).
+
+use crate::hashing::{KeyHash, mx32, seed_from_flip, u64_with_flip, u128_with_seed};
+use crate::kernel::hash::{self, xxh3};
+use crate::kernel::keys::{Aesh, ByteKeys, Keys, Mx32, Word, each_width};
+use crate::kernel::simd::{Lanes, Routine};
+
+impl<'a> Keys<'a> {
+    /// These keys as a filter of `hash` hashes them: under hash id 2, byte strings and 16-byte
+    /// keys become [`Keys::Aesh`]; under hash id 3, byte strings become [`Keys::Aesh`] and
+    /// the integer forms and 16-byte keys [`Keys::Mx32`]; other keys and hash id 1 as they
+    /// are.
+    #[inline(always)]
+    pub(crate) fn under(self, hash: KeyHash) -> Keys<'a> {
+        match (hash, self) {
+            (KeyHash::Aesh, Keys::Bytes(b)) => Keys::Aesh(Aesh::Bytes(b)),
+            (KeyHash::Aesh, Keys::U128(k)) => Keys::Aesh(Aesh::U128(k)),
+            (KeyHash::Aesh, Keys::Fixed16(k)) => Keys::Aesh(Aesh::Fixed16(k)),
+            (KeyHash::Mx32, Keys::Bytes(b)) => Keys::Aesh(Aesh::BytesMx32(b)),
+            (KeyHash::Mx32, Keys::Narrow(k)) => Keys::Mx32(Mx32::Narrow(k)),
+            (KeyHash::Mx32, Keys::U64(k)) => Keys::Mx32(Mx32::U64(k)),
+            (KeyHash::Mx32, Keys::U128(k)) => Keys::Mx32(Mx32::U128(k)),
+            (KeyHash::Mx32, Keys::Fixed16(k)) => Keys::Mx32(Mx32::Fixed16(k)),
+            (_, keys) => keys,
+        }
+    }
+
+    /// Hashes every key into `out` (same length), the reference way.
+    pub(crate) fn hash_scalar(&self, flip: u64, out: &mut [u64]) {
+        assert_eq!(
+            out.len(),
+            self.len(),
+            "output slice length must equal key count"
+        );
+        match self {
+            Keys::U64(k) => {
+                for (o, &x) in out.iter_mut().zip(*k) {
+                    *o = u64_with_flip(x, flip);
+                }
+            }
+            Keys::Narrow(k) => k.values_into(out, |x| u64_with_flip(x, flip)),
+            Keys::U128(k) => {
+                let seed = seed_from_flip(flip);
+                for (o, &x) in out.iter_mut().zip(*k) {
+                    *o = u128_with_seed(x, seed);
+                }
+            }
+            Keys::Fixed16(k) => {
+                let seed = seed_from_flip(flip);
+                for (o, x) in out.iter_mut().zip(*k) {
+                    *o = u128_with_seed(u128::from_le_bytes(*x), seed);
+                }
+            }
+            Keys::Bytes(k) => k.hash(seed_from_flip(flip), out),
+            Keys::Hashes(k) => out.copy_from_slice(k),
+            Keys::Aesh(a) => aesh_scalar(*a, flip, out),
+            Keys::Mx32(m) => m.hash_scalar(mx32::key(seed_from_flip(flip)), out),
+        }
+    }
+
+    /// Hashes every key into `out` (same length) in `l`'s lanes.
+    #[inline(always)]
+    pub(crate) fn hash_lanes<L: Lanes>(&self, l: L, flip: u64, out: &mut [u64]) {
+        assert_eq!(
+            out.len(),
+            self.len(),
+            "output slice length must equal key count"
+        );
+        self.hash_lanes_at(l, flip, 0, out)
+    }
+
+    /// Hashes keys `start..start + out.len()` into `out` in `l`'s lanes: the pipeline's
+    /// per-chunk step, one match and no re-slicing of the other sources.
+    #[inline(always)]
+    pub(crate) fn hash_lanes_at<L: Lanes>(&self, l: L, flip: u64, start: usize, out: &mut [u64]) {
+        let end = start + out.len();
+        match self {
+            Keys::U64(k) => xxh3_words(l, flip, &k[start..end], out),
+            Keys::Narrow(n) => each_width!(n, k => xxh3_words(l, flip, &k[start..end], out)),
+            Keys::Hashes(k) => out.copy_from_slice(&k[start..end]),
+            Keys::U128(_) | Keys::Fixed16(_) => xxh3_keys16(l, flip, self.slice(start, end), out),
+            Keys::Bytes(b) => xxh3_bytes(l, flip, b.slice(start, end), out),
+            Keys::Aesh(a) => aesh(l, flip, a.slice(start, end), out),
+            Keys::Mx32(Mx32::U64(k)) => hash::mx32::hash_words(l, flip, &k[start..end], out),
+            Keys::Mx32(Mx32::Narrow(n)) => {
+                each_width!(n, k => hash::mx32::hash_words(l, flip, &k[start..end], out))
+            }
+            Keys::Mx32(m) => mx32_fixed(l, flip, m.slice(start, end), out),
+        }
+    }
+}
+
+/// The `u64` keys of a burst entry, if `keys` is a burst of them under `hash`: the single-key
+/// entries hash `u64` keys with MX32-64 in lanes, so they take `KeyHash::Mx32`'s.
+#[inline(always)]
+pub(crate) fn burst_keys<'k>(hash: KeyHash, keys: Keys<'k>, max: usize) -> Option<&'k [u64]> {
+    match keys {
+        Keys::U64(k) if k.len() <= max && hash == KeyHash::Mx32 => Some(k),
+        _ => None,
+    }
+}
+
+/// A burst's `u64` keys as the scalar reference takes them (`KeyHash::Mx32`'s).
+#[inline(always)]
+pub(crate) fn burst_scalar_keys(keys: &[u64]) -> (KeyHash, Keys<'_>) {
+    (KeyHash::Mx32, Keys::Mx32(Mx32::U64(keys)))
+}
+
+/// The hashes of a burst entry's `u64` keys ([`burst_keys`]), in lanes, inline.
+#[inline(always)]
+pub(crate) fn burst_hash<L: Lanes>(l: L, flip: u64, keys: &[u64], out: &mut [u64]) {
+    hash::mx32::hash_words(l, flip, keys, out)
+}
+
+/// XXH3 of integer keys, where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
+#[inline(always)]
+fn xxh3_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
+    struct Words<'k, 'o, W> {
+        flip: u64,
+        keys: &'k [W],
+        out: &'o mut [u64],
+    }
+    impl<W: Word> Routine for Words<'_, '_, W> {
+        type Output = ();
+        #[inline(always)]
+        fn run<L: Lanes>(self, l: L) {
+            xxh3::hash_words(l, self.flip, self.keys, self.out)
+        }
+    }
+    l.with_mul64(Words { flip, keys, out })
+}
+
+/// XXH3 of 16-byte keys (`Keys::U128`, `Keys::Fixed16`): in lanes, out of line, where the
+/// tier splits them in registers ([`Lanes::KEYS16_IN_LANES`]); else one at a time.
+#[inline(always)]
+fn xxh3_keys16<L: Lanes>(l: L, flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if L::KEYS16_IN_LANES {
+        struct Keys16<'k, 'o> {
+            flip: u64,
+            keys: Keys<'k>,
+            out: &'o mut [u64],
+        }
+        impl Routine for Keys16<'_, '_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<L: Lanes>(self, l: L) {
+                match self.keys {
+                    Keys::U128(k) => xxh3::key16::hash_u128s(l, self.flip, k, self.out),
+                    Keys::Fixed16(k) => xxh3::key16::hash_fixed16(l, self.flip, k, self.out),
+                    other => other.hash_scalar(self.flip, self.out),
+                }
+            }
+        }
+        return l.outlined_mul64(Keys16 { flip, keys, out });
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = l;
+    one_by_one(flip, keys, out)
+}
+
+/// XXH3 of byte strings: 4 to 16 bytes in lanes, out of line, where that pays
+/// ([`Lanes::BYTES_IN_LANES`]); else one at a time.
+#[inline(always)]
+fn xxh3_bytes<L: Lanes>(l: L, flip: u64, keys: ByteKeys<'_>, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if L::BYTES_IN_LANES {
+        struct Bytes<'k, 'o> {
+            flip: u64,
+            keys: ByteKeys<'k>,
+            out: &'o mut [u64],
+        }
+        impl Routine for Bytes<'_, '_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<L: Lanes>(self, l: L) {
+                xxh3::bytes::hash_keys(l, self.flip, self.keys, self.out)
+            }
+        }
+        return l.outlined_mul64(Bytes { flip, keys, out });
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = l;
+    one_by_one(flip, Keys::Bytes(keys), out)
+}
+
+/// MX32-64 of fixed-width keys (`u64`, `u128`, `[u8; 16]`): 16-byte ones in lanes, out of
+/// line, where the tier splits them in registers ([`Lanes::KEYS16_IN_LANES`]); else 8-byte
+/// ones in lanes here and 16-byte ones one at a time.
+#[inline(always)]
+fn mx32_fixed<L: Lanes>(l: L, flip: u64, keys: Mx32<'_>, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if L::KEYS16_IN_LANES {
+        struct Fixed<'k, 'o> {
+            flip: u64,
+            keys: Mx32<'k>,
+            out: &'o mut [u64],
+        }
+        impl Routine for Fixed<'_, '_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<L: Lanes>(self, l: L) {
+                hash::mx32::hash_fixed(l, self.flip, self.keys, self.out)
+            }
+        }
+        return l.outlined(Fixed { flip, keys, out });
+    }
+    match keys {
+        Mx32::U64(w) => hash::mx32::hash_words(l, flip, w, out),
+        other => one_by_one(flip, Keys::Mx32(other), out),
+    }
+}
+
+/// [`Aesh::hash`] on the tier: on the CPU's AES rounds where it has them
+/// ([`Lanes::AES_ROUNDS`]), else the software round; the strings that take an integer hash
+/// back in the tier's lanes. Out of line: one copy per tier.
+#[inline(never)]
+fn aesh<L: Lanes>(l: L, flip: u64, keys: Aesh<'_>, out: &mut [u64]) {
+    // Both closures call out-of-line functions of the tier (no intrinsic in a closure).
+    keys.hash(
+        flip,
+        L::AES_ROUNDS,
+        out,
+        |k, o| match k {
+            Keys::Bytes(b) => xxh3_bytes(l, flip, b, o),
+            other => other.hash_scalar(flip, o),
+        },
+        &mut |k, o| match k {
+            Keys::Mx32(m) => mx32_fixed(l, flip, m, o),
+            other => other.hash_scalar(flip, o),
+        },
+    )
+}
+
+/// XXH64 (seed 0) of each `u64` value, the Parquet split block filter's hash: in lanes, out
+/// of line, where the tier's 64-bit multiply is one instruction ([`Lanes::MUL64_NATIVE`]);
+/// else the scalar code.
+#[inline(always)]
+pub(crate) fn xxh64_u64<L: Lanes>(l: L, values: &[u64], out: &mut [u64]) {
+    if L::MUL64_NATIVE {
+        struct Xxh64<'v, 'o> {
+            values: &'v [u64],
+            out: &'o mut [u64],
+        }
+        impl Routine for Xxh64<'_, '_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<L: Lanes>(self, l: L) {
+                hash::xxh64::hash_u64(l, self.values, self.out)
+            }
+        }
+        return l.outlined_mul64(Xxh64 { values, out });
+    }
+    for (o, &v) in out.iter_mut().zip(values) {
+        *o = crate::hashing::xxh64_u64(v);
+    }
+}
+
+/// [`Keys::hash_scalar`], out of line: byte strings, and the tiers' fallback for 16-byte keys.
+#[inline(never)]
+pub(crate) fn one_by_one(flip: u64, keys: Keys<'_>, out: &mut [u64]) {
+    keys.hash_scalar(flip, out)
+}
+
+/// [`Aesh::hash`] in software, out of line: the scalar reference's, kept out of
+/// [`Keys::hash_scalar`] so that its integer loops stay as small as before hash id 2.
+#[inline(never)]
+fn aesh_scalar(keys: Aesh<'_>, flip: u64, out: &mut [u64]) {
+    keys.hash(
+        flip,
+        false,
+        out,
+        |keys, out| keys.hash_scalar(flip, out),
+        &mut |keys, out| keys.hash_scalar(flip, out),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use crate::hashing::{KeyHash, seed_flip};
+    use crate::isa::Isa;
+    use crate::kernel::Kernel;
+    use crate::kernel::keys::{ByteKeys, Keys, Narrow};
+    use crate::key::KeyForm;
+
+    /// Hash id 2 on every tier this CPU runs (NEON's AESE on aarch64, VAES or AES-NI on
+    /// x86-64, software on scalar and portable): every byte source, mixed lengths with 4- and
+    /// 8-byte keys among them, chunks of 4- and 8-byte keys alone, and 16-byte keys, equal to
+    /// the single-key hash, from several starts.
+    #[test]
+    fn hash_id_2_batches_equal_single_keys_on_every_tier() {
+        let text: Vec<u8> = (0..200u32).map(|i| (i * 37 % 251) as u8).collect();
+        let lengths = [0, 1, 3, 4, 5, 8, 9, 15, 16, 17, 31, 32, 33, 100];
+        let mixed: Vec<&[u8]> = (0..300)
+            .map(|i| {
+                let n = lengths[i % lengths.len()];
+                &text[i % 50..i % 50 + n]
+            })
+            .collect();
+        let words: Vec<&[u8]> = (0..100).map(|i| &text[i..i + 4 + 4 * (i % 2)]).collect();
+        let wide: Vec<u128> = (0..100u128)
+            .map(|i| i * 0x0123_4567_89ab_cdef_0f1e)
+            .collect();
+        let fixed: Vec<[u8; 16]> = wide.iter().map(|w| w.to_le_bytes()).collect();
+        for seed in [0, 0xfeed] {
+            let flip = seed_flip(seed);
+            let single = |k: &[&[u8]]| -> Vec<u64> {
+                k.iter()
+                    .map(|b| KeyForm::Bytes(b).hash_with(KeyHash::Aesh, seed))
+                    .collect()
+            };
+            for isa in Isa::supported() {
+                let kernel = Kernel::get(isa).unwrap();
+                for keys in [&mixed, &words] {
+                    let want = single(keys);
+                    let mut offsets = alloc::vec![0i64];
+                    let mut values = Vec::new();
+                    for k in keys.iter() {
+                        values.extend_from_slice(k);
+                        offsets.push(values.len() as i64);
+                    }
+                    let offsets32: Vec<i32> = offsets.iter().map(|&o| o as i32).collect();
+                    let sources = [
+                        ByteKeys::Slices(keys),
+                        ByteKeys::Offsets32 {
+                            offsets: &offsets32,
+                            values: &values,
+                        },
+                        ByteKeys::Offsets64 {
+                            offsets: &offsets,
+                            values: &values,
+                        },
+                    ];
+                    for source in sources {
+                        for start in [0, 3, 8] {
+                            let mut out = alloc::vec![0u64; keys.len() - start];
+                            let k = Keys::Bytes(source).under(KeyHash::Aesh);
+                            kernel.hash_keys(flip, k, start, &mut out);
+                            assert_eq!(out, want[start..], "{isa}, from {start}");
+                        }
+                    }
+                }
+                let want: Vec<u64> = wide
+                    .iter()
+                    .map(|&w| KeyForm::U128(w).hash_with(KeyHash::Aesh, seed))
+                    .collect();
+                let mut out = alloc::vec![0u64; wide.len()];
+                kernel.hash_keys(flip, Keys::U128(&wide).under(KeyHash::Aesh), 0, &mut out);
+                assert_eq!(out, want, "{isa}, u128");
+                kernel.hash_keys(
+                    flip,
+                    Keys::Fixed16(&fixed).under(KeyHash::Aesh),
+                    0,
+                    &mut out,
+                );
+                assert_eq!(out, want, "{isa}, [u8; 16]");
+            }
+        }
+    }
+
+    /// Hash id 3 on every tier this CPU runs: `u64`, `u32` and 16-byte keys in MX32's lanes
+    /// and byte strings of every length (4, 8 and 16 bytes by MX32, the rest by AESH), equal to
+    /// the single-key hash, from several starts and lengths (whole chunks of eight and
+    /// remainders), in chunks with and without keys of those widths.
+    #[test]
+    fn hash_id_3_batches_equal_single_keys_on_every_tier() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            s ^ s >> 29
+        };
+        let words: Vec<u64> = (0..203)
+            .map(|i| if i % 5 == 0 { i } else { next() })
+            .collect();
+        let halves: Vec<u32> = words.iter().map(|&w| (w >> 7) as u32).collect();
+        let wide: Vec<u128> = words
+            .iter()
+            .map(|&w| (w as u128) << 64 | next() as u128)
+            .collect();
+        let fixed: Vec<[u8; 16]> = wide.iter().map(|w| w.to_le_bytes()).collect();
+        let text: Vec<u8> = (0..300u32).map(|i| (i * 37 % 251) as u8).collect();
+        let lengths = [4, 8, 16, 0, 3, 5, 9, 17, 32];
+        let mixed: Vec<&[u8]> = (0..200).map(|i| &text[i..i + lengths[i % 9]]).collect();
+        let only_words: Vec<&[u8]> = (0..90).map(|i| &text[i..i + lengths[i % 3]]).collect();
+        // One width (gathered into lanes), and one width but for a key past the first 32.
+        let all8: Vec<&[u8]> = (0..70).map(|i| &text[i..i + 8]).collect();
+        let all16: Vec<&[u8]> = (0..70).map(|i| &text[i..i + 16]).collect();
+        let mut late = all16.clone();
+        late[40] = &text[..5];
+        // No key of 4, 8 or 16 bytes (the AES pass alone), lengths past 63 among them.
+        let others = [0, 3, 5, 9, 17, 32, 63, 64, 72, 80];
+        let no_words: Vec<&[u8]> = (0..75).map(|i| &text[i..i + others[i % 10]]).collect();
+        for seed in [0, 0xfeed, u64::MAX] {
+            let flip = seed_flip(seed);
+            let one = |k: KeyForm<'_>| k.hash_with(KeyHash::Mx32, seed);
+            for isa in Isa::supported() {
+                let kernel = Kernel::get(isa).unwrap();
+                for start in [0, 3, 8, 200] {
+                    let check = |keys: Keys<'_>, want: Vec<u64>, what: &str| {
+                        let mut out = alloc::vec![0u64; want.len() - start];
+                        kernel.hash_keys(flip, keys.under(KeyHash::Mx32), start, &mut out);
+                        assert_eq!(out, want[start..], "{isa}, {what}, from {start}");
+                    };
+                    check(
+                        Keys::U64(&words),
+                        words.iter().map(|&w| one(KeyForm::U64(w))).collect(),
+                        "u64",
+                    );
+                    check(
+                        Keys::Narrow(Narrow::U32(&halves)),
+                        halves
+                            .iter()
+                            .map(|&w| one(KeyForm::U64(w as u64)))
+                            .collect(),
+                        "u32",
+                    );
+                    let want: Vec<u64> = wide.iter().map(|&w| one(KeyForm::U128(w))).collect();
+                    check(Keys::U128(&wide), want.clone(), "u128");
+                    check(Keys::Fixed16(&fixed), want, "[u8; 16]");
+                    for keys in [&mixed, &only_words, &all8, &all16, &late, &no_words] {
+                        if start < keys.len() {
+                            let want = keys.iter().map(|b| one(KeyForm::Bytes(b))).collect();
+                            check(Keys::Bytes(ByteKeys::Slices(keys)), want, "bytes");
+                        }
+                    }
+                }
+            }
+            // The integer forms and their bytes are one key.
+            for &w in &words {
+                assert_eq!(one(KeyForm::U64(w)), one(KeyForm::Bytes(&w.to_le_bytes())));
+            }
+        }
+    }
+
+    /// Integers of every width are their 64-bit value (sign-extended if signed) on every tier
+    /// under every hash id: each narrow batch hashes as the `u64` batch of the widened values,
+    /// from several starts (whole chunks of eight and remainders).
+    #[test]
+    fn narrow_integers_hash_as_their_64_bit_value_on_every_tier() {
+        let mut s = 0x0123_4567_89ab_cdefu64;
+        let mut next = move || {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            s >> 17
+        };
+        let raw: Vec<u64> = (0..77).map(|_| next()).collect();
+        let i8s: Vec<i8> = raw.iter().map(|&r| r as i8).collect();
+        let u8s: Vec<u8> = raw.iter().map(|&r| r as u8).collect();
+        let i16s: Vec<i16> = raw.iter().map(|&r| r as i16).collect();
+        let u16s: Vec<u16> = raw.iter().map(|&r| r as u16).collect();
+        let i32s: Vec<i32> = raw.iter().map(|&r| r as i32).collect();
+        let u32s: Vec<u32> = raw.iter().map(|&r| r as u32).collect();
+        let sources: [(&str, Narrow<'_>, Vec<u64>); 6] = [
+            (
+                "i8",
+                Narrow::I8(&i8s),
+                i8s.iter().map(|&v| v as i64 as u64).collect(),
+            ),
+            (
+                "u8",
+                Narrow::U8(&u8s),
+                u8s.iter().map(|&v| v as u64).collect(),
+            ),
+            (
+                "i16",
+                Narrow::I16(&i16s),
+                i16s.iter().map(|&v| v as i64 as u64).collect(),
+            ),
+            (
+                "u16",
+                Narrow::U16(&u16s),
+                u16s.iter().map(|&v| v as u64).collect(),
+            ),
+            (
+                "i32",
+                Narrow::I32(&i32s),
+                i32s.iter().map(|&v| v as i64 as u64).collect(),
+            ),
+            (
+                "u32",
+                Narrow::U32(&u32s),
+                u32s.iter().map(|&v| v as u64).collect(),
+            ),
+        ];
+        for hash in [KeyHash::Xxh3, KeyHash::Aesh, KeyHash::Mx32] {
+            for seed in [0, 0xfeed] {
+                let flip = seed_flip(seed);
+                for isa in Isa::supported() {
+                    let kernel = Kernel::get(isa).unwrap();
+                    for (name, narrow, values) in &sources {
+                        let want: Vec<u64> = values
+                            .iter()
+                            .map(|&v| KeyForm::U64(v).hash_with(hash, seed))
+                            .collect();
+                        for start in [0, 5, 8, 70] {
+                            let mut out = alloc::vec![0u64; values.len() - start];
+                            let keys = Keys::Narrow(*narrow).under(hash);
+                            kernel.hash_keys(flip, keys, start, &mut out);
+                            assert_eq!(out, want[start..], "{isa}, {hash:?}, {name}, from {start}");
+                            let mut wide = alloc::vec![0u64; values.len() - start];
+                            let keys = Keys::U64(values).under(hash);
+                            kernel.hash_keys(flip, keys, start, &mut wide);
+                            assert_eq!(out, wide, "{isa}, {hash:?}, {name} against u64");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
