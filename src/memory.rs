@@ -3,8 +3,9 @@
 //!
 //! A probe into a filter larger than the caches misses the TLB as well as the cache, and on
 //! 4 KiB pages pays a page walk for it. Backed by 2 MiB pages, the same memory needs a 512th
-//! of the TLB entries: the issue that asked for this measured prefetched random reads of one
-//! line over 80 MiB at 6.6-7.1 ns on 4 KiB pages and 4.5-5.2 ns on huge pages (Intel Xeon).
+//! of the TLB entries, and prefetched random reads of one line over a large buffer run
+//! markedly faster (the memory ceiling with and without huge pages:
+//! perf-reports/2026-11-21-intel-r-xeon-r-processor-sweep.md).
 //!
 //! So an array of at least [`HUGE_PAGES_FROM_BYTES`] gets an anonymous mapping of its own
 //! (`mmap`), rounded up to whole 2 MiB pages and 2 MiB aligned (mapped 2 MiB larger, then the

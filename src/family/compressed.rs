@@ -80,8 +80,8 @@ pub const BYTES_PER_CODEC_BLOCK: f64 = 100.0;
 pub const CODEC_SKEW_OVERHEAD: f64 = 0.19;
 
 /// [`plan`] keeps the expected fill at or above this. In sparser arrays zstd's cost rises
-/// above the model (about 8% over it at a fill of 0.064; `blockbloom-perf family` has the table),
-/// so the prediction would not hold there.
+/// above the model (`blockbloom-perf family`'s codec table:
+/// perf-reports/2026-11-23-8afb7f5-family.md), so the prediction would not hold there.
 pub const MIN_FILL: f64 = 0.12;
 
 /// [`plan_for_fpr`] keeps the expected fill at or below this. A denser array compresses too

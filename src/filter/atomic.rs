@@ -342,8 +342,8 @@ impl AtomicBloomFilter {
     /// stripe's lock. Taking and releasing them costs a locked instruction per stripe (up to
     /// 256), which a run of this length spreads thin (a trial at 1M keys found runs of 1,024
     /// keys clearly slower and of 16,384 no faster; not kept as a report). Another writer
-    /// waits at most two runs (the holder's own and one handed over: about 25 µs at 3 ns a
-    /// key).
+    /// waits at most two runs (the holder's own and one handed over: tens of microseconds at
+    /// the held batch's speed, perf-reports/2026-12-03-handover.md).
     const HELD_RUN: usize = 4096;
 
     /// The shared batch. Into a filter of at most
@@ -358,10 +358,9 @@ impl AtomicBloomFilter {
     ///
     /// Why two ways: in a small filter two cores writing the same lines pass them back and
     /// forth (perf-reports/2026-12-02-ingest-floor.md); one core writing every batch keeps
-    /// them, and the partition and the locked per-key path cost more than it (at 1M keys on
-    /// an Intel Xeon, one thread: 5.6-6.1 ns a key partitioned, 3.8 held; two threads:
-    /// 7.1-7.5 and 3.0-3.5; perf-reports/2026-12-03-handover.md). In a large one, writers of
-    /// different stripes run at once, which a batch holding every lock would forbid.
+    /// them, and the partition and the locked per-key path cost more than it (measured at 1M
+    /// keys, one and two threads: perf-reports/2026-12-03-handover.md). In a large one, writers
+    /// of different stripes run at once, which a batch holding every lock would forbid.
     // Not generic: compiled once, here (see `Kernel::blocks`).
     pub(super) fn insert_keys(&self, keys: Keys<'_>) {
         let n = keys.len();

@@ -140,7 +140,7 @@ const STAGE: usize = 512;
 /// OR pass (a read and a write of the filter) costs at most 2 bytes of the copy per key: at
 /// 1% (about 50 keys a block at capacity), once for a filter filled from empty and once more
 /// when it drops. At 8, a handle that filled a 1M-key filter from empty published six times
-/// and ran 1.55x the plain filter's time; at 32, 1.2x (`examples/ingest_pairs`, Intel Xeon,
+/// and ran well behind the plain filter; at 32 much closer (`examples/ingest_pairs`:
 /// `perf-reports/2026-12-03-shared-batch.md`).
 const PRIVATE_KEYS_PER_BLOCK: usize = 32;
 
@@ -153,10 +153,10 @@ impl<'f> AtomicWriter<'f> {
 
     /// The largest filter for which [`AtomicBloomFilter::writer`] makes a private handle
     /// (see [`AtomicBloomFilter::try_private_writer`]): 4 MiB. Below it, two cores writing
-    /// one filter's lines pass them back and forth for more than the second core brings
-    /// (perf-reports/2026-12-02-ingest-floor.md: at 1.2 MiB, two threads storing into one
-    /// buffer took 4.69 ns a key, one thread alone 2.87); above it (19 MiB) sharing pays, and
-    /// a copy per handle would cost more memory than its speed is worth.
+    /// one filter's lines pass them back and forth for more than the second core brings (at
+    /// 1.2 MiB two threads storing into one buffer were slower than one thread alone:
+    /// perf-reports/2026-12-02-ingest-floor.md); above it (19 MiB) sharing pays, and a copy
+    /// per handle would cost more memory than its speed is worth.
     pub const PRIVATE_MAX_BYTES: usize = 4 << 20;
 
     /// The handle [`AtomicBloomFilter::writer`] makes; aborts if the allocator refuses it.

@@ -345,7 +345,8 @@ impl<'a> Keys<'a> {
 
     /// The keys as hash id 1 holds them (the hash ids' wrappers taken off): what [`len`] and
     /// [`stream`] read. One level, so both inline into a short batch's fixed cost (through the
-    /// wrappers' own methods they were out-of-line recursive calls, 45 instructions a call).
+    /// wrappers' own methods they were out-of-line recursive calls, costly on short calls;
+    /// measured at 38d5f33).
     ///
     /// [`len`]: Self::len
     /// [`stream`]: Self::stream

@@ -547,10 +547,10 @@ pub(crate) mod avx512 {
 
     // The single-key entries take the probe loops' features (AVX-512F, not DQ; see
     // `simd/avx512.rs`). A `Sectors8x32` block is two 256-bit halves, which AVX2 probes in one
-    // register: its single-key and burst entries are AVX2's. Compiled here, they had no 512-bit probe to gain and ran
-    // calls of 8 keys 1.1-1.5x slower than AVX2's on an Intel Xeon with AVX-512; hashing those
-    // bursts in 256-bit lanes inside them did not help, so the cause is not the hash
-    // (`perf-reports/2026-12-02-avx512.md`).
+    // register: its single-key and burst entries are AVX2's. Compiled here, they had no
+    // 512-bit probe to gain and ran calls of 8 keys slower than AVX2's on a CPU with AVX-512;
+    // hashing those bursts in 256-bit lanes inside them did not help, so the cause is not the
+    // hash (`perf-reports/2026-12-02-avx512.md`, section 4).
     one_key_blocks!(Avx512, Avx512::new_unchecked(), "avx2,avx512f");
     pub(crate) static ONE_KEY: super::OneKeyTable = [
         one_key_blocks::BLOCKS[0],

@@ -316,8 +316,8 @@ pub fn contains_scalar(block: &Block, layout: Layout, lo: u32, k: usize) -> bool
         all & 1 == 1
     }
     // One loop per layout, its match decided outside it: with three layouts the compiler no
-    // longer lifted it out of the probe loop itself (the scalar tier's count batch took 8.6%
-    // more instructions, `perf-reports/perf-check`).
+    // longer lifted it out of the probe loop itself (the scalar tier's count batch took more
+    // instructions under the `perf-reports/perf-check` gate; measured at 737bf97).
     match layout {
         Layout::Sectors8x64 => each(block, Layout::Sectors8x64, lo, k),
         Layout::Sectors4x128 => each(block, Layout::Sectors4x128, lo, k),

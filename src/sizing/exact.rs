@@ -165,7 +165,7 @@ impl InBlock {
     /// exponents), each lane on its own.
     #[inline(always)]
     // Index loops over half-open ranges with constant ends: they unroll fully per `B`, where
-    // the iterator forms (and `..=`) measured a third slower.
+    // the iterator forms (and `..=`) did not and ran slower (measured at 53b591a).
     #[allow(clippy::needless_range_loop)]
     fn sector_moments_lanes_b<const B: usize, const L: usize>(
         &self,
@@ -264,10 +264,10 @@ pub(super) fn block_moments_of(model: &InBlock, keys: u64, num_blocks: u64) -> (
 }
 
 /// [`block_moments_in`] with the counts of a walk taken eight at a time from `b = 5` (20
-/// probes in 4x128), one at a time below: eight side by side ran 20 to 32 probes 1.2x to 1.4x
-/// faster than one at a time, four (the SSE2 baseline's vectorizer split them into scalar
-/// work) no faster, and eight for fewer probes up to 0.85x as fast (`exact_model_timing` in
-/// the tests, on an AMD EPYC Zen 4; the same bits either way).
+/// probes in 4x128), one at a time below: eight side by side run 20 to 32 probes faster than
+/// one at a time, four (the SSE2 baseline's vectorizer split them into scalar work) no faster,
+/// and eight for fewer probes slower (`exact_model_timing` in the tests; the same bits either
+/// way; measured: perf-reports/2026-11-28-plan-pinned.md).
 fn block_moments_b<const B: usize>(model: &InBlock, keys: u64, num_blocks: u64) -> (f64, f64) {
     if B >= 5 {
         block_moments_in::<B, 8>(model, keys, num_blocks)

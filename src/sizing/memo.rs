@@ -3,8 +3,9 @@
 //! Writers build one filter per row group, SST file or time window, thousands a second, and
 //! mostly with the same capacity and rate (a configured distinct-value count). A plan is a
 //! pure function of its inputs, so a constructor asks here first: a hit costs a few
-//! comparisons instead of a plan (2 to 30 µs, more for tiny and for huge filters). The public
-//! `sizing::plan*` functions always plan; they are what the construction benches time cold.
+//! comparisons instead of a plan (microseconds: docs/PERFORMANCE.md, "Planning time"). The
+//! public `sizing::plan*` functions always plan; they are what the construction benches time
+//! cold.
 
 use core::cell::Cell;
 

@@ -20,11 +20,11 @@
 //!
 //! Planning picks the same shape as bisecting with that model for every candidate, but
 //! searches with a close approximation of it (Newton steps, a few evaluations per candidate)
-//! and evaluates the model exactly only where the approximation cannot decide: a few
-//! microseconds instead of about a millisecond. With `std`, the constructors (`with_capacity`
-//! and the builders of every filter kind) also remember the last few plans and shapes per
-//! thread, so a writer that builds filters of one shape by the thousand plans once; the
-//! functions here always plan.
+//! and evaluates the model exactly only where the approximation cannot decide, far faster
+//! than bisecting (measured at 25e2906; the times now: docs/PERFORMANCE.md, "Planning time").
+//! With `std`, the constructors (`with_capacity` and the builders of every filter kind) also
+//! remember the last few plans and shapes per thread, so a writer that builds filters of one
+//! shape by the thousand plans once; the functions here always plan.
 //!
 //! ```
 //! use blockbloom::{layout::Layout, sizing};

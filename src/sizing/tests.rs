@@ -345,8 +345,8 @@ fn fast_planner_matches_reference_where_wider_grids_failed() {
     compare(609, 0.6128886401864414, &mut times);
 }
 
-/// The grid test with 60 more random `n` and `p` per seed (about 69,000 plans each, 40 s
-/// in release): `cargo test --release --lib wider_grid -- --ignored`. Passed for seeds
+/// The grid test with 60 more random `n` and `p` per seed (about 69,000 plans each, slow
+/// even in release): `cargo test --release --lib wider_grid -- --ignored`. Passed for seeds
 /// 777, 4242, 99 and 5 when the walk over probe counts was added.
 #[test]
 #[ignore]

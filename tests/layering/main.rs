@@ -9,6 +9,7 @@
 //! modules) counts, since it is compiled into the crate's own test build.
 
 mod graph;
+mod kernel;
 mod lex;
 
 use std::collections::BTreeMap;
@@ -43,6 +44,76 @@ fn top_level_modules_have_no_import_cycles() {
     if let Some(report) = cycle_report(&graph) {
         panic!("{report}");
     }
+}
+
+/// Inside `src/kernel/`, every import points down the layers (`kernel::LAYERS`: primitives,
+/// key shapes, batch hashes, the hash plan, probing, single keys, dispatch), so a layer can be
+/// read and changed knowing only the ones below it.
+#[test]
+fn kernel_layers_import_only_downward() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (imports, unplaced) = kernel::kernel_imports(&src);
+    assert!(
+        unplaced.is_empty(),
+        "kernel paths naming no layer (a submodule of src/kernel/, a name src/kernel/mod.rs \
+         defines or re-exports):\n{}",
+        unplaced.join("\n")
+    );
+    // Guards against a parser that silently finds nothing.
+    assert!(imports.len() >= 10, "imports found: {imports:?}");
+    let (up, unknown) = kernel::upward(&imports);
+    assert!(
+        unknown.is_empty(),
+        "layers missing from kernel::LAYERS: {unknown:?}"
+    );
+    let mut by_layers: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for i in &imports {
+        *by_layers.entry((i.from.clone(), i.to.clone())).or_default() += 1;
+    }
+    for ((from, to), n) in &by_layers {
+        eprintln!("{from} -> {to}: {n}");
+    }
+    let report: Vec<String> = up
+        .iter()
+        .map(|i| format!("  {} -> {}: {}  {}", i.from, i.to, i.at, i.path))
+        .collect();
+    assert!(
+        report.is_empty(),
+        "imports running up the kernel's layers ({}):\n{}",
+        kernel::LAYERS.join(" < "),
+        report.join("\n")
+    );
+}
+
+#[test]
+fn kernel_layer_reader_on_synthetic_source() {
+    let code = lex::strip(
+        "use super::simd::Lanes;\nuse crate::kernel::{keys::Keys, plan};\n\
+         #[cfg(test)]\nmod tests {\n    use crate::kernel::Kernel;\n}\nfn f() {}\n",
+    );
+    let blanked = kernel::without_test_modules(&code);
+    assert_eq!(blanked.lines().count(), code.lines().count());
+    assert!(
+        !blanked.contains("Kernel") && blanked.contains("fn f"),
+        "{blanked}"
+    );
+    let imports = [
+        kernel::Import {
+            at: "a".into(),
+            path: "p".into(),
+            from: "hash".into(),
+            to: "simd".into(),
+        },
+        kernel::Import {
+            at: "b".into(),
+            path: "q".into(),
+            from: "keys".into(),
+            to: "plan".into(),
+        },
+    ];
+    let (up, unknown) = kernel::upward(&imports);
+    assert_eq!(up, [&imports[1]]);
+    assert!(unknown.is_empty());
 }
 
 fn edges_of(list: &[(&str, &str)]) -> Edges {

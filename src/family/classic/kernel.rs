@@ -21,13 +21,13 @@ use crate::kernel::{Batch, Keys, Lanes, Sink, Takes};
 /// Most probes a key may have.
 pub(crate) const MAX_PROBES: u32 = 64;
 
-/// Lines a chunk prefetches (the chunk holds `PREFETCH_LINES / k` keys): 64 was best of 16 to
-/// 256 for a 40 MB array (k = 7) on the AMD EPYC this was developed on.
+/// Lines a chunk prefetches (the chunk holds `PREFETCH_LINES / k` keys): the best of 16 to
+/// 256 for a DRAM-sized array on the CPU this was developed on (measured at 21dbed6).
 const PREFETCH_LINES: usize = 64;
 
 /// Arrays above this many bits (16 MiB) are prefetched. Below it the loads' own overlap wins:
-/// prefetching made a 1.2 MB array 15% slower and a 4.8 MB one 30% slower, broke even at
-/// 14 MB and made a 40 MB array 1.9x faster (the same measurements).
+/// prefetching slowed arrays of a few MB, broke even near this size and sped up a DRAM-sized
+/// one (the same measurements, at 21dbed6).
 const PREFETCH_ABOVE_BITS: u64 = 8 << 24;
 
 /// The geometry every probe needs.
@@ -116,8 +116,8 @@ impl Iterator for Positions {
         let p = self.x;
         let x = self.x + self.d;
         // A select, not a branch: `x >= m` holds for about half the probes, so a branch
-        // mispredicts every other one (3x slower inserts, measured; LLVM turns a mask trick
-        // back into that branch).
+        // mispredicts every other one (much slower inserts, measured at 21dbed6; LLVM turns a
+        // mask trick back into that branch).
         self.x = core::hint::select_unpredictable(x >= self.m, x.wrapping_sub(self.m), x);
         Some(p)
     }
@@ -160,9 +160,9 @@ pub(crate) trait ClassicOp {
 
 /// Eight keys' positions walked side by side, lane `j` holding key `j`'s: one vector
 /// addition and one conditional subtraction per probe for all eight, where a key on its own
-/// pays a scalar add, compare, select, shifts and the loop around them for each probe.
-/// At k = 7 a query key took 121 instructions one at a time and 68 walked (AVX2, counted by
-/// callgrind over `examples/classic_batch.rs`).
+/// pays a scalar add, compare, select, shifts and the loop around them for each probe:
+/// walked, a query key takes far fewer instructions (callgrind over
+/// `examples/classic_batch.rs`; docs/guide/family.md).
 pub(crate) struct Walk<V> {
     /// The next position of each key.
     x: V,

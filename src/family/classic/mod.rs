@@ -152,10 +152,9 @@ impl ClassicBloomFilter {
     }
 
     /// Batch queries test eight positions per gather instruction on the tiers that have one
-    /// (AVX2, AVX-512) instead of one load per position. Off by default: on the AMD EPYC
-    /// (Zen 4) this was developed on, gathers made `contains_batch` about twice as slow
-    /// (`cargo bench --bench family -- classic/`, row `classic-gather`). The answers are the
-    /// same either way.
+    /// (AVX2, AVX-512) instead of one load per position. Off by default: gathers made
+    /// `contains_batch` slower (`cargo bench --bench family -- classic/`, row `classic-gather`:
+    /// perf-reports/2026-11-25-0cb7c46-keys-classic.md). The answers are the same either way.
     pub fn with_gather(mut self, gather: bool) -> ClassicBloomFilter {
         self.gather = gather;
         self

@@ -110,7 +110,7 @@ impl<'k, const W: usize> ByteSource<'k> for Fixed<'k, W> {
 /// The bit of a key of `len` bytes in a set of lengths, bit `min(len, 63)`: what the batch
 /// hashes answer, so that a caller whose hash id gives some lengths another hash learns whether
 /// a chunk holds any from the pass that reads the keys anyway (a pass of its own over their
-/// slices, ahead of the hash, cost a batch of 32-byte strings read once 1.2-1.7 ns a key:
+/// slices, ahead of the hash, slowed a batch of strings read once:
 /// perf-reports/2026-12-03-string-lengths.md).
 #[inline(always)]
 pub(crate) fn length_bit(len: usize) -> u64 {

@@ -86,7 +86,7 @@ impl Round for Ni {
 #[target_feature(enable = "aes,sse4.1")]
 pub(crate) unsafe fn hash_one(seed: u64, b: &[u8]) -> u64 {
     // The round keys made here, in registers: built in memory by the caller, each 16-byte
-    // load of two 8-byte stores missed store forwarding (a single key measured 14.5 ns).
+    // load of two 8-byte stores missed store forwarding (perf-reports/2026-11-29-aesh.md).
     hash(Ni, &AesKeys::new(seed).load(Ni), b)
 }
 
@@ -140,8 +140,8 @@ pub(crate) unsafe fn hash_batch_vaes<'k, S: ByteSource<'k>>(
     let mut seen = 0;
     let mut outs = out.chunks_exact_mut(GROUP);
     for (at, o) in (&mut outs).enumerate().map(|(i, o)| (GROUP * i, o)) {
-        // Filled in a loop: `core::array::from_fn` stayed a call per group here, which
-        // doubled the cost of a 16-byte key.
+        // Filled in a loop: `core::array::from_fn` stayed a call per group here, which made a
+        // 16-byte key much slower (measured at 794a3cd).
         let mut g: [&[u8]; GROUP] = [&[]; GROUP];
         for (j, key) in g.iter_mut().enumerate() {
             *key = src.key(at + j);

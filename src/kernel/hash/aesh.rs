@@ -118,7 +118,7 @@ impl Split<'_> {
     /// 16 under id 3). Under id 2, `true` (and nothing written) when every key is of 4 or 8
     /// bytes. Under id 3 a chunk of 8- or 16-byte keys only, and the 16-byte keys of any
     /// chunk, are gathered 32 at a time and hashed in the tier's lanes (`fixed`): one at a
-    /// time they cost a 16-byte string batch 2.6x.
+    /// time they made a 16-byte string batch much slower (perf-reports/2026-12-01-defaults.md).
     #[inline(always)]
     fn run<'a, S: ByteSource<'a>>(
         &self,
@@ -137,9 +137,9 @@ impl Split<'_> {
             // AESH-64 of every key first: the pass that reads them says which lengths there
             // are, so a chunk with none of 4, 8 or 16 bytes (a column of other widths) is
             // done, and no count of its own reads the keys' slices again (one ahead of the
-            // hash took the misses of their stream: 32-byte strings read once, 9.2-9.5 ns a
-            // key with it, 7.7-8.0 without, perf-reports/2026-12-03-string-lengths.md). Keys
-            // of those widths are hashed again below, as they were before.
+            // hash took the misses of their stream, measured in
+            // perf-reports/2026-12-03-string-lengths.md). Keys of those widths are hashed
+            // again below, as they were before.
             let seen = run(self.k, src, self.machine, out);
             let sixteen = aes::length_bit(16);
             (

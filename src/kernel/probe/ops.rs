@@ -223,8 +223,8 @@ pub(crate) trait BlockOp {
     /// Applies one key's `Sectors8x32` probes `p` (whose half is `j % 2`) to half `j % 2` of
     /// block `j / 2`. The base
     /// filter's batch operations override it to address the half directly, `32 j` bytes from
-    /// block 0: one shift, where a block index and a half within it took six instructions a
-    /// key (the compiler does not merge the two).
+    /// block 0: one shift, where a block index and a half within it took several instructions
+    /// a key (the compiler does not merge the two; counted at 737bf97).
     ///
     /// # Safety
     /// `j / 2 < self.num_blocks()`.
@@ -581,16 +581,16 @@ pub(crate) struct Burst {
 /// The most keys a burst entry takes
 /// ([`OneKey::burst_query`](super::one_key::OneKey::burst_query)): a NIC's receive burst.
 /// At 32, calls of 64 keys (through the pipeline) ran slower per key than calls of 32; at 64
-/// they ran at 1.76x / 2.28x / 3.69x sbbf-rs's per-key loop at 50k / 1M / 64M keys, where the
-/// pipeline gave 1.41x / 2.07x / 3.28x (`examples/burst_pairs`, AMD EPYC Zen 3, AVX2).
+/// they ran faster than through the pipeline, measured against sbbf-rs's per-key loop
+/// (`examples/burst_pairs`: perf-reports/2026-12-01-bursts.md, the calls of 64 keys).
 pub(crate) const BURST: usize = 64;
 
 /// `op` on each of a burst of at most [`BURST`] `u64` keys under hash id 3 (MX32-64) in the
 /// layout of `WORDS` ([`layout_of`]) with `R` rounds: the keys
 /// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
 /// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
-/// pipeline: an 8-key `contains_batch` took 602 instructions through the pipeline and takes 316
-/// here (`examples/burst_instructions 8`, callgrind, AVX2).
+/// pipeline: an 8-key `contains_batch` takes about half the instructions it took through the
+/// pipeline (`examples/burst_instructions 8`, callgrind: perf-reports/2026-12-01-bursts.md).
 ///
 /// # Panics
 /// If `keys` holds more than [`BURST`] keys or `sink` does not fit them ([`Sink::prepare`]).

@@ -6,9 +6,9 @@
 //! Byte strings are hashed a run of [`BYTES_STAGE`] keys ahead ([`Prehashed`]), so that the
 //! keys' bytes are read as one stream rather than a chunk at a time between the probes.
 //! No intrinsic may sit inside a closure here: a closure is a function of its own, without
-//! the caller's target features, so its intrinsics would become calls (a 30x slowdown, seen
-//! once). The closures of the probe loops only compute indices and prefetch, which are
-//! baseline instructions.
+//! the caller's target features, so its intrinsics would become calls (a severe slowdown,
+//! seen once; measured at b4e4339). The closures of the probe loops only compute indices and
+//! prefetch, which are baseline instructions.
 //! The answers go to a [`Sink`], matched once per chunk.
 
 use alloc::vec::Vec;
@@ -27,17 +27,15 @@ pub(crate) const CHUNK: usize = 64;
 /// The staging buffer of a batch of at most this many keys (a NIC's receive burst).
 const TINY: usize = 32;
 
-/// How far ahead of the chunk being hashed a batch prefetches its keys' memory, in bytes.
-/// `examples/u64_pairs` over 4M streamed keys (AMD EPYC Zen 4, AVX-512), sbbf-rs's time over
-/// the batch's at 50k / 1M keys: 1 KiB 1.98x / 2.00x, 2 KiB 2.14-2.24x / 1.99-2.11x, 4 KiB
-/// 2.19x / 2.04x (`perf-reports/2026-11-27-key-stream.md`).
+/// How far ahead of the chunk being hashed a batch prefetches its keys' memory, in bytes:
+/// 2 KiB and 4 KiB measured alike over streamed keys, 1 KiB slower on a small filter
+/// (`examples/u64_pairs`; `perf-reports/2026-11-27-key-stream.md`, "The distance").
 pub(crate) const KEY_STREAM_AHEAD: usize = 2048;
 
 /// Byte strings a batch hashes at a time ([`Prehashed`]) before it places and probes them a
 /// chunk at a time: a run reads the keys' bytes as one stream, where a chunk of hashing
-/// between chunks of probes was much slower. `examples/string_pairs --once` (1M keys of 100
-/// bytes, each read once, AMD EPYC Zen 3), two runs: 38.5 and 44.8 ns a key in chunks, 26.0
-/// and 28.3 in runs of 512 (`perf-reports/2026-12-02-string-runs.md`).
+/// between chunks of probes was much slower (`examples/string_pairs --once`, long keys read
+/// once: `perf-reports/2026-12-02-string-runs.md`).
 pub(crate) const BYTES_STAGE: usize = 512;
 
 /// The deepest prefetch a filter can be set to: most keys hashed, indexed and prefetched
@@ -45,8 +43,8 @@ pub(crate) const BYTES_STAGE: usize = 512;
 pub const MAX_PREFETCH_DEPTH: usize = 128;
 
 /// Filters up to this size are taken to fit in the last-level cache (32 MiB: a Zen 3 CCX's
-/// L3; the depth sweep found 32 and 64 within 5% of each other on either side of it, so the
-/// exact size matters little).
+/// L3; the depth sweep found 32 and 64 close on either side of it, so the exact size matters
+/// little: perf-reports/2026-11-23-30711c7-memory.md).
 pub(crate) const LLC_BYTES: u64 = 32 << 20;
 
 /// The prefetch depth (keys hashed and prefetched ahead; 0 for none) for a filter of `bytes`
@@ -55,15 +53,14 @@ pub(crate) const LLC_BYTES: u64 = 32 << 20;
 /// misses in flight as the core tracks: 32 in the last-level cache and 64 beyond it, and 64
 /// throughout on AVX-512, which does a key's work in fewer instructions, so the same latency
 /// spans more keys. From the depth sweep (`blockbloom-perf memory`,
-/// `perf-reports/*-memory.md`): averaged over the operations, each pick was within 2.3% of the
-/// best depth for its size and tier (the previous fixed 16 was 17-72% slower than the best at
-/// DRAM size). AVX-512 took 128 until batches prefetched their keys' memory
-/// ([`prefetch_keys_ahead`]): the deeper chunk had been hiding the key stream's misses, and
-/// with them prefetched, 64 against 128 made contains 7-14% faster from 1 MiB to 16 MiB and
-/// inserts equal at 1-2 MiB and 9-13% faster from 4 MiB, within 3% in DRAM
-/// (`perf-reports/2026-11-27-key-stream.md`, AMD EPYC Zen 4). The L2 is the CPU's own: a
-/// 1 MiB filter on a Zen 3 (512 KiB L2) ran 1.20-1.54x faster prefetched at 32 than not
-/// (AVX2, `perf-reports/2026-11-27-l2-prefetch.md`).
+/// `perf-reports/*-memory.md`): each pick was close to the best depth for its size and tier,
+/// and the previous fixed 16 well behind the best at DRAM size. AVX-512 took 128 until
+/// batches prefetched their keys' memory ([`prefetch_keys_ahead`]): the deeper chunk had been
+/// hiding the key stream's misses, and with them prefetched 64 was ahead of or level with
+/// 128 from 1 MiB to 16 MiB and level in DRAM (`perf-reports/2026-11-27-key-stream.md`). The
+/// L2 is the CPU's own: a 1 MiB filter on a Zen 3 (512 KiB L2) ran faster prefetched at 32
+/// than not (`perf-reports/2026-11-27-l2-prefetch.md`; figures: docs/PERFORMANCE.md,
+/// "Memory").
 pub(crate) fn prefetch_depth(bytes: u64, isa: Isa) -> usize {
     if bytes <= l2_bytes() {
         0
@@ -106,12 +103,12 @@ pub(crate) fn prefetch<T>(line: *const T) {
 
 /// Asks for the memory of the keys [`KEY_STREAM_AHEAD`] bytes past keys `start..start + n`
 /// (the chunk a pipeline has just hashed), so that a batch over a key array larger than the
-/// cache finds its keys there. On an AMD EPYC Zen 4 the hardware's own stream prefetch left
-/// `u64` batches over 4M keys 1.5x slower than over 64K keys (in the L2); with this, within
-/// 5%. Every line is asked for: every other line (the hardware fetching the pair) left it
-/// 1.5x slower again. Past the last chunk it asks for the memory after the slice, which the
-/// caller's next batch often reads; a prefetch of any address is harmless. It costs about one
-/// instruction per `u64` key (the AVX2 gate cases: +2.7% to +4.0%).
+/// cache finds its keys there: the hardware's own stream prefetch left `u64` batches over a
+/// streamed key array well behind the same batches over cached keys, and this closes most of
+/// the gap. Every line is asked for: every other line (the hardware fetching the pair) did
+/// not close it. Past the last chunk it asks for the memory after the slice, which the
+/// caller's next batch often reads; a prefetch of any address is harmless. It adds a few
+/// percent to a batch's instructions (measured: `perf-reports/2026-11-27-key-stream.md`).
 #[inline(always)]
 fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
     let (base, width) = keys.stream();
@@ -514,9 +511,9 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
         return small(l, walk, keys, per_key, sink);
     }
     // The staging buffers, zeroed at every call: as small as the batch allows (zeroing what a
-    // batch does not use costs more than a short batch's work: two 1 KiB buffers took 240
-    // instructions of an 8-key call's 600 of fixed cost, callgrind). A batch of one chunk
-    // needs one buffer, of its length; longer batches two, of the walk's chunk.
+    // batch does not use costs more than a short batch's work: two 1 KiB buffers were a large
+    // share of an 8-key call's fixed cost under callgrind, measured at 38d5f33). A batch of
+    // one chunk needs one buffer, of its length; longer batches two, of the walk's chunk.
     let (mut one, mut two, mut deep);
     let one_chunk = len <= walk.chunk;
     let [b0, b1]: [&mut [u64]; 2] = if one_chunk && len <= CHUNK {
@@ -589,8 +586,9 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
 }
 
 /// A batch of at most [`TINY`] keys (a receive burst): hashed and placed in one step, then
-/// probed in one loop, without the chunk machinery, which cost an 8-key call most of its 602
-/// instructions (`examples/burst_instructions`, callgrind, AVX2, before the burst entries).
+/// probed in one loop, without the chunk machinery, which cost an 8-key call most of its
+/// instructions (`examples/burst_instructions`, callgrind, before the burst entries:
+/// perf-reports/2026-12-01-bursts.md).
 #[inline(always)]
 fn small<L: Lanes, A: PerKey>(l: L, walk: &Walk, keys: Keys<'_>, per_key: &mut A, sink: Sink<'_>) {
     let len = keys.len();

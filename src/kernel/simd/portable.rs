@@ -25,9 +25,9 @@ impl Lanes for Portable {
     type H = u32x8;
     const ISA: crate::isa::Isa = crate::isa::Isa::Portable;
     /// Not on x86-64 and aarch64, where the tier is a fallback: every aarch64 CPU has NEON,
-    /// and an x86-64 one without AVX2 predates 2013-2015. Its unrolled copies were a fifth of
-    /// an x86-64 build of the library, for 5-22% faster batches on this tier
-    /// (`perf-reports/2026-12-03-portable-rounds.md`).
+    /// and an x86-64 one without AVX2 predates 2013-2015. Its unrolled copies were a large
+    /// share of an x86-64 build of the library, for somewhat faster batches on this tier
+    /// (measured: `perf-reports/2026-12-03-portable-rounds.md`).
     const UNROLL_BATCHES: bool = !cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
     #[inline(always)]

@@ -25,8 +25,8 @@ pub(in crate::sizing) enum Level {
     /// [`Level::Fine`] with the mode's pmf as the exact model computes it (its `mode`
     /// logarithms) and the moments from powers stepped from the mode's, as the exact model
     /// steps them (never a table): what is left is the rounding of a sampled sum against a
-    /// full one. Decides most of what a fine evaluation cannot, for a third of the exact
-    /// model's cost or less. Only where [`Level::pinned_serves`].
+    /// full one. Decides most of what a fine evaluation cannot, for a fraction of the exact
+    /// model's cost (measured at 009e4df). Only where [`Level::pinned_serves`].
     Pinned,
 }
 
@@ -63,8 +63,8 @@ impl Level {
     /// sparse sectors cancel in the inclusion-exclusion sums (up to `4.9e-13 (load + 16)`
     /// near `1e-9`), and with few keys tables and powers differ. (`fine_error_by_rate` in
     /// the tests.) At 1e8 blocks and more, neighbouring counts differ by about `1e-8` of the
-    /// rate or less, so with `1e-9` one decision in five or more fell to the exact model, 7
-    /// µs at 28 probes and 80 keys per block.
+    /// rate or less, so with `1e-9` many decisions fell to the exact model, each costly at many
+    /// probes (perf-reports/2026-11-28-plan-exact.md).
     pub(in crate::sizing) fn bound(self, keys: u64, blocks: f64, value: f64) -> f64 {
         match self {
             Level::Fine if keys >= 4096 && value >= 1e-4 => {
@@ -141,9 +141,9 @@ pub(super) fn ln_choose(n: f64, c: f64) -> f64 {
     let c = c.min(n - c);
     if c < 30.0 {
         // Few factors: the numerators' and the denominators' products apart, one division at
-        // the end (a division per factor, up to 29 per evaluation, cost large filters' plans
-        // about 2% of their time), the numerators folded into a logarithm before they
-        // overflow. `c! < 2^103`, far from overflow.
+        // the end (a division per factor, up to 29 per evaluation, slowed large filters' plans:
+        // perf-reports/2026-11-28-plan-probes-kept.md), the numerators folded into a logarithm
+        // before they overflow. `c! < 2^103`, far from overflow.
         let (mut acc, mut num, mut den) = (0.0, 1.0, 1.0);
         let mut i = 1.0;
         while i <= c {

@@ -79,8 +79,8 @@ pub(super) struct Shape {
     /// shapes, which plan after plan evaluate at the same few dozen counts (the moments
     /// depend on the shape and the count alone). Both levels read it: a coarse table by
     /// [`Shape::direct`] was tried, and its fill cost a first plan little less, while every
-    /// later plan took 2-7% more instructions (its sparse counts round to small nonzero
-    /// rates, which lengthen the walks down).
+    /// later plan took more instructions (its sparse counts round to small nonzero rates, which
+    /// lengthen the walks down; docs/PERFORMANCE.md, "Planning time").
     #[cfg(feature = "std")]
     counts: Box<[std::sync::OnceLock<Box<CountChunk>>]>,
     /// A floor under one block's mean rate per key count below [`TABLED_COUNTS`], the one
@@ -89,7 +89,8 @@ pub(super) struct Shape {
     /// most fail on this floor alone, and computing it costs powers by squaring and a dot
     /// product per shape and plan. One at a time, not a chunk (as [`Shape::counts`]): a
     /// plan reads one count per shape, and a chunk's sixteen made a tiny filter's first
-    /// plan in a process cost twice the instructions.
+    /// plan in a process cost far more instructions
+    /// (perf-reports/2026-11-27-plan-floor-and-search.md).
     #[cfg(feature = "std")]
     mean_floors: Box<[std::sync::OnceLock<Box<[AtomicU64; COUNT_CHUNK]>>]>,
 }
@@ -112,9 +113,9 @@ const TABLED_COUNTS: usize = 1024;
 type CountChunk = [(f64, f64); COUNT_CHUNK];
 
 /// The prepared model of a shape: from a table built once per process (with `std`) for the
-/// plain filter's and the counting filters' units, else made now. Preparing one costs about
-/// 0.1 us (logarithms and powers), which a small filter's whole plan would otherwise pay a
-/// handful of times.
+/// plain filter's and the counting filters' units, else made now. Preparing one takes
+/// logarithms and powers, a cost a small filter's whole plan would otherwise pay a handful of
+/// times (measured at 213ee65).
 pub(super) fn shape(layout: Layout, probes: u32, unit_bits: u32) -> Prepared {
     #[cfg(feature = "std")]
     {

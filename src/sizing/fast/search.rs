@@ -154,9 +154,10 @@ impl Shape {
                     Level::Fine
                 };
                 // Where this fine root puts a count's rate within the fine level's bound of the
-                // target, a fine decision there would be in doubt too (one in five or more below
-                // rates of 1e-4 at a billion blocks): it starts at the pinned level. (At twice
-                // the bound it also took decisions the fine level makes, at five times the cost.)
+                // target, a fine decision there would be in doubt too (often, below rates of
+                // 1e-4 at a billion blocks): it starts at the pinned level. (At twice the bound
+                // it also took decisions the fine level makes, at a higher cost:
+                // perf-reports/2026-11-28-plan-probes-kept.md.)
                 let first_at = |b: u64| {
                     let off = (slope * ((b as f64).ln() - r)).abs();
                     let doubtful = off < Level::Fine.bound(keys, b as f64, goal.fpr);

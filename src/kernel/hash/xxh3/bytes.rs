@@ -9,12 +9,12 @@
 //! of mixed lengths take both and pick per lane, and a key outside 4..=16 bytes is hashed on
 //! its own. A chunk whose first eight keys do not share a path is hashed one key at a time.
 //!
-//! Measured on an AMD EPYC Zen 4 (`examples/string_lanes.rs`, hashing alone): 1.4-1.75x
-//! faster than one key at a time for keys of 4 to 8 bytes, 1.2-1.45x for 16; eight mixed
-//! lengths in lanes 0.99x, hence the chunk test. On AVX2 (the same CPU) the whole batch did
-//! not gain (its 64-bit multiplies are three 32-bit ones), so AVX2 hashes one key at a time.
-//! Gathering the words from the slices' pointers (`_mm512_mask_i64gather_*`) instead of
-//! scalar loads measured 0.64-0.9x.
+//! Eight keys in lanes hash faster than one at a time for keys of 4 to 16 bytes, and eight
+//! mixed lengths gain nothing, hence the chunk test. On AVX2 the whole batch did not gain
+//! (its 64-bit multiplies are three 32-bit ones), so AVX2 hashes one key at a time. Gathering
+//! the words from the slices' pointers (`_mm512_mask_i64gather_*`) instead of scalar loads
+//! measured slower (`examples/string_lanes.rs`, hashing alone:
+//! perf-reports/2026-11-28-string-lanes.md).
 
 use super::key16::{Constants, long};
 use super::{bytes_one_by_one, rrmxmx_var};
@@ -51,8 +51,8 @@ fn staged<'k, L: Lanes>(
 ) {
     // The lanes pay where a column's keys take one path; a chunk whose first eight keys do
     // not (longer keys, or lengths all over 4..=16) is hashed as before, out of line. In this
-    // loop, 32-byte keys measured 1.5x slower (XXH3's calls with vector state kept across
-    // them), and eight mixed lengths 0.99x (both paths in lanes).
+    // loop, 32-byte keys measured slower (XXH3's calls with vector state kept across them),
+    // and eight mixed lengths gained nothing (both paths in lanes; measured at 6deece0).
     if out.len() < 8 || one_path(&core::array::from_fn(|j| key(j).len() as u64)).is_none() {
         return bytes_one_by_one(keys, seed_from_flip(flip), out);
     }
