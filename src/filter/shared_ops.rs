@@ -5,7 +5,7 @@
 
 use core::sync::atomic::AtomicU64;
 
-use crate::kernel::{BlockOp, HalfProbes, Lanes, Probes, Takes};
+use crate::kernel::{BlockOp, HalfProbes, Kernel, Keys, Lanes, Probes, Shape, Sink, Takes};
 use crate::layout::stripes::{AllStripesGuard, StripeGuard, Stripes};
 use crate::layout::{AtomicBlock, Block};
 
@@ -141,6 +141,18 @@ impl BlockOp for HeldInsert<'_> {
             p.or_in_half_locked(half, self.held)
         }
     }
+}
+
+/// Answers a batch on the shared filter's words ([`AtomicQuery`]). Not generic: the batch (every
+/// tier's pipeline) is compiled once, here, and its callers call it.
+pub(crate) fn query(
+    kernel: &Kernel,
+    shape: &Shape,
+    blocks: &[AtomicBlock],
+    keys: Keys<'_>,
+    sink: Sink<'_>,
+) {
+    kernel.blocks(shape, keys, AtomicQuery(blocks), sink)
 }
 
 /// Whether each key's probes are all set, from relaxed loads.

@@ -4,7 +4,7 @@
 
 use super::Meta;
 use super::Striped;
-use crate::filter::shared_ops::AtomicQuery;
+use crate::filter::shared_ops;
 use crate::kernel::{Keys, Sink};
 use crate::layout::Block;
 use crate::memory::PageBuf;
@@ -107,8 +107,7 @@ impl Bits for &[Block] {
 impl Storage for Striped {
     #[inline]
     fn query(&self, meta: &Meta, keys: Keys<'_>, sink: Sink<'_>) {
-        meta.kernel
-            .blocks(&meta.shape, keys, AtomicQuery(&self.blocks), sink)
+        shared_ops::query(meta.kernel, &meta.shape, &self.blocks, keys, sink)
     }
 
     #[inline]

@@ -31,24 +31,31 @@ pub(crate) fn rrmxmx_var<L: Lanes>(l: L, h: L::V, len: L::V) -> L::V {
     l.xor(h, l.shr::<28>(h))
 }
 
-/// XXH3-64 of each integer key's 64-bit value, sixteen lanes at a time, then eight (the rest
-/// one at a time). Two vectors a step: each lane's hash is a chain of two dependent 64-bit
-/// multiplies, and two independent chains keep the multiplier busy.
+/// XXH3-64 of each integer key's 64-bit value, eight lanes at a time (the rest one at a
+/// time). Where the tier's 64-bit multiply is one instruction ([`Lanes::MUL64_NATIVE`]),
+/// sixteen at a time first: each lane's hash is a chain of two dependent multiplies, and two
+/// independent chains keep the multiplier busy. (Elsewhere the multiply is three 32-bit
+/// products, whose chains already overlap, and the longer loop only cost registers.)
 #[inline(always)]
 pub(crate) fn hash_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
     let f = l.splat(flip);
     // XXH3 reads the key as two LE32 halves and rotates by 32: swap the halves.
     let input = |k: &[W]| l.xor(l.rotl::<32, 32>(W::lanes(l, k)), f);
-    let mut kc = keys.chunks_exact(16);
-    let mut oc = out.chunks_exact_mut(16);
-    for (k, o) in (&mut kc).zip(&mut oc) {
-        let (a, b) = (input(k), input(&k[8..]));
-        let (a, b) = (rrmxmx(l, a, 8), rrmxmx(l, b, 8));
-        l.storeu(o, a);
-        l.storeu(&mut o[8..], b);
+    let (mut keys, mut out) = (keys, out);
+    if L::MUL64_NATIVE {
+        let whole = keys.len() / 16 * 16;
+        let (pairs, rest) = keys.split_at(whole);
+        let (pairs_out, rest_out) = out.split_at_mut(whole);
+        for (k, o) in pairs.chunks_exact(16).zip(pairs_out.chunks_exact_mut(16)) {
+            let (a, b) = (input(k), input(&k[8..]));
+            let (a, b) = (rrmxmx(l, a, 8), rrmxmx(l, b, 8));
+            l.storeu(o, a);
+            l.storeu(&mut o[8..], b);
+        }
+        (keys, out) = (rest, rest_out);
     }
-    let mut kc = kc.remainder().chunks_exact(8);
-    let mut oc = oc.into_remainder().chunks_exact_mut(8);
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
     for (k, o) in (&mut kc).zip(&mut oc) {
         l.storeu(o, rrmxmx(l, input(k), 8));
     }
