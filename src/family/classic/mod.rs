@@ -9,7 +9,7 @@
 //!
 //! Unlike the blocked filter, every probe is a cache line of its own, so a query costs up to
 //! `k` cache misses; the batch methods hide them by prefetching every line of a chunk of keys
-//! ahead of use ([`kernel`]).
+//! ahead of use (the module `kernel` beside this one).
 
 mod codec;
 pub(crate) mod kernel;
