@@ -1,4 +1,4 @@
-//! MX32-64: hash id 3's hash of keys of 4, 8 and 16 bytes, built from the one multiply every
+//! MX32-64: `KeyHash::Mx32`'s hash of keys of 4, 8 and 16 bytes, built from the one multiply every
 //! SIMD tier has in its lanes, 32 by 32 bits into 64 (`vpmuludq` on AVX2 and AVX-512, `umull`
 //! on NEON), with shifts and xors. XXH3's 8-byte path multiplies 64 by 64 bits, which AVX2 and
 //! NEON build from three 32-bit products and their shifts; this hash does a round in two.
@@ -152,7 +152,7 @@ mod one_register {
     }
 }
 
-/// MX32-64 of `key.to_le_bytes()` with `seed`: hash id 3's hash of a 4-byte key.
+/// MX32-64 of `key.to_le_bytes()` with `seed`: `KeyHash::Mx32`'s hash of a 4-byte key.
 ///
 /// ```
 /// use blockbloom::hash::{hash_u32_mx32, hash_bytes_mx32};
@@ -164,7 +164,7 @@ pub const fn hash_u32_mx32(key: u32, seed: u64) -> u64 {
     u32_with_key(key, self::key(seed))
 }
 
-/// MX32-64 of `key.to_le_bytes()` with `seed`: hash id 3's hash of an 8-byte key.
+/// MX32-64 of `key.to_le_bytes()` with `seed`: `KeyHash::Mx32`'s hash of an 8-byte key.
 ///
 /// ```
 /// use blockbloom::hash::{hash_u64_mx32, hash_bytes_mx32};
@@ -177,7 +177,7 @@ pub const fn hash_u64_mx32(key: u64, seed: u64) -> u64 {
     u64_with_key(key, self::key(seed))
 }
 
-/// MX32-64 of `key.to_le_bytes()` with `seed`: hash id 3's hash of a 16-byte key.
+/// MX32-64 of `key.to_le_bytes()` with `seed`: `KeyHash::Mx32`'s hash of a 16-byte key.
 ///
 /// ```
 /// use blockbloom::hash::{hash_u128_mx32, hash_bytes_mx32};
@@ -190,7 +190,7 @@ pub const fn hash_u128_mx32(key: u128, seed: u64) -> u64 {
 }
 
 /// MX32-64 of a byte string of 4, 8 or 16 bytes (read little-endian) with `seed`; `None` for
-/// other lengths, which hash id 3 hashes with AESH-64
+/// other lengths, which `KeyHash::Mx32` hashes with AESH-64
 /// ([`hash_bytes_aes`](crate::hash::hash_bytes_aes)).
 ///
 /// ```

@@ -124,13 +124,14 @@ pub enum Keys<'a> {
     Fixed16(&'a [[u8; 16]]),
     Bytes(ByteKeys<'a>),
     Hashes(&'a [u64]),
-    /// Keys of a filter of hash id 2 or 3 that AESH-64 hashes ([`Keys::under`]).
+    /// Keys of a filter of `KeyHash::Aesh` or `KeyHash::Mx32` that AESH-64 hashes
+    /// ([`Keys::under`]).
     Aesh(Aesh<'a>),
-    /// Keys of 4, 8 and 16 bytes of a filter of hash id 3, which MX32-64 hashes.
+    /// Keys of 4, 8 and 16 bytes of a filter of `KeyHash::Mx32`, which MX32-64 hashes.
     Mx32(Mx32<'a>),
 }
 
-/// The keys hash id 3 ([`KeyHash::Mx32`]) hashes with MX32-64: the integer forms of 4, 8 and
+/// The keys [`KeyHash::Mx32`] hashes with MX32-64: the integer forms of 4, 8 and
 /// 16 bytes (byte strings of those lengths are among [`Aesh::BytesMx32`]).
 #[derive(Clone, Copy)]
 pub enum Mx32<'a> {
@@ -141,7 +142,7 @@ pub enum Mx32<'a> {
 }
 
 impl<'a> Mx32<'a> {
-    /// The same keys as hash id 1 holds them.
+    /// The same keys as `KeyHash::Xxh3` holds them.
     #[inline(always)]
     pub(crate) fn plain(self) -> Keys<'a> {
         match self {
@@ -164,21 +165,21 @@ impl<'a> Mx32<'a> {
     }
 }
 
-/// The keys hash id 2 ([`KeyHash::Aesh`]) hashes with AESH-64: byte strings (but those of 4
-/// and 8 bytes, which XXH3 hashes as under hash id 1, as it does the integer forms of those
-/// widths) and 16-byte keys; and the byte strings of hash id 3 ([`KeyHash::Mx32`]).
+/// The keys [`KeyHash::Aesh`] hashes with AESH-64: byte strings (but those of 4
+/// and 8 bytes, which XXH3 hashes as under `KeyHash::Xxh3`, as it does the integer forms of those
+/// widths) and 16-byte keys; and the byte strings of [`KeyHash::Mx32`].
 #[derive(Clone, Copy)]
 pub enum Aesh<'a> {
     Bytes(ByteKeys<'a>),
     U128(&'a [u128]),
     Fixed16(&'a [[u8; 16]]),
-    /// Byte strings under hash id 3: those of 4, 8 and 16 bytes hash with MX32-64, as the
+    /// Byte strings under `KeyHash::Mx32`: those of 4, 8 and 16 bytes hash with MX32-64, as the
     /// integer forms of those widths do.
     BytesMx32(ByteKeys<'a>),
 }
 
 impl<'a> Aesh<'a> {
-    /// The same keys as hash id 1 holds them.
+    /// The same keys as `KeyHash::Xxh3` holds them.
     #[inline(always)]
     pub(crate) fn plain(self) -> Keys<'a> {
         match self {
@@ -343,7 +344,7 @@ impl<'a> Keys<'a> {
         }
     }
 
-    /// The keys as hash id 1 holds them (the hash ids' wrappers taken off): what [`len`] and
+    /// The keys as `KeyHash::Xxh3` holds them (the hashes' wrappers off): what [`len`] and
     /// [`stream`] read. One level, so both inline into a short batch's fixed cost (through the
     /// wrappers' own methods they were out-of-line recursive calls, costly on short calls;
     /// measured at 38d5f33).

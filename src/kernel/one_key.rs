@@ -13,7 +13,8 @@
 //! `#[target_feature]` function, as the batch entry points are. The AVX-512 tier instantiates
 //! the blocks' alone and takes AVX2's 8x32 row.
 
-use super::probe::ops::{Burst, Insert, Query, burst_scalar, layout_of};
+use super::probe::batch::{Burst, burst_scalar};
+use super::probe::ops::{Insert, Query, layout_of};
 use super::probe::pipeline::Sink;
 use crate::layout::stripes::StripeGuard;
 use crate::layout::{
@@ -33,9 +34,10 @@ pub(crate) struct OneKeyFns {
     /// The pattern, OR'd into a shared block whose stripe lock the caller holds
     /// ([`AtomicBlock::or_locked`]).
     pub or_locked: unsafe fn(&AtomicBlock, u32, &StripeGuard<'_>) -> bool,
-    /// A burst of `u64` keys under hash id 3 queried ([`burst_blocked`](super::probe::ops::burst_blocked)).
+    /// A burst of `u64` keys under `KeyHash::Mx32` queried
+    /// ([`burst_blocked`](super::probe::batch::burst_blocked)).
     pub burst_query: unsafe fn(&[Block], Burst, &[u64], Sink<'_>),
-    /// A burst of `u64` keys under hash id 3 inserted.
+    /// A burst of `u64` keys under `KeyHash::Mx32` inserted.
     pub burst_insert: unsafe fn(&mut [Block], Burst, &[u64]),
 }
 
@@ -95,12 +97,12 @@ impl OneKey {
         unsafe { (self.fns.or_locked)(block, lo, guard) }
     }
 
-    /// Answers a burst of at most [`BURST`](super::probe::ops::BURST) `u64` keys of a filter of
-    /// hash id 3 (MX32-64) walked as `at` says, in its tier's lanes with no dispatch
+    /// Answers a burst of at most [`BURST`](super::probe::batch::BURST) `u64` keys of a filter of
+    /// `KeyHash::Mx32` (MX32-64) walked as `at` says, in its tier's lanes with no dispatch
     /// per call. `blocks` are the filter's (any slice is safe: the keys are placed in it).
     ///
     /// # Panics
-    /// If `keys` holds more than [`BURST`](super::probe::ops::BURST) keys or `sink` does not fit
+    /// If `keys` holds more than [`BURST`](super::probe::batch::BURST) keys or `sink` does not fit
     /// them.
     #[inline(always)]
     pub fn burst_query(&self, blocks: &[Block], at: Burst, keys: &[u64], sink: Sink<'_>) {
@@ -108,11 +110,11 @@ impl OneKey {
         unsafe { (self.fns.burst_query)(blocks, at, keys, sink) }
     }
 
-    /// Inserts a burst of at most [`BURST`](super::probe::ops::BURST) `u64` keys (see
+    /// Inserts a burst of at most [`BURST`](super::probe::batch::BURST) `u64` keys (see
     /// [`burst_query`](Self::burst_query)).
     ///
     /// # Panics
-    /// If `keys` holds more than [`BURST`](super::probe::ops::BURST) keys.
+    /// If `keys` holds more than [`BURST`](super::probe::batch::BURST) keys.
     #[inline(always)]
     pub fn burst_insert(&self, blocks: &mut [Block], at: Burst, keys: &[u64]) {
         // SAFETY: as in `contains`.
@@ -300,7 +302,8 @@ macro_rules! one_key_blocks {
             use crate::kernel::probe::pattern as lanes;
             use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns};
             use crate::kernel::probe::ops::rows_of;
-            use crate::kernel::probe::ops::{Burst, Insert, Query, burst_blocked};
+            use crate::kernel::probe::batch::{Burst, burst_blocked};
+            use crate::kernel::probe::ops::{Insert, Query};
             use crate::kernel::probe::pipeline::Sink;
             use crate::layout::Block;
 
@@ -419,7 +422,8 @@ macro_rules! one_key_halves {
             use super::*;
             use crate::kernel::probe::pattern as lanes;
             use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns};
-            use crate::kernel::probe::ops::{Burst, Insert, Query, burst_halved};
+            use crate::kernel::probe::batch::{Burst, burst_halved};
+            use crate::kernel::probe::ops::{Insert, Query};
             use crate::kernel::probe::pipeline::Sink;
             use crate::layout::{Block, ROWS_8X32};
 

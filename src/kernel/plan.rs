@@ -19,10 +19,10 @@ use crate::kernel::keys::{Aesh, ByteKeys, Keys, Mx32, Word, each_width};
 use crate::kernel::simd::{Lanes, Routine};
 
 impl<'a> Keys<'a> {
-    /// These keys as a filter of `hash` hashes them: under hash id 2, byte strings and 16-byte
-    /// keys become [`Keys::Aesh`]; under hash id 3, byte strings become [`Keys::Aesh`] and
-    /// the integer forms and 16-byte keys [`Keys::Mx32`]; other keys and hash id 1 as they
-    /// are.
+    /// These keys as a filter of `hash` hashes them: under `KeyHash::Aesh`, byte strings and
+    /// 16-byte keys become [`Keys::Aesh`]; under `KeyHash::Mx32`, byte strings become
+    /// [`Keys::Aesh`] and the integer forms and 16-byte keys [`Keys::Mx32`]; other keys, and
+    /// every key under `KeyHash::Xxh3`, as they are.
     #[inline(always)]
     pub(crate) fn under(self, hash: KeyHash) -> Keys<'a> {
         match (hash, self) {
@@ -99,6 +99,41 @@ impl<'a> Keys<'a> {
                 each_width!(n, k => hash::mx32::hash_words(l, flip, &k[start..end], out))
             }
             Keys::Mx32(m) => mx32_fixed(l, flip, m.slice(start, end), out),
+        }
+    }
+}
+
+/// What takes a batch's hashes one at a time, in key order: the scalar reference's loop.
+pub(crate) trait EachHash {
+    fn each(self, hashes: impl Iterator<Item = u64>);
+}
+
+/// Hashes `keys` (as [`Keys::under`] gave them) one at a time, the reference way, and hands
+/// them in order to `to`: integer keys (and `u64` keys under MX32-64) hashed inline, one loop
+/// per width; other keys a chunk at a time (one dispatch per chunk, not per key).
+#[inline(always)]
+pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
+    match keys {
+        Keys::U64(k) => to.each(k.iter().map(|&x| u64_with_flip(x, flip))),
+        Keys::Narrow(n) => each_width!(n, k => {
+            to.each(k.iter().map(|&x| u64_with_flip(x.value(), flip)))
+        }),
+        Keys::Hashes(k) => to.each(k.iter().copied()),
+        Keys::Mx32(Mx32::U64(k)) => {
+            let key = mx32::key(seed_from_flip(flip));
+            to.each(k.iter().map(|&x| mx32::u64_with_key(x, key)))
+        }
+        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) | Keys::Aesh(_) | Keys::Mx32(_) => {
+            const CHUNK: usize = 64;
+            let len = keys.len();
+            let hashes = (0..len).step_by(CHUNK).flat_map(move |start| {
+                let n = CHUNK.min(len - start);
+                let mut buf = [0u64; CHUNK];
+                keys.slice(start, start + n)
+                    .hash_scalar(flip, &mut buf[..n]);
+                buf.into_iter().take(n)
+            });
+            to.each(hashes)
         }
     }
 }
@@ -276,7 +311,7 @@ pub(crate) fn one_by_one(flip: u64, keys: Keys<'_>, out: &mut [u64]) {
 }
 
 /// [`Aesh::hash`] in software, out of line: the scalar reference's, kept out of
-/// [`Keys::hash_scalar`] so that its integer loops stay as small as before hash id 2.
+/// [`Keys::hash_scalar`] so that its integer loops stay as small as before `KeyHash::Aesh`.
 #[inline(never)]
 fn aesh_scalar(keys: Aesh<'_>, flip: u64, out: &mut [u64]) {
     keys.hash(
@@ -298,7 +333,7 @@ mod tests {
     use crate::kernel::keys::{ByteKeys, Keys, Narrow};
     use crate::key::KeyForm;
 
-    /// Hash id 2 on every tier this CPU runs (NEON's AESE on aarch64, VAES or AES-NI on
+    /// `KeyHash::Aesh` on every tier this CPU runs (NEON's AESE on aarch64, VAES or AES-NI on
     /// x86-64, software on scalar and portable): every byte source, mixed lengths with 4- and
     /// 8-byte keys among them, chunks of 4- and 8-byte keys alone, and 16-byte keys, equal to
     /// the single-key hash, from several starts.
@@ -373,7 +408,7 @@ mod tests {
         }
     }
 
-    /// Hash id 3 on every tier this CPU runs: `u64`, `u32` and 16-byte keys in MX32's lanes
+    /// `KeyHash::Mx32` on every tier this CPU runs: `u64`, `u32` and 16-byte keys in MX32's lanes
     /// and byte strings of every length (4, 8 and 16 bytes by MX32, the rest by AESH), equal to
     /// the single-key hash, from several starts and lengths (whole chunks of eight and
     /// remainders), in chunks with and without keys of those widths.

@@ -14,7 +14,7 @@ impl<'a> Aesh<'a> {
     /// `machine`, else with the software round (the same bits); byte strings of 4 and 8 bytes
     /// with XXH3, a chunk of nothing else by `xxh3` (the tier's way), else one at a time.
     /// `fixed` hashes fixed-width keys (`Keys::Mx32` of `u64` or `u128`) with MX32-64 in the
-    /// tier's lanes: the 8- and 16-byte strings of hash id 3, gathered out of a chunk.
+    /// tier's lanes: the 8- and 16-byte strings of `KeyHash::Mx32`, gathered out of a chunk.
     #[inline(always)]
     pub(crate) fn hash(
         self,
@@ -100,7 +100,7 @@ fn run<'k, S: ByteSource<'k>>(k: &AesKeys, src: S, machine: bool, out: &mut [u64
     }
 }
 
-/// How a chunk of byte strings under hash id 2 or 3 is hashed ([`Split::run`]).
+/// How a chunk of byte strings under `KeyHash::Aesh` or `KeyHash::Mx32` is hashed ([`Split::run`]).
 struct Split<'k> {
     hash: KeyHash,
     k: &'k AesKeys,
@@ -113,12 +113,12 @@ struct Split<'k> {
 const GATHER: usize = 32;
 
 impl Split<'_> {
-    /// Byte strings under hash id 2 or 3: AESH-64, then the hash of the integer form for those
-    /// of its widths ([`KeyHash::bytes`]: XXH3 for 4 and 8 bytes under id 2, MX32 for 4, 8 and
-    /// 16 under id 3). Under id 2, `true` (and nothing written) when every key is of 4 or 8
-    /// bytes. Under id 3 a chunk of 8- or 16-byte keys only, and the 16-byte keys of any
-    /// chunk, are gathered 32 at a time and hashed in the tier's lanes (`fixed`): one at a
-    /// time they made a 16-byte string batch much slower (perf-reports/2026-12-01-defaults.md).
+    /// Byte strings under `KeyHash::Aesh` or `KeyHash::Mx32`: AESH-64, then the hash of the
+    /// integer form for those of its widths ([`KeyHash::bytes`]: XXH3 for 4 and 8 bytes under
+    /// `Aesh`, MX32 for 4, 8 and 16 under `Mx32`). Under `Aesh`, `true` (and nothing written)
+    /// when every key is of 4 or 8 bytes. Under `Mx32` a chunk of 8- or 16-byte keys only, and
+    /// the 16-byte keys of any chunk, are gathered 32 at a time and hashed in the tier's lanes
+    /// (`fixed`): one at a time they made a 16-byte string batch much slower (perf-reports/2026-12-01-defaults.md).
     #[inline(always)]
     fn run<'a, S: ByteSource<'a>>(
         &self,
@@ -129,7 +129,7 @@ impl Split<'_> {
         let (hash, seed) = (self.hash, self.seed);
         let n = src.count();
         // Whether some keys take the integer hash (4 and 8 bytes) and some are 16 bytes,
-        // which under id 3 take it in lanes.
+        // which under `Mx32` take it in lanes.
         let (words, wide) = if hash == KeyHash::Mx32 {
             if self.one_width(src, out, fixed) {
                 return false;
@@ -161,7 +161,7 @@ impl Split<'_> {
         if words {
             for (i, o) in out.iter_mut().enumerate() {
                 let key = src.key(i);
-                // 16-byte keys are words only under id 3, where `gather16` hashes them.
+                // 16-byte keys are words only under `Mx32`, where `gather16` hashes them.
                 if hash.word_width(key.len()) && key.len() != 16 {
                     *o = hash.bytes(key, seed);
                 }

@@ -4,8 +4,8 @@
 
 use super::ops::{BlockOp, Probes, Shape};
 use super::pipeline::Sink;
-use crate::hashing::{mx32, seed_from_flip, u64_with_flip};
-use crate::kernel::keys::{Keys, Mx32, Word, each_width};
+use crate::kernel::keys::Keys;
+use crate::kernel::plan::{self, EachHash};
 use crate::layout::{Block, Layout, block_index, contains_scalar, insert_scalar, pattern_scalar};
 
 /// The probes of `lo`, one at a time.
@@ -33,39 +33,21 @@ impl Probes for ScalarProbes {
     }
 }
 
-/// Applies `op` to the block of each key, in order.
+/// Applies `op` to the block of each key, in order, the keys hashed as the hash plan says
+/// ([`plan::each_hash`]).
 pub(super) fn run_blocks<O: BlockOp>(shape: &Shape, keys: Keys<'_>, op: O, sink: Sink<'_>) {
-    let flip = shape.flip;
-    match keys {
-        Keys::U64(k) => drive(shape, k.iter().map(|&x| u64_with_flip(x, flip)), op, sink),
-        // One loop per width, as the `u64` one.
-        Keys::Narrow(n) => each_width!(n, k => {
-            drive(shape, k.iter().map(|&x| u64_with_flip(x.value(), flip)), op, sink)
-        }),
-        Keys::Hashes(k) => drive(shape, k.iter().copied(), op, sink),
-        Keys::Mx32(Mx32::U64(k)) => {
-            let key = mx32::key(seed_from_flip(flip));
-            drive(
-                shape,
-                k.iter().map(|&x| mx32::u64_with_key(x, key)),
-                op,
-                sink,
-            )
-        }
-        // Hashed a chunk at a time (one dispatch per chunk, not per key), then driven in order.
-        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) | Keys::Aesh(_) | Keys::Mx32(_) => {
-            const CHUNK: usize = 64;
-            let len = keys.len();
-            let hashes = (0..len).step_by(CHUNK).flat_map(move |start| {
-                let n = CHUNK.min(len - start);
-                let mut buf = [0u64; CHUNK];
-                keys.slice(start, start + n)
-                    .hash_scalar(flip, &mut buf[..n]);
-                buf.into_iter().take(n)
-            });
-            drive(shape, hashes, op, sink)
+    struct Drive<'s, 'o, O> {
+        shape: &'s Shape,
+        op: O,
+        sink: Sink<'o>,
+    }
+    impl<O: BlockOp> EachHash for Drive<'_, '_, O> {
+        #[inline(always)]
+        fn each(self, hashes: impl Iterator<Item = u64>) {
+            drive(self.shape, hashes, self.op, self.sink)
         }
     }
+    plan::each_hash(keys, shape.flip, Drive { shape, op, sink })
 }
 
 fn drive<O: BlockOp>(shape: &Shape, hashes: impl Iterator<Item = u64>, mut op: O, sink: Sink<'_>) {

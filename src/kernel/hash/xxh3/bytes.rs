@@ -230,7 +230,7 @@ pub(super) mod tests {
     }
 
     /// Every source of `keys`, on every tier, from several starts, under both hash ids: XXH3
-    /// (id 1), and AESH-64 but for 4- and 8-byte keys (id 2).
+    /// (`Xxh3`), and AESH-64 but for 4- and 8-byte keys (`Aesh`).
     fn check(keys: &[Vec<u8>], seed: u64, what: &str) {
         let slices: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         let xxh3: Vec<u64> = slices.iter().map(|k| xxh3_64_with_seed(k, seed)).collect();

@@ -131,7 +131,7 @@ mod tests {
         }
     }
 
-    /// Under hash id 2, AESH-64 of the 16 bytes, from both sources, on every tier, from every
+    /// Under `KeyHash::Aesh`, AESH-64 of the 16 bytes, from both sources, on every tier, from every
     /// start (groups of eight at every offset, and the tail).
     #[test]
     fn sixteen_byte_keys_hash_as_aesh_under_hash_id_2_on_every_tier() {
