@@ -54,6 +54,16 @@ impl Striped {
 /// Any of them can run at once with any other and with readers. The bits of the filter are
 /// the same as a single-threaded build from the same keys.
 ///
+/// **Every writer finishes.** The stripe locks are FIFO (ticket locks): with W writers at
+/// once, of any kind, a writer waits for at most W - 1 holds of a lock before it gets it. A
+/// hold of one stripe is one writer's keys of that stripe; a hold of every stripe takes the
+/// other stripes in order and applies the holder's run and at most one run of each other
+/// writer. A shared batch's run of up to 4,096 keys returns after at most 2(W - 1) runs of
+/// other writers applied holding every lock. A waiting writer pauses, then yields to the
+/// scheduler (with `std`; without it, it backs off). If a writer panics while it applies
+/// another writer's run, that run goes back to its writer, which applies it itself: no
+/// writer waits for a panicked one.
+///
 /// **What a reader is guaranteed.** If an insert of a key *happens-before* a query of it (the
 /// insert returned and the writer's thread was joined, or the writer released a flag the
 /// reader acquired, or any other synchronisation), the query finds it: the insert's stores
@@ -341,9 +351,10 @@ impl AtomicBloomFilter {
     /// [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES) sets each time it holds every
     /// stripe's lock. Taking and releasing them costs a locked instruction per stripe (up to
     /// 256), which a run of this length spreads thin (a trial at 1M keys found runs of 1,024
-    /// keys clearly slower and of 16,384 no faster; not kept as a report). Another writer
-    /// waits at most two runs (the holder's own and one handed over: tens of microseconds at
-    /// the held batch's speed, perf-reports/2026-12-03-handover.md).
+    /// keys clearly slower and of 16,384 no faster; not kept as a report). It is also the
+    /// unit of the wait: with W writers at once, a run's call sees at most 2(W - 1) runs of
+    /// other writers applied holding every lock before it returns (the bound and its
+    /// argument are in `layout::stripes`).
     const HELD_RUN: usize = 4096;
 
     /// The shared batch. Into a filter of at most
@@ -425,8 +436,12 @@ impl AtomicBloomFilter {
     /// not set before, judged from the words it read under its stripe's lock (no window
     /// between check and insert).
     ///
-    /// When threads insert the same new key at the same time, **exactly one of them gets
-    /// `true`**: the lock orders them, and the first sets the bits the others then find.
+    /// When threads insert the same key at the same time, **at most one of them gets
+    /// `true`**: the lock orders them, and the first sets the bits the others then find. None
+    /// gets `true` where every bit of the key's pattern was set already: by a false positive
+    /// (other keys set those bits), or by an insert of the key through a path that does not
+    /// answer ([`insert`](Self::insert), [`insert_batch`](Self::insert_batch), a writer
+    /// handle) that ran first.
     ///
     /// ```
     /// let seen = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
@@ -476,6 +491,16 @@ impl AtomicBloomFilter {
     /// Inserts a batch of pre-computed hashes.
     pub fn insert_hash_batch(&self, hashes: &[u64]) {
         self.insert_keys(Keys::Hashes(hashes))
+    }
+
+    /// What the writers holding every stripe's lock have counted, for tests of the hand-over:
+    /// (runs applied holding every lock, runs of those applied for another writer, the most
+    /// such runs one shared batch's run saw from its ticket on stripe 0 to its release, its
+    /// own included). Not a stable interface.
+    #[doc(hidden)]
+    pub fn hold_stats(&self) -> (u64, u64, u64) {
+        let s = self.store.stripes.stats();
+        (s.held_runs, s.handed, s.longest)
     }
 }
 
