@@ -301,31 +301,20 @@ impl AtomicBlock {
     /// exclusive for nothing). The words to write are found first, without branching: "is
     /// this bit set yet" is a coin flip in a half-full filter, and a mispredicted branch per
     /// word would cost as much as the atomic it avoids.
+    ///
+    /// Only for blocks no stripe lock guards (the shared-atomic parallel build, whose workers
+    /// all write this way): a striped filter's lock holders read their words as plain memory
+    /// and store them back, so a `fetch_or` beside them would race with that read and could
+    /// be overwritten. Not public for that reason.
+    #[cfg(feature = "parallel")]
     #[inline(always)]
-    pub fn or(&self, pattern: &Block) {
+    pub(crate) fn or(&self, pattern: &Block) {
         let mut missing = self.missing(pattern);
         while missing != 0 {
             let w = missing.trailing_zeros() as usize;
             self.0[w].fetch_or(pattern.0[w], Relaxed);
             missing &= missing - 1;
         }
-    }
-
-    /// [`or`](Self::or), answering whether some bit of `pattern` was newly set, from the old
-    /// words the `fetch_or`s return. Of several threads setting the same bits at once, the
-    /// first `fetch_or` on each word sees it without them, so at least one thread answers
-    /// `true` (more than one can, each first on a different word).
-    #[inline(always)]
-    pub fn or_new(&self, pattern: &Block) -> bool {
-        let mut missing = self.missing(pattern);
-        let mut new = false;
-        while missing != 0 {
-            let w = missing.trailing_zeros() as usize;
-            let p = pattern.0[w];
-            new |= self.0[w].fetch_or(p, Relaxed) & p != p;
-            missing &= missing - 1;
-        }
-        new
     }
 
     /// Sets the bits of `pattern` while `guard` holds this block's stripe lock, with relaxed
@@ -339,6 +328,7 @@ impl AtomicBlock {
 
     /// Bit `w` set for each word `w` that lacks some bit of `pattern` (relaxed loads, no
     /// branches).
+    #[cfg(feature = "parallel")]
     #[inline(always)]
     fn missing(&self, pattern: &Block) -> u32 {
         let mut missing = 0u32;

@@ -275,7 +275,7 @@ impl Stripes {
     }
 
     /// Whether a posted run waits on the stack (for tests that arrange a hand-over).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "std"))]
     pub fn has_posted(&self) -> bool {
         !self.posted.head.load(Ordering::Acquire).is_null()
     }
