@@ -404,7 +404,10 @@ impl AtomicBloomFilter {
             let run = &mut hashes[..most.min(n - start)];
             meta.kernel.hash_keys(meta.shape.flip, keys, start, run);
             start += run.len();
+            let run: &[u64] = run;
             stripes.apply_all(run, |all, hashes| {
+                #[cfg(all(test, feature = "std"))]
+                tests::trap(run, hashes);
                 let op = HeldInsert::new(blocks, stripes, all);
                 meta.kernel
                     .blocks(&meta.shape, Keys::Hashes(hashes), op, Sink::Discard);
@@ -513,5 +516,69 @@ impl core::fmt::Debug for AtomicBloomFilter {
             .field("seed", &self.seed())
             .field("isa", &self.isa())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::AtomicBloomFilter;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use std::time::{Duration, Instant};
+    use std::vec::Vec;
+
+    /// The hook that injects a panic into a holder: when it is `n > 0`, the next holder that
+    /// applies another writer's run of `n` hashes panics first (once).
+    static TRAP_LEN: AtomicUsize = AtomicUsize::new(0);
+
+    pub(super) fn trap(own: &[u64], applying: &[u64]) {
+        let n = applying.len();
+        if n != 0
+            && applying.as_ptr() != own.as_ptr()
+            && TRAP_LEN.compare_exchange(n, 0, Relaxed, Relaxed).is_ok()
+        {
+            panic!("injected: the holder fails applying a handed-over run");
+        }
+    }
+
+    /// A holder that panics while it applies a run handed to it: the poster's call returns
+    /// with every key of its run set (it applied the run itself), the holder's panic reaches
+    /// its caller, and the filter goes on working.
+    #[test]
+    fn a_holder_that_panics_applying_a_handed_over_run_hangs_no_one() {
+        // A length no other test's shared batch has.
+        const POSTED: usize = 777;
+        let f = AtomicBloomFilter::with_capacity(50_000, 0.01).unwrap();
+        TRAP_LEN.store(POSTED, Relaxed);
+        let fired = AtomicBool::new(false);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        std::thread::scope(|s| {
+            let (f, fired) = (&f, &fired);
+            s.spawn(move || {
+                let big: Vec<u64> = (0..4096u64).map(|k| k.wrapping_mul(0x9E37_79B9)).collect();
+                while !fired.load(Relaxed) && Instant::now() < deadline {
+                    if catch_unwind(AssertUnwindSafe(|| f.insert_batch(&big))).is_err() {
+                        fired.store(true, Relaxed);
+                    }
+                }
+            });
+            s.spawn(move || {
+                for round in 1u64.. {
+                    if fired.load(Relaxed) || Instant::now() >= deadline {
+                        break;
+                    }
+                    let keys: Vec<u64> = (0..POSTED as u64).map(|k| (round << 32) | k).collect();
+                    f.insert_batch(&keys);
+                    assert_eq!(f.count_batch(&keys), POSTED, "round {round}: keys lost");
+                }
+            });
+        });
+        TRAP_LEN.store(0, Relaxed);
+        assert!(
+            fired.load(Relaxed),
+            "no run of the poster was handed over in time"
+        );
+        f.insert_batch(&[1u64, 2, 3].repeat(30));
+        assert!(f.contains(&2u64));
     }
 }
