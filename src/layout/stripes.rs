@@ -8,9 +8,10 @@
 //!   while it holds the block's stripe lock, with a relaxed load of each word, an OR, and a
 //!   relaxed store ([`or_locked`]): plain `mov`s on x86 and plain `ldr`/`str` on aarch64, no
 //!   read-modify-write instruction;
-//! * a lock is a FIFO ticket lock: a writer takes the next ticket (one `fetch_add`) and
-//!   waits until the lock serves it; the holder's unlock serves the next ticket (one store).
-//!   Writers get a lock in the order they asked for it;
+//! * a lock is a FIFO ticket lock: a writer takes the next ticket and waits until the lock
+//!   serves it; the holder's unlock serves the next ticket (one store). A free lock is taken
+//!   with one compare-exchange (the ticket being served, when none is out), a taken one with
+//!   a `fetch_add` and the wait. Writers get a lock in the order they asked for it;
 //! * a writer holds one lock at a time (it releases one before it takes the next), or takes
 //!   every lock, in stripe order ([`Stripes::apply_all`]: a shared batch into a small filter),
 //!   so no two writers wait for each other in a cycle;
@@ -120,13 +121,33 @@ impl StripeLock {
         self.serving.load(Ordering::Acquire) == ticket
     }
 
-    /// Takes the lock: one `fetch_add`, and no wait when it is free.
+    /// Takes the lock. When it is free (no ticket out: `next == serving`), one
+    /// compare-exchange takes the ticket being served; otherwise a ticket and the wait for it.
+    /// The compare-exchange can only succeed when nobody waits, so the order of service stays
+    /// the order of the tickets.
     #[inline(always)]
     fn lock(&self) {
-        let ticket = self.ticket();
-        if !self.served(ticket) {
-            self.wait(ticket);
+        let free = self.serving.load(Ordering::Acquire);
+        if self
+            .next
+            .compare_exchange(
+                free,
+                free.wrapping_add(1),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            self.lock_slow();
         }
+    }
+
+    /// A ticket, and the wait for it.
+    #[cold]
+    #[inline(never)]
+    fn lock_slow(&self) {
+        let ticket = self.ticket();
+        self.wait(ticket);
     }
 
     /// Waits until `ticket` is served.
