@@ -205,27 +205,46 @@ fn striped_writers_and_a_reader_race_nothing() {
 }
 
 /// Two threads' shared batches into one small filter at once, under Miri: a batch one writer
-/// hands to the other (which applies it while holding every lock) is read only between its
-/// posting and the holder's "done", and both threads' keys are set when they return.
+/// hands to the other (which applies it while holding every lock) is read only while its
+/// poster waits, and both threads' keys are set when they return. At least one run must have
+/// been handed over (the filter's hold counts), or the test proves nothing about hand-overs:
+/// each thread makes several calls, so that one arrives while the other holds the locks.
 #[test]
 fn shared_batches_handed_between_writers_race_nothing() {
-    let ks = keys(12, N);
+    let ks = keys(12, 4 * N);
     let f = BloomFilter::builder()
         .capacity(10_000)
         .build_atomic()
         .unwrap();
-    std::thread::scope(|s| {
-        for part in ks.chunks(ks.len() / 2) {
-            let f = &f;
-            s.spawn(move || {
-                for batch in part.chunks(100) {
-                    f.insert_batch(batch);
-                    assert_eq!(f.count_batch(batch), batch.len());
-                }
-            });
+    // Under Miri one round nearly always hands a run over (its scheduler preempts within a
+    // held run); natively the two threads may not overlap in a round, so more rounds, each
+    // starting both threads at a barrier.
+    let rounds = if cfg!(miri) { 4 } else { 5_000 };
+    let start = std::sync::Barrier::new(2);
+    for _ in 0..rounds {
+        std::thread::scope(|s| {
+            for part in ks.chunks(ks.len() / 2) {
+                let (f, start) = (&f, &start);
+                s.spawn(move || {
+                    start.wait();
+                    for batch in part.chunks(100) {
+                        f.insert_batch(batch);
+                        assert_eq!(f.count_batch(batch), batch.len());
+                    }
+                });
+            }
+        });
+        if f.hold_stats().1 > 0 {
+            break;
         }
-    });
+    }
     assert_eq!(f.count_batch(&ks), ks.len());
+    let (held, handed, longest) = f.hold_stats();
+    assert!(handed >= 1, "no run was handed over ({held} held)");
+    assert!(
+        longest <= 3,
+        "two writers: at most 2 (W - 1) + 1 runs, saw {longest}"
+    );
 }
 
 #[test]

@@ -13,24 +13,27 @@
 
 use std::sync::Arc;
 
+use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use loom::thread;
 
 /// What `stripes.rs` takes from its surroundings, as loom models it.
 mod sync {
-    pub use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+    pub use loom::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
     pub use std::boxed::Box;
-
-    /// As the library waits for another writer, with the model's yield.
-    pub fn pause(_spins: &mut u32) {
-        loom::thread::yield_now();
-    }
     pub use std::vec::Vec;
 
-    /// As the library waits, with the model's yield in place of the pause and the
-    /// scheduler's yield.
-    pub fn wait_unlocked(lock: &AtomicBool) {
-        while lock.load(Ordering::Acquire) {
+    /// As the library waits for its turn, with the model's yield (a spin loop that never
+    /// yields would not terminate under the model).
+    #[derive(Default)]
+    pub struct Backoff;
+
+    impl Backoff {
+        pub fn new() -> Backoff {
+            Backoff
+        }
+
+        pub fn snooze(&mut self) {
             loom::thread::yield_now();
         }
     }
@@ -242,6 +245,160 @@ fn batches_handed_to_the_holder_of_every_lock_are_applied_once_and_before_their_
         let applies: usize = writers.into_iter().map(|t| t.join().unwrap()).sum();
         // Every batch applied exactly once: two calls of `apply` in all.
         assert_eq!(applies, 2);
+    });
+}
+
+/// A writer's run as the models hand it over: the run holds the writer's number, and the
+/// bit it sets lives in that writer's loom cell, which the writer writes before its call and
+/// again after it returns (as the library's callers reuse their hash buffer). The holder reads
+/// the cell when it applies the run, so loom fails the model if that read can race with the
+/// poster's writes: a run read after its poster returned, or before it was posted.
+struct Runs {
+    bits: [UnsafeCell<u32>; 3],
+    /// Applies of each writer's run (std atomics: counted, not modelled).
+    applied: [std::sync::atomic::AtomicUsize; 3],
+}
+
+// SAFETY: the cells are read and written only through loom's checked accesses.
+unsafe impl Sync for Runs {}
+
+impl Runs {
+    fn new() -> Arc<Runs> {
+        Arc::new(Runs {
+            bits: core::array::from_fn(|_| UnsafeCell::new(0)),
+            applied: core::array::from_fn(|_| std::sync::atomic::AtomicUsize::new(0)),
+        })
+    }
+
+    /// Writer `t`'s call of `apply_all` with the run `[t]` setting `bit` in `words[bit % n]`:
+    /// one word per block, read as plain memory (`unsync_load`: loom fails the model if a
+    /// store can race with it) and stored back, as `or_locked` does with a block's eight
+    /// (eight words would multiply the model's steps for nothing the hand-over depends on).
+    fn apply_all(&self, stripes: &Stripes, words: &[AtomicU64], t: usize, bit: u32) {
+        // SAFETY: checked by loom (a write racing with the holder's read fails the model).
+        self.bits[t].with_mut(|b| unsafe { *b = bit });
+        stripes.apply_all(&[t as u64], |_all, run| {
+            for &w in run {
+                let w = w as usize;
+                // SAFETY: checked by loom, as above.
+                let bit = self.bits[w].with(|b| unsafe { *b });
+                let word = &words[bit as usize % words.len()];
+                // SAFETY: checked by loom: every store to the word is made holding its lock.
+                let old = unsafe { word.unsync_load() };
+                word.store(old | 1 << bit, Ordering::Relaxed);
+                self.applied[w].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        // Its run is set when it returns, whoever applied it.
+        let word = &words[bit as usize % words.len()];
+        assert!(word.load(Ordering::Relaxed) & 1 << bit != 0);
+        // The buffer is the writer's again.
+        // SAFETY: checked by loom, as above.
+        self.bits[t].with_mut(|b| unsafe { *b = u32::MAX });
+    }
+
+    fn applied(&self, t: usize) -> usize {
+        self.applied[t].load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Three threads whose waits spin (with the model's yield) take more branches than loom's
+/// default allows in some interleavings.
+fn bounded_by(bound: usize) -> loom::model::Builder {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(bound);
+    b.max_branches = 20_000;
+    b
+}
+
+// Three threads: preemption bound 1 (every interleaving with at most one preemption; each
+// thread's waits yield as often as they spin), so that the models stay within seconds. At
+// bound 2 they take minutes.
+
+/// A holder, a poster and a third writer taking stripe 0 alone (a single key) at once, on two
+/// stripes: every run is applied exactly once and before its writer returns, the handed-over
+/// run is read only while its poster waits, the single key is set, and nobody deadlocks.
+#[test]
+fn a_holder_a_poster_and_a_single_key_writer_on_stripe_0() {
+    bounded_by(1).check(|| {
+        let stripes = Arc::new(Stripes::new(128));
+        assert_eq!(stripes.len(), 2);
+        let blocks: Arc<[AtomicU64]> = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let runs = Runs::new();
+        let writers: Vec<_> = [(0usize, 3u32), (1, 8)]
+            .into_iter()
+            .map(|(t, bit)| {
+                let (stripes, blocks, runs) = (stripes.clone(), blocks.clone(), runs.clone());
+                thread::spawn(move || runs.apply_all(&stripes, &blocks, t, bit))
+            })
+            .collect();
+        {
+            let _held = stripes.lock(0);
+            // SAFETY: checked by loom: every store to the word is made holding its lock.
+            let old = unsafe { blocks[0].unsync_load() };
+            blocks[0].store(old | 1 << 20, Ordering::Relaxed);
+        }
+        for t in writers {
+            t.join().unwrap();
+        }
+        assert_eq!((runs.applied(0), runs.applied(1)), (1, 1));
+        assert_eq!(blocks[0].load(Ordering::Relaxed), 1 << 8 | 1 << 20);
+        assert_eq!(blocks[1].load(Ordering::Relaxed), 1 << 3);
+        let stats = stripes.stats();
+        assert_eq!(stats.held_runs, 2);
+        assert!(stats.longest <= 3, "{stats:?}");
+    });
+}
+
+/// Three writers of `apply_all` on one stripe: a holder and two posters (or a poster that
+/// becomes the holder while another posts): every run applied exactly once, before its writer
+/// returns, each read only while its poster waits.
+#[test]
+fn a_holder_and_two_posters() {
+    bounded_by(1).check(|| {
+        let stripes = Arc::new(Stripes::new(1));
+        let blocks: Arc<[AtomicU64]> = Arc::new([AtomicU64::new(0)]);
+        let runs = Runs::new();
+        let writers: Vec<_> = [(1usize, 8u32), (2, 13)]
+            .into_iter()
+            .map(|(t, bit)| {
+                let (stripes, blocks, runs) = (stripes.clone(), blocks.clone(), runs.clone());
+                thread::spawn(move || runs.apply_all(&stripes, &blocks, t, bit))
+            })
+            .collect();
+        runs.apply_all(&stripes, &blocks, 0, 3);
+        for t in writers {
+            t.join().unwrap();
+        }
+        assert_eq!(
+            [runs.applied(0), runs.applied(1), runs.applied(2)],
+            [1, 1, 1]
+        );
+        let stats = stripes.stats();
+        assert_eq!(stats.held_runs, 3);
+        // At most 2 (W - 1) runs of others while one call waits or holds, its own aside.
+        assert!(stats.longest <= 5, "{stats:?}");
+    });
+}
+
+/// A writer that calls `apply_all` twice (posting its second run while a holder may still
+/// hold every lock) racing a holder that takes the locks again: the second run is not lost
+/// and no record is read after its call returned.
+#[test]
+fn a_writer_posting_again_races_a_new_holder() {
+    bounded_by(3).check(|| {
+        let stripes = Arc::new(Stripes::new(1));
+        let blocks: Arc<[AtomicU64]> = Arc::new([AtomicU64::new(0)]);
+        let runs = Runs::new();
+        let other = {
+            let (stripes, blocks, runs) = (stripes.clone(), blocks.clone(), runs.clone());
+            thread::spawn(move || runs.apply_all(&stripes, &blocks, 1, 8))
+        };
+        runs.apply_all(&stripes, &blocks, 0, 3);
+        runs.apply_all(&stripes, &blocks, 0, 21);
+        other.join().unwrap();
+        assert_eq!([runs.applied(0), runs.applied(1)], [2, 1]);
+        assert_eq!(blocks[0].load(Ordering::Relaxed), 1 << 3 | 1 << 8 | 1 << 21);
     });
 }
 

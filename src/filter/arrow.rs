@@ -97,7 +97,7 @@ impl BloomFilter {
 
 impl AtomicBloomFilter {
     /// [`BloomFilter::insert_array`] through `&self`, for many writers: every non-null key of
-    /// the array, hashed as there, inserted with relaxed `fetch_or`s like
+    /// the array, hashed as there, inserted under the stripe locks like
     /// [`insert_batch`](Self::insert_batch).
     ///
     /// ```

@@ -54,6 +54,16 @@ impl Striped {
 /// Any of them can run at once with any other and with readers. The bits of the filter are
 /// the same as a single-threaded build from the same keys.
 ///
+/// **Every writer finishes.** The stripe locks are FIFO (ticket locks): with W writers at
+/// once, of any kind, a writer waits for at most W - 1 holds of a lock before it gets it. A
+/// hold of one stripe is one writer's keys of that stripe; a hold of every stripe takes the
+/// other stripes in order and applies the holder's run and at most one run of each other
+/// writer. A shared batch's run of up to 4,096 keys returns after at most 2(W - 1) runs of
+/// other writers applied holding every lock. A waiting writer pauses, then yields to the
+/// scheduler (with `std`; without it, it backs off). If a writer panics while it applies
+/// another writer's run, that run goes back to its writer, which applies it itself: no
+/// writer waits for a panicked one.
+///
 /// **What a reader is guaranteed.** If an insert of a key *happens-before* a query of it (the
 /// insert returned and the writer's thread was joined, or the writer released a flag the
 /// reader acquired, or any other synchronisation), the query finds it: the insert's stores
@@ -341,9 +351,10 @@ impl AtomicBloomFilter {
     /// [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES) sets each time it holds every
     /// stripe's lock. Taking and releasing them costs a locked instruction per stripe (up to
     /// 256), which a run of this length spreads thin (a trial at 1M keys found runs of 1,024
-    /// keys clearly slower and of 16,384 no faster; not kept as a report). Another writer
-    /// waits at most two runs (the holder's own and one handed over: tens of microseconds at
-    /// the held batch's speed, perf-reports/2026-12-03-handover.md).
+    /// keys clearly slower and of 16,384 no faster; not kept as a report). It is also the
+    /// unit of the wait: with W writers at once, a run's call sees at most 2(W - 1) runs of
+    /// other writers applied holding every lock before it returns (the bound and its
+    /// argument are in `layout::stripes`).
     const HELD_RUN: usize = 4096;
 
     /// The shared batch. Into a filter of at most
@@ -393,7 +404,10 @@ impl AtomicBloomFilter {
             let run = &mut hashes[..most.min(n - start)];
             meta.kernel.hash_keys(meta.shape.flip, keys, start, run);
             start += run.len();
+            let run: &[u64] = run;
             stripes.apply_all(run, |all, hashes| {
+                #[cfg(all(test, feature = "std"))]
+                tests::trap(run, hashes);
                 let op = HeldInsert::new(blocks, stripes, all);
                 meta.kernel
                     .blocks(&meta.shape, Keys::Hashes(hashes), op, Sink::Discard);
@@ -425,8 +439,12 @@ impl AtomicBloomFilter {
     /// not set before, judged from the words it read under its stripe's lock (no window
     /// between check and insert).
     ///
-    /// When threads insert the same new key at the same time, **exactly one of them gets
-    /// `true`**: the lock orders them, and the first sets the bits the others then find.
+    /// When threads insert the same key at the same time, **at most one of them gets
+    /// `true`**: the lock orders them, and the first sets the bits the others then find. None
+    /// gets `true` where every bit of the key's pattern was set already: by a false positive
+    /// (other keys set those bits), or by an insert of the key through a path that does not
+    /// answer ([`insert`](Self::insert), [`insert_batch`](Self::insert_batch), a writer
+    /// handle) that ran first.
     ///
     /// ```
     /// let seen = blockbloom::AtomicBloomFilter::with_capacity(1000, 0.01)?;
@@ -477,6 +495,16 @@ impl AtomicBloomFilter {
     pub fn insert_hash_batch(&self, hashes: &[u64]) {
         self.insert_keys(Keys::Hashes(hashes))
     }
+
+    /// What the writers holding every stripe's lock have counted, for tests of the hand-over:
+    /// (runs applied holding every lock, runs of those applied for another writer, the most
+    /// such runs one shared batch's run saw from its ticket on stripe 0 to its release, its
+    /// own included). Not a stable interface.
+    #[doc(hidden)]
+    pub fn hold_stats(&self) -> (u64, u64, u64) {
+        let s = self.store.stripes.stats();
+        (s.held_runs, s.handed, s.longest)
+    }
 }
 
 impl core::fmt::Debug for AtomicBloomFilter {
@@ -488,5 +516,69 @@ impl core::fmt::Debug for AtomicBloomFilter {
             .field("seed", &self.seed())
             .field("isa", &self.isa())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::AtomicBloomFilter;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use std::time::{Duration, Instant};
+    use std::vec::Vec;
+
+    /// The hook that injects a panic into a holder: when it is `n > 0`, the next holder that
+    /// applies another writer's run of `n` hashes panics first (once).
+    static TRAP_LEN: AtomicUsize = AtomicUsize::new(0);
+
+    pub(super) fn trap(own: &[u64], applying: &[u64]) {
+        let n = applying.len();
+        if n != 0
+            && applying.as_ptr() != own.as_ptr()
+            && TRAP_LEN.compare_exchange(n, 0, Relaxed, Relaxed).is_ok()
+        {
+            panic!("injected: the holder fails applying a handed-over run");
+        }
+    }
+
+    /// A holder that panics while it applies a run handed to it: the poster's call returns
+    /// with every key of its run set (it applied the run itself), the holder's panic reaches
+    /// its caller, and the filter goes on working.
+    #[test]
+    fn a_holder_that_panics_applying_a_handed_over_run_hangs_no_one() {
+        // A length no other test's shared batch has.
+        const POSTED: usize = 777;
+        let f = AtomicBloomFilter::with_capacity(50_000, 0.01).unwrap();
+        TRAP_LEN.store(POSTED, Relaxed);
+        let fired = AtomicBool::new(false);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        std::thread::scope(|s| {
+            let (f, fired) = (&f, &fired);
+            s.spawn(move || {
+                let big: Vec<u64> = (0..4096u64).map(|k| k.wrapping_mul(0x9E37_79B9)).collect();
+                while !fired.load(Relaxed) && Instant::now() < deadline {
+                    if catch_unwind(AssertUnwindSafe(|| f.insert_batch(&big))).is_err() {
+                        fired.store(true, Relaxed);
+                    }
+                }
+            });
+            s.spawn(move || {
+                for round in 1u64.. {
+                    if fired.load(Relaxed) || Instant::now() >= deadline {
+                        break;
+                    }
+                    let keys: Vec<u64> = (0..POSTED as u64).map(|k| (round << 32) | k).collect();
+                    f.insert_batch(&keys);
+                    assert_eq!(f.count_batch(&keys), POSTED, "round {round}: keys lost");
+                }
+            });
+        });
+        TRAP_LEN.store(0, Relaxed);
+        assert!(
+            fired.load(Relaxed),
+            "no run of the poster was handed over in time"
+        );
+        f.insert_batch(&[1u64, 2, 3].repeat(30));
+        assert!(f.contains(&2u64));
     }
 }

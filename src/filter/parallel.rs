@@ -124,8 +124,10 @@ pub enum ParallelBuild {
     /// keys to find its own, which is cheap next to the inserts.
     #[default]
     Partitioned,
-    /// Every worker inserts its share of the keys into the whole filter through atomic
-    /// `fetch_or`s, as [`AtomicBloomFilter::insert_batch`](crate::AtomicBloomFilter::insert_batch) does.
+    /// Every worker inserts its share of the keys into the whole filter through relaxed
+    /// atomic `fetch_or`s (no lock: the workers are the filter's only writers).
+    /// [`AtomicBloomFilter::insert_batch`](crate::AtomicBloomFilter::insert_batch) does not
+    /// use `fetch_or`: its writers set bits under stripe locks with plain loads and stores.
     SharedAtomic,
 }
 

@@ -314,67 +314,45 @@ impl<'f> AtomicWriter<'f> {
 impl Slots {
     /// Hashes `keys` and places each hash in its stripe's slots, applying them when a
     /// stripe's slots fill. The partition by stripe is done here, as the hashes come out of
-    /// the SIMD hash (in L1, [`STAGE`] at a time), not as a sort when they are applied.
+    /// the SIMD hash (in L1, [`STAGE`] at a time), not as a sort when they are applied. The
+    /// stage stays in the handle (borrowed beside the slots, never moved out), so a panic
+    /// caught mid-way leaves a handle that works.
     fn push(&mut self, filter: &AtomicBloomFilter, keys: Keys<'_>) {
         let meta = &filter.meta;
         let keys = keys.under(meta.shape.hash);
         let total = keys.len();
-        let mut stage = core::mem::take(&mut self.stage);
+        let Slots {
+            slots,
+            per,
+            fill,
+            stage,
+            first,
+        } = self;
         let mut start = 0;
         while start < total {
             let take = stage.len().min(total - start);
             meta.kernel
                 .hash_keys(meta.shape.flip, keys, start, &mut stage[..take]);
             start += take;
-            if self.fill.len() == 1 {
-                self.append(filter, &stage[..take]);
+            if fill.len() == 1 {
+                append(filter, slots, fill, *first, &stage[..take]);
             } else {
-                self.place(filter, &stage[..take]);
-            }
-        }
-        self.stage = stage;
-    }
-
-    /// [`place`](Self::place) for a filter of one stripe, whose slots are the whole buffer,
-    /// filled in arrival order.
-    fn append(&mut self, filter: &AtomicBloomFilter, mut hashes: &[u64]) {
-        while !hashes.is_empty() {
-            let len = self.fill[0] as usize;
-            let take = (self.slots.len() - len).min(hashes.len());
-            for (slot, &h) in self.slots[len..len + take].iter_mut().zip(hashes) {
-                *slot = MaybeUninit::new(h);
-            }
-            self.fill[0] = (len + take) as u32;
-            hashes = &hashes[take..];
-            if len + take == self.slots.len() {
-                self.apply(filter);
+                place(filter, slots, fill, *per, *first, &stage[..take]);
             }
         }
     }
 
-    /// Puts each hash in its stripe's slots, applying them whenever that fills a stripe's.
+    /// Places `hashes` (see [`place`]).
     #[inline(always)]
     fn place(&mut self, filter: &AtomicBloomFilter, hashes: &[u64]) {
-        let per = self.per;
-        let (slots, fill) = (&mut *self.slots, &mut *self.fill);
-        let (num_blocks, stripes) = (filter.meta.shape.num_blocks, &filter.store.stripes);
-        for &h in hashes {
-            let s = stripes.stripe_of_hash(h, num_blocks);
-            debug_assert_eq!(s, stripes.stripe_of(block_index(h, num_blocks)));
-            debug_assert!(s < fill.len());
-            // SAFETY: `block_index` is below `num_blocks`, and `fill` has an entry for each
-            // of the stripes that cover them (`try_new`).
-            let taken = unsafe { fill.get_unchecked_mut(s) };
-            let f = *taken as usize;
-            debug_assert!(f < per);
-            // SAFETY: `s * per + f < stripes * per = slots.len()`: `f < per`, as a stripe
-            // whose slots fill is applied at once, below.
-            unsafe { *slots.get_unchecked_mut(s * per + f) = MaybeUninit::new(h) };
-            *taken += 1;
-            if f + 1 == per {
-                apply(filter, slots, fill, per, self.first);
-            }
-        }
+        place(
+            filter,
+            &mut self.slots,
+            &mut self.fill,
+            self.per,
+            self.first,
+            hashes,
+        )
     }
 
     fn apply(&mut self, filter: &AtomicBloomFilter) {
@@ -388,11 +366,68 @@ impl Slots {
     }
 }
 
+/// [`place`] for a filter of one stripe, whose slots are the whole buffer, filled in arrival
+/// order.
+fn append(
+    filter: &AtomicBloomFilter,
+    slots: &mut [MaybeUninit<u64>],
+    fill: &mut [u32],
+    first: usize,
+    mut hashes: &[u64],
+) {
+    while !hashes.is_empty() {
+        let len = fill[0] as usize;
+        let take = (slots.len() - len).min(hashes.len());
+        for (slot, &h) in slots[len..len + take].iter_mut().zip(hashes) {
+            *slot = MaybeUninit::new(h);
+        }
+        fill[0] = (len + take) as u32;
+        hashes = &hashes[take..];
+        if len + take == slots.len() {
+            apply(filter, slots, fill, slots.len(), first);
+        }
+    }
+}
+
+/// Puts each hash in its stripe's slots (`per` for each stripe, `fill` of them taken),
+/// applying them whenever that fills a stripe's.
+#[inline(always)]
+fn place(
+    filter: &AtomicBloomFilter,
+    slots: &mut [MaybeUninit<u64>],
+    fill: &mut [u32],
+    per: usize,
+    first: usize,
+    hashes: &[u64],
+) {
+    let (num_blocks, stripes) = (filter.meta.shape.num_blocks, &filter.store.stripes);
+    for &h in hashes {
+        let s = stripes.stripe_of_hash(h, num_blocks);
+        debug_assert_eq!(s, stripes.stripe_of(block_index(h, num_blocks)));
+        debug_assert!(s < fill.len());
+        // SAFETY: `block_index` is below `num_blocks`, and `fill` has an entry for each
+        // of the stripes that cover them (`try_new`).
+        let taken = unsafe { fill.get_unchecked_mut(s) };
+        let f = *taken as usize;
+        debug_assert!(f < per);
+        // SAFETY: `s * per + f < stripes * per = slots.len()`: `f < per`, as a stripe
+        // whose slots fill is applied at once, below.
+        unsafe { *slots.get_unchecked_mut(s * per + f) = MaybeUninit::new(h) };
+        *taken += 1;
+        if f + 1 == per {
+            apply(filter, slots, fill, per, first);
+        }
+    }
+}
+
 /// Applies the pending hashes of `slots` (`per` for each stripe, `fill` of them taken) to
 /// `filter` and empties them. The stripes' runs are moved together, in stripe order, so that
 /// the batch kernel takes each stripe's lock once; each run moves to an offset no later than
 /// its own, so moving them in order overwrites only runs already moved. The kernel then
 /// applies them from stripe `first` to the last, and then from the first stripe to `first`.
+/// The fills are zeroed only once every run is applied: if the kernel unwinds, [`Restore`]
+/// moves the runs back, and the handle still holds every key (some perhaps set already,
+/// which setting again leaves as it is).
 #[cold]
 #[inline(never)]
 fn apply(
@@ -403,24 +438,53 @@ fn apply(
     first: usize,
 ) {
     let (mut at, mut split) = (0, 0);
-    for (s, taken) in fill.iter_mut().enumerate() {
+    for (s, &taken) in fill.iter().enumerate() {
         if s == first {
             split = at;
         }
-        let f = core::mem::take(taken) as usize;
+        let f = taken as usize;
         let from = s * per;
         if from != at {
             slots.copy_within(from..from + f, at);
         }
         at += f;
     }
+    let restore = Restore { slots, fill, per };
     // SAFETY: `MaybeUninit<u64>` has `u64`'s layout, and the first `at` slots hold hashes:
     // the runs moved there are each stripe's first `fill` slots, which `place` and `append`
-    // wrote.
-    let hashes = unsafe { core::slice::from_raw_parts(slots.as_ptr().cast::<u64>(), at) };
+    // wrote. Nothing writes the slots while `hashes` is used (`restore` only does when it is
+    // dropped, after the last use or while unwinding out of it).
+    let hashes = unsafe { core::slice::from_raw_parts(restore.slots.as_ptr().cast::<u64>(), at) };
     for run in [&hashes[split..], &hashes[..split]] {
         if !run.is_empty() {
             filter.apply(Keys::Hashes(run), Sink::Discard);
+            #[cfg(all(test, feature = "std"))]
+            tests::trap();
+        }
+    }
+    restore.fill.fill(0);
+    core::mem::forget(restore);
+}
+
+/// The slots of [`apply`] with their stripes' runs moved together: dropped (only while
+/// unwinding), it moves each run back to its stripe's slots, the last first (each moves to an
+/// offset no earlier than its own, past every run before it).
+struct Restore<'a> {
+    slots: &'a mut [MaybeUninit<u64>],
+    fill: &'a mut [u32],
+    per: usize,
+}
+
+impl Drop for Restore<'_> {
+    fn drop(&mut self) {
+        let mut at: usize = self.fill.iter().map(|&f| f as usize).sum();
+        for (s, &f) in self.fill.iter().enumerate().rev() {
+            let f = f as usize;
+            at -= f;
+            let to = s * self.per;
+            if to != at {
+                self.slots.copy_within(at..at + f, to);
+            }
         }
     }
 }
@@ -433,6 +497,10 @@ impl Private {
         let total = keys.len();
         let mut start = 0;
         while start < total {
+            if self.keys >= self.cap {
+                // A publish that unwound left the count full.
+                self.publish(filter);
+            }
             let take = (self.cap - self.keys).min(total - start);
             let part = keys.slice(start, start + take);
             meta.kernel.insert(&meta.shape, &mut self.copy, part);
@@ -452,15 +520,17 @@ impl Private {
     #[inline(always)]
     fn counted(&mut self, filter: &AtomicBloomFilter, n: usize) {
         self.keys += n;
-        if self.keys == self.cap {
+        if self.keys >= self.cap {
             self.publish(filter);
         }
     }
 
     /// ORs the copy into the filter, a stripe at a time under its lock (skipping blocks the
     /// copy has nothing in, so their lines stay shared), and zeroes it.
+    /// The count is zeroed only once the pass is done: a pass that unwinds leaves the blocks
+    /// it had not OR'd in the copy, and the next publish ORs them.
     fn publish(&mut self, filter: &AtomicBloomFilter) {
-        if core::mem::take(&mut self.keys) == 0 {
+        if self.keys == 0 {
             return;
         }
         let stripes = &filter.store.stripes;
@@ -477,7 +547,12 @@ impl Private {
                 t.or_locked(m, g);
                 *m = Block::ZERO;
             }
+            #[cfg(all(test, feature = "std"))]
+            if guard.is_some() {
+                tests::trap();
+            }
         }
+        self.keys = 0;
     }
 }
 
@@ -525,7 +600,109 @@ fn reserved<T>(len: usize) -> Result<Vec<T>, Error> {
 
 #[cfg(all(test, feature = "std"))]
 mod tests {
-    use crate::{BloomFilter, Isa, Layout};
+    use crate::{AtomicBloomFilter, BloomFilter, Isa, Layout};
+    use std::cell::Cell;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    std::thread_local! {
+        /// The hook that injects a panic: when it is `n > 0`, the `n`-th [`trap`] from now on
+        /// this thread panics (after a run of a buffering handle's apply, or a stripe of a
+        /// private handle's publish, was written to the filter).
+        static TRAP: Cell<u32> = const { Cell::new(0) };
+    }
+
+    pub(super) fn trap() {
+        TRAP.with(|t| match t.get() {
+            0 => {}
+            1 => {
+                t.set(0);
+                panic!("injected: a writer handle fails mid-way");
+            }
+            n => t.set(n - 1),
+        });
+    }
+
+    /// Runs `f` with the `n`-th trap armed; answers whether it panicked (and disarms).
+    fn trapped(n: u32, f: impl FnOnce()) -> bool {
+        TRAP.with(|t| t.set(n));
+        let panicked = catch_unwind(AssertUnwindSafe(f)).is_err();
+        TRAP.with(|t| t.set(0));
+        panicked
+    }
+
+    /// A buffering handle whose apply unwinds after its first run keeps every key it held
+    /// (its fills are restored, its runs moved back), and a push that unwinds leaves a handle
+    /// that takes more keys; flushed, the filter has the bits of a plain build.
+    #[test]
+    fn a_buffering_handle_that_unwinds_keeps_its_keys_and_works() {
+        let keys = keys(6_000);
+        let b = || BloomFilter::builder().capacity(20_000).fpr(0.01);
+        let mut plain = b().build().unwrap();
+        plain.insert_batch(&keys);
+        let f: AtomicBloomFilter = b().build_atomic().unwrap();
+        assert!(f.store.stripes.len() > 2);
+        let mut w = f.try_writer(20_000).unwrap();
+        w.insert_batch(&keys[..3_000]);
+        let held = w.pending();
+        assert_eq!(held, 3_000);
+        // The writer starts at a stripe of its own: two runs, and the trap after the first.
+        let first = match &w.pending {
+            super::Pending::Slots(s) => s.first,
+            super::Pending::Private(_) => unreachable!(),
+        };
+        assert!(trapped(1, || w.flush()));
+        assert_eq!(w.pending(), held);
+        if first > 0 {
+            assert!(
+                f.count_batch(&keys[..3_000]) < 3_000,
+                "the second run was not applied"
+            );
+        }
+        w.flush();
+        assert_eq!(w.pending(), 0);
+        assert_eq!(f.count_batch(&keys[..3_000]), 3_000);
+        // A push whose stripe fills applies; it unwinds there.
+        let mut small = f.try_writer(f.store.stripes.len() * 2).unwrap();
+        assert!(trapped(1, || small.insert_batch(&keys[3_000..])));
+        small.insert_batch(&keys[3_000..]);
+        drop(small);
+        drop(w);
+        assert!(f.into_filter().blocks() == plain.blocks());
+    }
+
+    /// A private handle whose publish unwinds after its first stripe keeps its count and the
+    /// blocks it had not OR'd; the next publish sets every key, and it still publishes by
+    /// itself when full.
+    #[test]
+    fn a_private_handle_that_unwinds_keeps_its_keys() {
+        let keys = keys(8_000);
+        let b = || BloomFilter::builder().capacity(20_000).fpr(0.01);
+        let mut plain = b().build().unwrap();
+        plain.insert_batch(&keys);
+        let f: AtomicBloomFilter = b().build_atomic().unwrap();
+        let mut w = f.try_private_writer().unwrap();
+        w.insert_batch(&keys[..4_000]);
+        assert!(trapped(1, || w.flush()));
+        assert_eq!(w.pending(), 4_000);
+        assert!(
+            f.count_batch(&keys[..4_000]) < 4_000,
+            "the pass stopped part way"
+        );
+        w.flush();
+        assert_eq!(w.pending(), 0);
+        assert_eq!(f.count_batch(&keys[..4_000]), 4_000);
+        // A publish by itself (the handle full) that unwinds: the next push publishes.
+        let cap = w.capacity();
+        let many = self::keys(cap as u64 + 10);
+        assert!(trapped(1, || w.insert_batch(&many)));
+        w.insert_batch(&keys[4_000..]);
+        w.flush();
+        assert_eq!(f.count_batch(&many[..cap]), cap);
+        let mut plain_all = plain;
+        plain_all.insert_batch(&many[..cap]);
+        drop(w);
+        assert!(f.into_filter().blocks() == plain_all.blocks());
+    }
 
     fn keys(n: u64) -> Vec<u64> {
         (0..n)

@@ -38,56 +38,7 @@ pub(crate) mod stripes;
 
 /// What [`stripes`] takes from its surroundings: atomics, allocation and waiting (the `loom`
 /// crate's copy of `stripes.rs` gets the model's instead).
-mod sync {
-    pub use alloc::boxed::Box;
-    pub use alloc::vec::Vec;
-    pub use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-
-    /// The words of a block whose stripe lock the caller holds, read as plain memory (vector
-    /// loads where the tier has them). Every writer of these words holds that lock, so
-    /// nothing writes them during the read; readers only read, and reads do not race.
-    #[inline(always)]
-    pub fn read_locked(words: &[AtomicU64; 8]) -> [u64; 8] {
-        // SAFETY: `AtomicU64` has the size, alignment and bit validity of `u64`, and the
-        // words sit in an `UnsafeCell`, so reading them through a pointer is allowed; no write
-        // to them can happen during the read (above), so it is not a data race.
-        unsafe { words.as_ptr().cast::<[u64; 8]>().read() }
-    }
-
-    /// One step of a wait for another writer: a pause, and after a while (with `std`) a yield
-    /// to the scheduler, so that a writer that lost its core gets it back.
-    #[inline(always)]
-    pub fn pause(spins: &mut u32) {
-        #[cfg(feature = "std")]
-        if *spins >= 64 {
-            std::thread::yield_now();
-            return;
-        }
-        *spins += 1;
-        core::hint::spin_loop();
-    }
-
-    /// Waits until `lock` looks free (a writer that found it taken). It watches with relaxed
-    /// loads, so the waiting core does not take the line exclusive again and again while the
-    /// holder works; after a while it yields to the scheduler (with `std`), so a holder that
-    /// lost its core gets it back.
-    #[inline(always)]
-    pub fn wait_unlocked(lock: &AtomicBool) {
-        #[cfg(feature = "std")]
-        let mut spins = 0u32;
-        while lock.load(Ordering::Acquire) {
-            #[cfg(feature = "std")]
-            {
-                if spins >= 64 {
-                    std::thread::yield_now();
-                    continue;
-                }
-                spins += 1;
-            }
-            core::hint::spin_loop();
-        }
-    }
-}
+mod sync;
 
 /// One cache line of filter: 512 bits as eight `u64` words.
 ///
@@ -350,31 +301,20 @@ impl AtomicBlock {
     /// exclusive for nothing). The words to write are found first, without branching: "is
     /// this bit set yet" is a coin flip in a half-full filter, and a mispredicted branch per
     /// word would cost as much as the atomic it avoids.
+    ///
+    /// Only for blocks no stripe lock guards (the shared-atomic parallel build, whose workers
+    /// all write this way): a striped filter's lock holders read their words as plain memory
+    /// and store them back, so a `fetch_or` beside them would race with that read and could
+    /// be overwritten. Not public for that reason.
+    #[cfg(feature = "parallel")]
     #[inline(always)]
-    pub fn or(&self, pattern: &Block) {
+    pub(crate) fn or(&self, pattern: &Block) {
         let mut missing = self.missing(pattern);
         while missing != 0 {
             let w = missing.trailing_zeros() as usize;
             self.0[w].fetch_or(pattern.0[w], Relaxed);
             missing &= missing - 1;
         }
-    }
-
-    /// [`or`](Self::or), answering whether some bit of `pattern` was newly set, from the old
-    /// words the `fetch_or`s return. Of several threads setting the same bits at once, the
-    /// first `fetch_or` on each word sees it without them, so at least one thread answers
-    /// `true` (more than one can, each first on a different word).
-    #[inline(always)]
-    pub fn or_new(&self, pattern: &Block) -> bool {
-        let mut missing = self.missing(pattern);
-        let mut new = false;
-        while missing != 0 {
-            let w = missing.trailing_zeros() as usize;
-            let p = pattern.0[w];
-            new |= self.0[w].fetch_or(p, Relaxed) & p != p;
-            missing &= missing - 1;
-        }
-        new
     }
 
     /// Sets the bits of `pattern` while `guard` holds this block's stripe lock, with relaxed
@@ -388,6 +328,7 @@ impl AtomicBlock {
 
     /// Bit `w` set for each word `w` that lacks some bit of `pattern` (relaxed loads, no
     /// branches).
+    #[cfg(feature = "parallel")]
     #[inline(always)]
     fn missing(&self, pattern: &Block) -> u32 {
         let mut missing = 0u32;
