@@ -29,7 +29,7 @@ use blockbloom_measure::system::Context;
 use blockbloom_measure::timing::{Timing, per_key};
 
 use crate::ceiling::{anon_huge_kib, ceiling};
-use crate::peers::{FastBloom, Sbbf};
+use blockbloom_perf::peers::{FastBloom, Sbbf};
 
 use plot::plot;
 use report::{json, markdown, slug};

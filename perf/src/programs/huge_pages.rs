@@ -10,7 +10,7 @@
 //! alternating, and the better of three passes over the queries is kept.
 //!
 //! ```text
-//! cargo run --release --example huge_pages -- --keys 64000000
+//! cargo run --release -p blockbloom-perf -- huge-pages --keys 64000000
 //! ```
 
 use std::process::ExitCode;
@@ -26,9 +26,9 @@ fn key(i: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     let mut n: u64 = 64_000_000;
-    let mut args = std::env::args().skip(1);
+    let mut args = blockbloom_perf::workload::args().skip(1);
     while let Some(a) = args.next() {
         match (a.as_str(), args.next().and_then(|v| v.parse().ok())) {
             ("--keys", Some(v)) if v > 0 => n = v,

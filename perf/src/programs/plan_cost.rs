@@ -3,9 +3,9 @@
 //! back).
 //!
 //! ```sh
-//! cargo run --release --example plan_cost -- 2000          # reps, every case
-//! cargo run --release --example plan_cost -- 100 1e10 1e-9 # reps, one case
-//! cargo run --release --example plan_cost -- 100 6463026605 0.3 28 # probes fixed
+//! cargo run --release -p blockbloom-perf -- plan-cost 2000          # reps, every case
+//! cargo run --release -p blockbloom-perf -- plan-cost 100 1e10 1e-9 # reps, one case
+//! cargo run --release -p blockbloom-perf -- plan-cost 100 6463026605 0.3 28 # probes fixed
 //! ```
 //!
 //! Instructions per plan, repeatable where time is not (`valgrind`, AVX2 at most): count
@@ -15,7 +15,7 @@
 //! ```sh
 //! for reps in 9 19; do valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     --toggle-collect='blockbloom::sizing::plan_for*' \
-//!     target/release/examples/plan_cost $reps 1e10 1e-9 2>&1 | grep refs; done
+//!     target/release/blockbloom-perf plan-cost $reps 1e10 1e-9 2>&1 | grep refs; done
 //! ```
 
 use std::hint::black_box;
@@ -35,8 +35,8 @@ const CASES: [(u64, f64); 9] = [
     (44, 2.4e-3),
 ];
 
-fn main() -> Result<(), blockbloom::Error> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+pub fn main() -> Result<(), blockbloom::Error> {
+    let args: Vec<String> = blockbloom_perf::workload::args().skip(1).collect();
     let reps: u32 = args.first().map_or(2000, |s| s.parse().expect("reps"));
     let cases: Vec<(u64, f64)> = match (args.get(1), args.get(2)) {
         (Some(n), Some(p)) => vec![(

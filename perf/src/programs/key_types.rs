@@ -6,7 +6,7 @@
 //! fastest of 300 passes over 65,536 keys, which shrugs off a noisy shared machine.
 //!
 //! ```sh
-//! for isa in avx512 avx2 portable; do BLOCKBLOOM_ISA=$isa cargo run --release --example key_types; done
+//! for isa in avx512 avx2 portable; do BLOCKBLOOM_ISA=$isa cargo run --release -p blockbloom-perf -- key-types; done
 //! ```
 
 use std::time::Instant;
@@ -31,7 +31,7 @@ fn fastest<K: BatchKey>(f: &BloomFilter, keys: &[K]) -> f64 {
     best
 }
 
-fn main() -> Result<(), blockbloom::Error> {
+pub fn main() -> Result<(), blockbloom::Error> {
     let mut f = BloomFilter::with_capacity(50_000, 0.01)?;
     println!("kernel: {}", f.isa());
     let mut x = 1u64;

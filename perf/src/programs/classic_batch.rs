@@ -3,7 +3,7 @@
 //! the members and over as many absent keys, in ns/key.
 //!
 //! ```sh
-//! cargo run --release --example classic_batch -- 5 1000000      # reps, keys
+//! cargo run --release -p blockbloom-perf -- classic-batch 5 1000000      # reps, keys
 //! ```
 //!
 //! Under `valgrind --tool=callgrind` (AVX2 at most), the difference between the instruction
@@ -12,13 +12,13 @@
 use std::time::Instant;
 
 fn arg(i: usize, default: u64) -> u64 {
-    std::env::args()
+    blockbloom_perf::workload::args()
         .nth(i)
         .map(|s| s.parse().expect("a whole number"))
         .unwrap_or(default)
 }
 
-fn main() -> Result<(), blockbloom::Error> {
+pub fn main() -> Result<(), blockbloom::Error> {
     let (reps, n) = (arg(1, 5), arg(2, 1_000_000));
     let scramble = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let members: Vec<u64> = (0..n).map(scramble).collect();

@@ -16,17 +16,15 @@
 //! `contains` over 262,144 keys. Then each candidate's memory at 1% and 0.1% over the least.
 //!
 //! ```sh
-//! cargo run --release --example default_pairs -- 10          # rounds
-//! cargo run --release --example default_pairs -- 10 1000000  # key counts
+//! cargo run --release -p blockbloom-perf -- default-pairs 10          # rounds
+//! cargo run --release -p blockbloom-perf -- default-pairs 10 1000000  # key counts
 //! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, Isa, KeyHash, Layout};
-use pairs::{Rng, cpu_name, median};
-
-mod pairs;
+use blockbloom_perf::workload::{Rng, cpu_name, median};
 
 const BATCH_QUERIES: usize = 1 << 22;
 const SINGLE_QUERIES: usize = 1 << 20;
@@ -59,8 +57,8 @@ fn build(
     b.build()
 }
 
-fn main() -> Result<(), blockbloom::Error> {
-    let (rounds, sizes) = pairs::rounds_and_sizes(10, &[50_000, 1_000_000]);
+pub fn main() -> Result<(), blockbloom::Error> {
+    let (rounds, sizes) = blockbloom_perf::workload::rounds_and_sizes(10, &[50_000, 1_000_000]);
     let defaults = BloomFilter::with_capacity(1_000_000, 0.01)?;
     assert_eq!(
         (defaults.key_hash(), defaults.layout()),

@@ -41,19 +41,17 @@
 //! bytes; default 8 16 32 100 ipv6). The members' bytes are kept in one buffer.
 //!
 //! ```sh
-//! cargo run --release --example string_pairs -- 200 8 16 32 100 ipv6   # rounds, key kinds
-//! cargo run --release --example string_pairs -- --keys 64000000 200 16
-//! cargo run --release --example string_pairs -- --once 20 8 16 32 100  # 1M keys, each read once
+//! cargo run --release -p blockbloom-perf -- string-pairs 200 8 16 32 100 ipv6   # rounds, key kinds
+//! cargo run --release -p blockbloom-perf -- string-pairs --keys 64000000 200 16
+//! cargo run --release -p blockbloom-perf -- string-pairs --once 20 8 16 32 100  # 1M keys, each read once
 //! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, KeyHash};
-use pairs::{Rng, median, ratio_summary};
+use blockbloom_perf::workload::{Rng, median, ratio_summary};
 use xxhash_rust::xxh3::xxh3_64;
-
-mod pairs;
 
 /// The members when `--keys` does not say.
 const KEYS: usize = 1_000_000;
@@ -64,7 +62,7 @@ const ONCE_MAX: usize = 1 << 22;
 const BATCH: usize = 1024;
 
 /// Key `i` of `len` bytes: random letters (URL-like from 32 bytes), distinct by the index
-/// folded into its last bytes (as `benches/keys.rs` makes them).
+/// folded into its last bytes (as `perf/benches/keys.rs` makes them).
 fn key(r: &mut Rng, i: usize, len: usize) -> Vec<u8> {
     let mut s = if len >= 32 {
         format!("https://example.com/p/{i:x}/").into_bytes()
@@ -111,7 +109,7 @@ enum Kind {
     Ipv6,
 }
 
-fn main() -> Result<(), blockbloom::Error> {
+pub fn main() -> Result<(), blockbloom::Error> {
     let positive = |s: &str| -> usize {
         s.parse()
             .ok()
@@ -122,7 +120,7 @@ fn main() -> Result<(), blockbloom::Error> {
     let mut keys = KEYS;
     let mut once = false;
     let mut args = Vec::new();
-    let mut raw = std::env::args().skip(1);
+    let mut raw = blockbloom_perf::workload::args().skip(1);
     while let Some(a) = raw.next() {
         if a == "--keys" {
             keys = positive(&raw.next().expect("--keys needs a number"));
@@ -162,7 +160,7 @@ fn main() -> Result<(), blockbloom::Error> {
         } else {
             " (in cache)"
         },
-        pairs::cpu_name()
+        blockbloom_perf::workload::cpu_name()
     );
     for kind in kinds {
         let (name, seed) = match kind {

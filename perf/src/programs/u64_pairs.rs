@@ -34,8 +34,8 @@
 //! first line names the tier and the CPU.
 //!
 //! ```sh
-//! cargo run --release --example u64_pairs -- 100        # rounds (64M keys: a fifth of them)
-//! cargo run --release --example u64_pairs -- 100 1000000  # only these key counts
+//! cargo run --release -p blockbloom-perf -- u64-pairs 100        # rounds (64M keys: a fifth of them)
+//! cargo run --release -p blockbloom-perf -- u64-pairs 100 1000000  # only these key counts
 //! ```
 
 use std::hint::black_box;
@@ -43,11 +43,9 @@ use std::time::Instant;
 
 use blockbloom::parquet::SplitBlockFilter;
 use blockbloom::{BloomFilter, KeyHash};
-use pairs::{Rng, cpu_name, median, ratio_summary};
+use blockbloom_perf::workload::{Rng, cpu_name, median, ratio_summary};
 use parquet::bloom_filter::Sbbf;
 use xxhash_rust::xxh3::xxh3_64;
-
-mod pairs;
 
 const BATCH: usize = 1024;
 const SIDES: [&str; 10] = [
@@ -67,8 +65,9 @@ const OURS: usize = 7;
 
 type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
 
-fn main() -> Result<(), blockbloom::Error> {
-    let (rounds, sizes) = pairs::rounds_and_sizes(100, &[50_000, 1_000_000, 64_000_000]);
+pub fn main() -> Result<(), blockbloom::Error> {
+    let (rounds, sizes) =
+        blockbloom_perf::workload::rounds_and_sizes(100, &[50_000, 1_000_000, 64_000_000]);
     let probe = BloomFilter::with_capacity(1, 0.01)?;
     println!(
         "u64 keys, count_batch vs sbbf-rs, fastbloom and parquet at 1%: {rounds} rounds, sides \

@@ -290,7 +290,7 @@ mod tests {
     /// after their build, so HEAD has not moved).
     #[test]
     fn the_commit_is_the_checkouts() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
         let head = std::process::Command::new("git")
             .args(["rev-parse", "--short", "HEAD"])
             .current_dir(dir)

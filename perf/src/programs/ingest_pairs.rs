@@ -32,17 +32,16 @@
 //! each shared side's time over the floors' at the same thread count (how far above the floor).
 //!
 //! ```sh
-//! cargo run --release --example ingest_pairs -- 5 1000000,16000000 1,2   # rounds, sizes, threads
+//! cargo run --release -p blockbloom-perf -- ingest-pairs 5 1000000,16000000 1,2   # rounds, sizes, threads
 //! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{AtomicBloomFilter, BloomFilter};
-use pairs::{Rng, median, ratio_summary};
+use blockbloom_perf::workload::{Rng, median, ratio_summary};
 
-mod ingest_floor;
-mod pairs;
+use super::ingest_floor;
 
 /// Keys per `insert_batch` call.
 const CALL: usize = 4096;
@@ -253,8 +252,8 @@ fn list(arg: Option<String>, default: Vec<usize>) -> Vec<usize> {
     })
 }
 
-fn main() -> Result<(), blockbloom::Error> {
-    let mut args = std::env::args().skip(1);
+pub fn main() -> Result<(), blockbloom::Error> {
+    let mut args = blockbloom_perf::workload::args().skip(1);
     let rounds = list(args.next(), vec![5])[0];
     let sizes = list(args.next(), vec![1_000_000, 16_000_000, 64_000_000]);
     let threads = list(args.next(), {
@@ -265,7 +264,7 @@ fn main() -> Result<(), blockbloom::Error> {
         }
         t
     });
-    let cpu = pairs::cpu_name();
+    let cpu = blockbloom_perf::workload::cpu_name();
     println!(
         "shared-filter ingest, u64 keys, 1%: {rounds} rounds, sides interleaved; {cpu}; kernel {}; \
          {} logical CPUs",

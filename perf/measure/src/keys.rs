@@ -22,6 +22,22 @@ pub fn key(seed: u64, i: u64) -> u64 {
     mix(seed.wrapping_add(i.wrapping_add(1).wrapping_mul(GAMMA)))
 }
 
+/// The stream `seed` read in order: the `i`-th call of [`Rng::next`] returns [`key`]`(seed,
+/// i)`. This is the one key generator of every measuring program and bench (`blockbloom-perf`):
+/// keys that are the same on every run.
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next key of the stream.
+    #[inline]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(GAMMA);
+        mix(self.0)
+    }
+}
+
 /// The keys one size is measured on.
 pub struct Workload {
     /// Keys inserted: indices `0..n` of the stream.
@@ -109,6 +125,14 @@ mod tests {
             "{}",
             w.non_members
         );
+    }
+
+    #[test]
+    fn the_stream_reads_the_keys_in_order() {
+        let mut r = Rng(7);
+        for i in 0..100 {
+            assert_eq!(r.next(), key(7, i));
+        }
     }
 
     #[test]

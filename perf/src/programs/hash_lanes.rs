@@ -21,19 +21,16 @@
 //! x86-64 with AVX2 only.
 //!
 //! ```sh
-//! cargo run --release --example hash_lanes -- 15     # rounds
+//! cargo run --release -p blockbloom-perf -- hash-lanes 15     # rounds
 //! ```
 
 #[cfg(target_arch = "x86_64")]
-mod pairs;
-
-#[cfg(target_arch = "x86_64")]
-fn main() {
+pub fn main() {
     x86::main();
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn main() {
+pub fn main() {
     println!("hash_lanes: x86-64 with AVX2 only");
 }
 
@@ -46,10 +43,10 @@ mod x86 {
     use blockbloom::BloomFilter;
     use blockbloom::hash::{hash_u64_batch, hash_u64_mx32};
 
-    use super::pairs::candidate::{
+    use blockbloom_perf::workload::candidate::{
         FOLD_MUL, MX32_A as A, MX32_B as B, MX32_SEED_MASK as SEED_MASK, MX32_T8 as T8, fold2,
     };
-    use super::pairs::{Rng, median, ratio_summary};
+    use blockbloom_perf::workload::{Rng, median, ratio_summary};
 
     const KEYS: usize = 1 << 20;
     const CALL: usize = 1024;
@@ -121,7 +118,7 @@ mod x86 {
     }
 
     pub fn main() {
-        let rounds: usize = std::env::args().nth(1).map_or(15, |s| {
+        let rounds: usize = blockbloom_perf::workload::args().nth(1).map_or(15, |s| {
             s.parse()
                 .ok()
                 .filter(|&r| r > 0)
@@ -186,7 +183,7 @@ mod x86 {
         }
         println!(
             "hash_lanes: {KEYS} u64 keys, {CALL} a call, {rounds} rounds, sides interleaved; {}",
-            super::pairs::cpu_name()
+            blockbloom_perf::workload::cpu_name()
         );
         let line: Vec<String> = (0..names.len())
             .map(|i| format!("{} {:.2}", names[i], median(&mut times[i].clone())))

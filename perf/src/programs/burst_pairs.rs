@@ -17,9 +17,9 @@
 //! fixed cost shows).
 //!
 //! ```sh
-//! cargo run --release --example burst_pairs -- 20              # rounds
-//! cargo run --release --example burst_pairs -- 20 1000000      # only these key counts
-//! BURST_FPR=0.001 cargo run --release --example burst_pairs    # another target rate
+//! cargo run --release -p blockbloom-perf -- burst-pairs 20              # rounds
+//! cargo run --release -p blockbloom-perf -- burst-pairs 20 1000000      # only these key counts
+//! BURST_FPR=0.001 cargo run --release -p blockbloom-perf -- burst-pairs    # another target rate
 //! ```
 //!
 //! `BURST_FPR` sets our filters' target rate (default 0.01; at 0.001 the defaults take the
@@ -29,10 +29,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
-use pairs::{Rng, cpu_name, median, ratio_summary};
+use blockbloom_perf::workload::{Rng, cpu_name, median, ratio_summary};
 use xxhash_rust::xxh3::xxh3_64;
-
-mod pairs;
 
 const QUERIES: usize = 1 << 22;
 /// Keys per call of our sides.
@@ -60,8 +58,8 @@ impl Side {
     }
 }
 
-fn main() -> Result<(), blockbloom::Error> {
-    let (rounds, sizes) = pairs::rounds_and_sizes(20, &[50_000, 1_000_000]);
+pub fn main() -> Result<(), blockbloom::Error> {
+    let (rounds, sizes) = blockbloom_perf::workload::rounds_and_sizes(20, &[50_000, 1_000_000]);
     let fpr: f64 = match std::env::var("BURST_FPR") {
         Ok(v) => v.parse().expect("BURST_FPR: a number, such as 0.001"),
         Err(_) => 0.01,

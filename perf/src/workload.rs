@@ -1,21 +1,27 @@
-//! What the interleaved-rounds measurements (`build_pairs`, `string_pairs`, `u64_pairs` and the
-//! others) share: their key generator, their arguments of rounds and key counts, and how they
-//! summarise a side's times and a ratio's rounds.
+//! What the interleaved-rounds programs (`build-pairs`, `string-pairs`, `u64-pairs` and the
+//! others, each a subcommand of `blockbloom-perf`) share: their key stream (the one
+//! generator, [`blockbloom_measure::keys::Rng`]), their arguments of rounds and key counts, and
+//! how they summarise a side's times and a ratio's rounds.
 
-// Each example uses part of this module.
-#![allow(dead_code)]
+use std::sync::OnceLock;
 
-/// splitmix64: keys that are the same on every run.
-pub struct Rng(pub u64);
+pub use blockbloom_measure::keys::Rng;
 
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+/// The running program's command line: its name, then the words after it.
+static ARGS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Sets the command line the program reads through [`args`] (once, before it runs): `program`
+/// then the words the user gave after the subcommand.
+pub fn set_args(program: &str, words: &[String]) {
+    let mut all = vec![program.to_string()];
+    all.extend(words.iter().cloned());
+    // A second call (tests running programs in one process) keeps the first.
+    let _ = ARGS.set(all);
+}
+
+/// The program's command line as `std::env::args` gives a binary's: its name, then its words.
+pub fn args() -> std::vec::IntoIter<String> {
+    ARGS.get().cloned().unwrap_or_default().into_iter()
 }
 
 /// The median of `v` (sorted in place).
@@ -58,7 +64,7 @@ pub fn cpu_name() -> String {
 /// The arguments `[ROUNDS [N...]]` of a measurement over key counts: the rounds (at least one;
 /// `rounds` if not given) and the key counts (`sizes` if none is given).
 pub fn rounds_and_sizes(rounds: usize, sizes: &[usize]) -> (usize, Vec<usize>) {
-    let mut args = std::env::args().skip(1);
+    let mut args = args().skip(1);
     let rounds = args.next().map_or(rounds, |s| {
         s.parse()
             .ok()

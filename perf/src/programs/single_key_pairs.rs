@@ -49,19 +49,17 @@
 //!   show whether that hash would cost the batches their speed.
 //!
 //! ```sh
-//! cargo run --release --example single_key_pairs -- 10            # rounds
-//! cargo run --release --example single_key_pairs -- 10 50000,1000000   # sizes
+//! cargo run --release -p blockbloom-perf -- single-key-pairs 10            # rounds
+//! cargo run --release -p blockbloom-perf -- single-key-pairs 10 50000,1000000   # sizes
 //! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
-use pairs::{median, ratio_summary};
+use blockbloom_perf::workload::{median, ratio_summary};
 use parquet::bloom_filter::Sbbf;
 use xxhash_rust::xxh3::xxh3_64;
-
-mod pairs;
 
 const QUERIES: usize = 1 << 20;
 
@@ -467,7 +465,7 @@ mod inline {
     use blockbloom::{Block, BloomFilter, KeyHash, Layout};
 
     use super::Probe;
-    use super::pairs::candidate;
+    use blockbloom_perf::workload::candidate;
 
     /// Which hash a [`Floor`] computes (a const parameter of its loops, so no branch per key).
     pub struct FloorHash;
@@ -483,7 +481,7 @@ mod inline {
         pub const MX2: u8 = 3;
     }
 
-    /// Candidate `HASH` of an 8-byte key (`pairs::candidate`).
+    /// Candidate `HASH` of an 8-byte key (`blockbloom_perf::workload::candidate`).
     #[inline(always)]
     fn candidate<const HASH: u8>(key: u64, seed: u64) -> u64 {
         match HASH {
@@ -642,8 +640,8 @@ fn split<K: Probe>(s: &Sides, queries: &[K], rounds: usize) -> [[Vec<f64>; 2]; 2
     out
 }
 
-fn main() -> Result<(), blockbloom::Error> {
-    let mut args = std::env::args().skip(1);
+pub fn main() -> Result<(), blockbloom::Error> {
+    let mut args = blockbloom_perf::workload::args().skip(1);
     let rounds: usize = args.next().map_or(10, |s| {
         s.parse()
             .ok()
@@ -657,7 +655,7 @@ fn main() -> Result<(), blockbloom::Error> {
                 .map(|n| n.parse().expect("sizes: numbers separated by commas"))
                 .collect()
         });
-    let cpu = pairs::cpu_name();
+    let cpu = blockbloom_perf::workload::cpu_name();
     println!(
         "single-key contains/insert, 1%: {rounds} rounds, sides interleaved; {cpu}; kernel {}",
         blockbloom::Isa::active()?

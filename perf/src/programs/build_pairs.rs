@@ -1,5 +1,5 @@
 //! Construction plus fill of a 1,000-key filter at 1% against parquet's `Sbbf`, the
-//! `build_1000` case of `benches/keys.rs` measured in interleaved rounds, so that both sides
+//! `build_1000` case of `perf/benches/keys.rs` measured in interleaved rounds, so that both sides
 //! of every ratio see the same state of a shared machine.
 //!
 //! Criterion times one implementation for seconds and then the next, and this host's speed
@@ -16,31 +16,31 @@
 //! * `sbbf`: `Sbbf::new_with_ndv_fpp(1000, 0.01)`, then `insert` of each key.
 //!
 //! ```sh
-//! cargo run --release --example build_pairs -- 400 16   # rounds, builds per batch
+//! cargo run --release -p blockbloom-perf -- build-pairs 400 16   # rounds, builds per batch
 //! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
-use pairs::{median, ratio_summary};
+use blockbloom_perf::workload::{median, ratio_summary};
 use parquet::bloom_filter::Sbbf;
-
-mod pairs;
 
 const KEYS: u64 = 1000;
 const FPR: f64 = 0.01;
 
 fn arg(i: usize, default: usize) -> usize {
-    std::env::args().nth(i).map_or(default, |s| {
-        s.parse()
-            .ok()
-            .filter(|&v| v > 0)
-            .expect("a positive whole number")
-    })
+    blockbloom_perf::workload::args()
+        .nth(i)
+        .map_or(default, |s| {
+            s.parse()
+                .ok()
+                .filter(|&v| v > 0)
+                .expect("a positive whole number")
+        })
 }
 
-fn main() -> Result<(), blockbloom::Error> {
+pub fn main() -> Result<(), blockbloom::Error> {
     let (rounds, batch) = (arg(1, 400), arg(2, 16));
     let keys: Vec<u64> = (0..KEYS)
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))

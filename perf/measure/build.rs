@@ -40,7 +40,12 @@ fn main() {
     println!("cargo:rustc-env=BLOCKBLOOM_MEASURE_PROFILE={profile} (opt-level {opt})");
 
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let root = manifest.parent().unwrap_or(&manifest).to_path_buf();
+    // This crate is perf/measure/: the checkout is two levels up.
+    let root = manifest
+        .ancestors()
+        .nth(2)
+        .unwrap_or(&manifest)
+        .to_path_buf();
     let git = |args: &[&str]| run("git", args, &root);
     let commit = git(&["rev-parse", "--short", "HEAD"])
         .filter(|s| !s.is_empty())
@@ -56,7 +61,7 @@ fn main() {
     // when a source the tools are built from changes (so the modified list stays true).
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC");
-    let mut watched: Vec<PathBuf> = ["src", "cli", "measure", "perf", "Cargo.toml", "Cargo.lock"]
+    let mut watched: Vec<PathBuf> = ["src", "cli", "perf", "Cargo.toml", "Cargo.lock"]
         .iter()
         .map(|p| root.join(p))
         .collect();

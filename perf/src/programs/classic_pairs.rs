@@ -24,16 +24,14 @@
 //! with its first 4M members.
 //!
 //! ```sh
-//! cargo run --release --example classic_pairs -- 20      # rounds
+//! cargo run --release -p blockbloom-perf -- classic-pairs 20      # rounds
 //! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::ClassicBloomFilter;
-use pairs::{Rng, median, ratio_summary};
-
-mod pairs;
+use blockbloom_perf::workload::{Rng, median, ratio_summary};
 
 /// Keys between a key's reads and the key whose lines are prefetched (8 keys of 7 probes:
 /// 56 lines in flight). Of 2, 4, 8, 16, 32 and 64, none beat `lines` at 1M keys, and 8 and
@@ -152,8 +150,8 @@ fn report(what: &str, mut times: Vec<Vec<f64>>) {
     );
 }
 
-fn main() -> Result<(), blockbloom::Error> {
-    let n_rounds: usize = std::env::args()
+pub fn main() -> Result<(), blockbloom::Error> {
+    let n_rounds: usize = blockbloom_perf::workload::args()
         .nth(1)
         .map(|s| s.parse().expect("a whole number of rounds"))
         .unwrap_or(20);

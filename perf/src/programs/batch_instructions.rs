@@ -5,9 +5,9 @@
 //! callgrind's inclusive count of `blockbloom::kernel::Kernel::run` is the batches alone:
 //!
 //! ```sh
-//! cargo build --release --example batch_instructions
+//! cargo build --release -p blockbloom-perf
 //! valgrind --tool=callgrind --callgrind-out-file=cg.out \
-//!     target/release/examples/batch_instructions strings 8   # or: hashes, u64
+//!     target/release/blockbloom-perf batch-instructions strings 8   # or: hashes, u64
 //! callgrind_annotate --inclusive=yes cg.out | grep 'Kernel::run'   # divide by 65,536
 //! ```
 //!
@@ -29,8 +29,8 @@ use blockbloom::{BloomFilter, KeyHash};
 const QUERIES: u64 = 1 << 16;
 const BATCH: usize = 1024;
 
-fn main() -> Result<(), blockbloom::Error> {
-    let mut args = std::env::args().skip(1);
+pub fn main() -> Result<(), blockbloom::Error> {
+    let mut args = blockbloom_perf::workload::args().skip(1);
     let kind = args.next().unwrap_or_else(|| "strings".into());
     let len: usize = args.next().map_or(8, |s| s.parse().expect("a key length"));
     let reps: usize = args

@@ -5,9 +5,9 @@
 //! (80,000 / `N`) is one call's cost, answers included:
 //!
 //! ```sh
-//! cargo build --release --example burst_instructions
+//! cargo build --release -p blockbloom-perf
 //! BLOCKBLOOM_ISA=avx2 valgrind --tool=callgrind --callgrind-out-file=cg.out \
-//!     target/release/examples/burst_instructions 8
+//!     target/release/blockbloom-perf burst-instructions 8
 //! callgrind_annotate --inclusive=yes cg.out | grep 'burst_instructions::ask'   # / 10,000
 //! ```
 
@@ -23,8 +23,8 @@ fn ask(filter: &BloomFilter, keys: &[u64], out: &mut [bool]) {
     filter.contains_batch(keys, out)
 }
 
-fn main() -> Result<(), blockbloom::Error> {
-    let per_call: usize = match std::env::args().nth(1) {
+pub fn main() -> Result<(), blockbloom::Error> {
+    let per_call: usize = match blockbloom_perf::workload::args().nth(1) {
         Some(n) => n.parse().expect("keys per call: a positive integer"),
         None => 8,
     };

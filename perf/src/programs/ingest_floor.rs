@@ -149,8 +149,8 @@ pub fn shared<const RMW: bool>(buf: &[AtomicU64], num_blocks: u64, hashes: &[u64
 /// filter's array is: the allocation is fresh, and the advice comes before the first touch.
 pub fn zeroed(num_blocks: usize) -> Vec<Block> {
     let mut blocks: Vec<Block> = Vec::with_capacity(num_blocks);
-    // `libc` is the library's dependency under `std`.
-    #[cfg(all(target_os = "linux", feature = "std"))]
+    // `libc` is this package's dependency (madvise, as `sweep`'s ceiling).
+    #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
         let start = (blocks.as_ptr() as usize).next_multiple_of(HUGE);

@@ -12,15 +12,13 @@
 //! faster for keys of one length class (`src/kernel/bytes.rs` has the figures).
 //!
 //! ```sh
-//! cargo run --release --example string_lanes -- 200     # rounds
+//! cargo run --release -p blockbloom-perf -- string-lanes 200     # rounds
 //! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use pairs::{Rng, median, ratio_summary};
-
-mod pairs;
+use blockbloom_perf::workload::{Rng, median, ratio_summary};
 
 const KEYS: usize = 1 << 16;
 
@@ -179,8 +177,8 @@ mod lanes {
     }
 }
 
-fn main() {
-    let rounds: usize = std::env::args()
+pub fn main() {
+    let rounds: usize = blockbloom_perf::workload::args()
         .nth(1)
         .map(|s| s.parse().expect("a whole number of rounds"))
         .unwrap_or(200);
