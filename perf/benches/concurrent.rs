@@ -80,6 +80,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use blockbloom::{AtomicBloomFilter, Block, BloomFilter, ParallelBuild};
+use blockbloom_measure::keys::Rng;
+use blockbloom_perf::peers::{self, AtomicFastFold, AtomicFastSip};
 use criterion::measurement::WallTime;
 use criterion::{
     BatchSize, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
@@ -154,19 +156,6 @@ fn selected_sizes() -> Vec<Size> {
     out
 }
 
-/// SplitMix64: a tiny, well-mixed generator, enough for benchmark keys.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// Keys of one size and the filter state every atomic iteration starts from.
 struct Data {
     members: Vec<u64>,
@@ -180,8 +169,8 @@ struct Data {
 
 impl Data {
     fn new(size: &Size) -> Data {
-        let mut rng = SplitMix64(0x0123_4567_89AB_CDEF ^ size.n as u64);
-        let members: Vec<u64> = (0..size.n).map(|_| rng.next_u64()).collect();
+        let mut rng = Rng(0x0123_4567_89AB_CDEF ^ size.n as u64);
+        let members: Vec<u64> = (0..size.n).map(|_| rng.next()).collect();
         let inserts = size.inserts.min(size.n);
         let start = (size.n - inserts) / 2;
         let mut snapshot = blockbloom(size.n);
@@ -210,19 +199,14 @@ fn blockbloom(n: usize) -> BloomFilter {
     BloomFilter::with_capacity(n as u64, FPR).expect("blockbloom filter")
 }
 
-type FastSip = fastbloom::AtomicBloomFilter;
-type FastFold = fastbloom::AtomicBloomFilter<foldhash::fast::RandomState>;
-
-fn fast_sip(n: usize) -> FastSip {
-    let f = fastbloom::AtomicBloomFilter::with_false_pos(FPR).expected_items(n);
+fn fast_sip(n: usize) -> AtomicFastSip {
+    let f = peers::atomic_fastbloom_sip(n, FPR);
     f.clear(); // maps the pages before timing
     f
 }
 
-fn fast_fold(n: usize) -> FastFold {
-    let f = fastbloom::AtomicBloomFilter::with_false_pos(FPR)
-        .hasher(foldhash::fast::RandomState::default())
-        .expected_items(n);
+fn fast_fold(n: usize) -> AtomicFastFold {
+    let f = peers::atomic_fastbloom_fold(n, FPR);
     f.clear();
     f
 }
@@ -234,7 +218,7 @@ fn data<'a>(cell: &'a OnceCell<Data>, size: &Size) -> &'a Data {
         let prefix = &d.members[..d.start];
         let missing = prefix.len() - d.snapshot.count_batch(prefix);
         // Never written: its zeroed pages are not even mapped.
-        let peer = fastbloom::AtomicBloomFilter::with_false_pos(FPR).expected_items(size.n);
+        let peer = peers::atomic_fastbloom_sip(size.n, FPR);
         eprintln!(
             "[{}] n={} keys/iter={} (fastbloom {}) snapshot holds {} keys ({} missing) | blockbloom {} B k={} | fastbloom {} B k={} | {} CPUs, threads {:?}",
             size.name,

@@ -72,19 +72,18 @@ use std::time::Duration;
 
 use blockbloom::layout::{Layout, block_index, contains_scalar, probe};
 use blockbloom::{BloomFilter, CountingBloomFilter, Isa, hash, sizing};
+use blockbloom_measure::keys::Rng;
+use blockbloom_perf::peers::{self, FastFold, FastSip, Sbbf};
 use criterion::measurement::WallTime;
 use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
     criterion_main,
 };
-use xxhash_rust::xxh3::xxh3_64;
 
 /// Target false-positive rate for every filter.
 const FPR: f64 = 0.01;
 /// Keys per `insert_batch` / `contains_batch` call.
 const BATCH: usize = 1024;
-/// sbbf-rs-safe takes whole bits per key; the Parquet SBBF reaches 1% at about 10.5.
-const SBBF_BITS_PER_KEY: usize = 11;
 /// Label for the single-key blockbloom path (identical on every kernel).
 const BLOCKBLOOM_SINGLE: &str = "blockbloom-scalar-path";
 
@@ -156,19 +155,6 @@ fn selected_sizes() -> Vec<Size> {
     out
 }
 
-/// SplitMix64: a tiny, well-mixed generator, enough for benchmark keys.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// Keys of one size: members (all inserted), the slice the insert cases time, and a query
 /// slice of about half members, half non-members.
 struct Data {
@@ -181,23 +167,23 @@ struct Data {
 
 impl Data {
     fn new(size: &Size) -> Data {
-        let mut rng = SplitMix64(0x0123_4567_89AB_CDEF ^ size.n as u64);
-        let members: Vec<u64> = (0..size.n).map(|_| rng.next_u64()).collect();
+        let mut rng = Rng(0x0123_4567_89AB_CDEF ^ size.n as u64);
+        let members: Vec<u64> = (0..size.n).map(|_| rng.next()).collect();
         // A second stream; a collision with a member has probability ~n*q/2^64.
-        let mut other = SplitMix64(0xFEDC_BA98_7654_3210 ^ size.n as u64);
-        let mut pick = SplitMix64(0x5555_AAAA_5555_AAAA);
+        let mut other = Rng(0xFEDC_BA98_7654_3210 ^ size.n as u64);
+        let mut pick = Rng(0x5555_AAAA_5555_AAAA);
         let queries = (0..size.queries)
             .map(|_| {
-                let r = pick.next_u64();
+                let r = pick.next();
                 if r & 1 == 0 {
                     members[((r >> 1) % size.n as u64) as usize]
                 } else {
-                    other.next_u64()
+                    other.next()
                 }
             })
             .collect();
         let absent = (0..size.queries.min(1 << 20))
-            .map(|_| other.next_u64())
+            .map(|_| other.next())
             .collect();
         Data {
             members,
@@ -212,9 +198,6 @@ impl Data {
     }
 }
 
-type FastSip = fastbloom::BloomFilter;
-type FastFold = fastbloom::BloomFilter<foldhash::fast::RandomState>;
-
 fn blockbloom(n: usize, isa: Isa) -> BloomFilter {
     BloomFilter::builder()
         .capacity(n as u64)
@@ -225,25 +208,18 @@ fn blockbloom(n: usize, isa: Isa) -> BloomFilter {
 }
 
 fn fast_sip(n: usize) -> FastSip {
-    fastbloom::BloomFilter::with_false_pos(FPR).expected_items(n)
+    peers::fastbloom_sip(n, FPR)
 }
 
 fn fast_fold(n: usize) -> FastFold {
-    fastbloom::BloomFilter::with_false_pos(FPR)
-        .hasher(foldhash::fast::RandomState::default())
-        .expected_items(n)
+    peers::fastbloom_fold(n, FPR)
 }
 
-fn sbbf(n: usize) -> sbbf_rs_safe::Filter {
-    let mut f = sbbf_rs_safe::Filter::new(SBBF_BITS_PER_KEY, n);
+fn sbbf(n: usize) -> Sbbf {
+    let mut f = Sbbf::new(n, FPR);
     // The buffer comes from `alloc_zeroed`; write it so its pages are mapped before timing.
     f.reset();
     f
-}
-
-#[inline(always)]
-fn sbbf_hash(key: &u64) -> u64 {
-    xxh3_64(&key.to_le_bytes())
 }
 
 fn full_blockbloom(data: &Data, isa: Isa) -> BloomFilter {
@@ -268,10 +244,10 @@ fn full_fast_fold(data: &Data) -> FastFold {
     f
 }
 
-fn full_sbbf(data: &Data) -> sbbf_rs_safe::Filter {
+fn full_sbbf(data: &Data) -> Sbbf {
     let mut f = sbbf(data.members.len());
     data.members.iter().for_each(|k| {
-        f.insert_hash(sbbf_hash(k));
+        f.insert_u64(*k);
     });
     f
 }
@@ -306,12 +282,7 @@ fn report(size: &Size, d: &Data) {
     let sb_line = format!(
         "sbbf {} B fpr {:.4}",
         sb.as_bytes().len(),
-        rate(
-            d.absent
-                .iter()
-                .filter(|k| sb.contains_hash(sbbf_hash(k)))
-                .count()
-        )
+        rate(d.absent.iter().filter(|&&k| sb.contains_u64(k)).count())
     );
     drop(sb);
     eprintln!(
@@ -394,7 +365,7 @@ fn insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
             let f = f.get_or_insert_with(|| sbbf(size.n));
             b.iter(|| {
                 for k in d.insert_slice() {
-                    f.insert_hash(sbbf_hash(k));
+                    f.insert_u64(*k);
                 }
             });
             black_box(&f);
@@ -443,7 +414,7 @@ fn contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
         group.bench_function(id("sbbf-xxh3"), |b| {
             let d = data(cell, size);
             let f = f.get_or_init(|| full_sbbf(d));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains_hash(sbbf_hash(k)))));
+            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains_u64(*k))));
         });
     }
     group.finish();

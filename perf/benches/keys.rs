@@ -27,33 +27,16 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use blockbloom::{BloomFilter, ByteColumn};
+use blockbloom_measure::keys::Rng;
+use blockbloom_perf::peers::{self, Sbbf, sbbf_bits_per_key};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use parquet::bloom_filter::Sbbf;
-use xxhash_rust::xxh3::xxh3_64;
 
 const FPR: f64 = 0.01;
-const SBBF_BITS_PER_KEY: usize = 11;
 const BATCH: usize = 1024;
 const QUERIES: usize = 1 << 16;
 
-type FastFold = fastbloom::BloomFilter<foldhash::fast::RandomState>;
-
-fn fast_fold(n: usize) -> FastFold {
-    fastbloom::BloomFilter::with_false_pos(FPR)
-        .hasher(foldhash::fast::RandomState::default())
-        .expected_items(n)
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+fn fast_fold(n: usize) -> peers::FastFold {
+    peers::fastbloom_fold(n, FPR)
 }
 
 /// `n` distinct keys of `len` bytes: printable, URL-like at 100 bytes.
@@ -134,11 +117,11 @@ fn string_contains(c: &mut Criterion) {
             let refs: Vec<&[u8]> = members.iter().map(Vec::as_slice).collect();
             bb.insert_batch(&refs);
             let mut ff = fast_fold(n);
-            let mut sb = sbbf_rs_safe::Filter::new(SBBF_BITS_PER_KEY, n);
-            let mut pq = Sbbf::new_with_ndv_fpp(n as u64, FPR).unwrap();
+            let mut sb = Sbbf::new(n, FPR);
+            let mut pq = peers::parquet_sbbf(n, FPR);
             for m in &members {
                 ff.insert(m.as_slice());
-                sb.insert_hash(xxh3_64(m));
+                sb.insert_bytes(m);
                 pq.insert(m.as_slice());
             }
 
@@ -169,14 +152,7 @@ fn string_contains(c: &mut Criterion) {
                 b.iter(|| black_box(queries.iter().filter(|q| ff.contains(**q)).count()))
             });
             g.bench_function("sbbf-xxh3", |b| {
-                b.iter(|| {
-                    black_box(
-                        queries
-                            .iter()
-                            .filter(|q| sb.contains_hash(xxh3_64(q)))
-                            .count(),
-                    )
-                })
+                b.iter(|| black_box(queries.iter().filter(|q| sb.contains_bytes(q)).count()))
             });
             g.bench_function("parquet-sbbf", |b| {
                 b.iter(|| black_box(queries.iter().filter(|q| pq.check(**q)).count()))
@@ -210,11 +186,11 @@ fn string_contains(c: &mut Criterion) {
         let mut bb = BloomFilter::with_capacity(n as u64, FPR).unwrap();
         bb.insert_batch(&members);
         let mut ff = fast_fold(n);
-        let mut sb = sbbf_rs_safe::Filter::new(SBBF_BITS_PER_KEY, n);
-        let mut pq = Sbbf::new_with_ndv_fpp(n as u64, FPR).unwrap();
+        let mut sb = Sbbf::new(n, FPR);
+        let mut pq = peers::parquet_sbbf(n, FPR);
         for m in &members {
             ff.insert(m);
-            sb.insert_hash(xxh3_64(&m.to_le_bytes()));
+            sb.insert_bytes(&m.to_le_bytes());
             pq.insert(&m.to_le_bytes()[..]);
         }
         let mut g = group(c, &format!("strings/{size}/ipv6"), QUERIES);
@@ -248,7 +224,7 @@ fn string_contains(c: &mut Criterion) {
                 black_box(
                     queries
                         .iter()
-                        .filter(|q| sb.contains_hash(xxh3_64(&q.to_le_bytes())))
+                        .filter(|q| sb.contains_bytes(&q.to_le_bytes()))
                         .count(),
                 )
             })
@@ -307,6 +283,8 @@ fn build_1000(c: &mut Criterion) {
     let keys: Vec<u64> = (0..1000u64)
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .collect();
+    // sbbf-rs's budget is a user's constant, chosen outside the timed loop.
+    let bits_per_key = sbbf_bits_per_key(keys.len(), FPR);
     let mut g = group(c, "build_1000", keys.len());
     g.bench_function("blockbloom", |b| {
         b.iter(|| {
@@ -328,7 +306,7 @@ fn build_1000(c: &mut Criterion) {
     });
     g.bench_function("parquet-sbbf", |b| {
         b.iter(|| {
-            let mut f = Sbbf::new_with_ndv_fpp(1000, FPR).unwrap();
+            let mut f = peers::parquet_sbbf(1000, FPR);
             for k in &keys {
                 f.insert(k);
             }
@@ -337,9 +315,9 @@ fn build_1000(c: &mut Criterion) {
     });
     g.bench_function("sbbf-xxh3", |b| {
         b.iter(|| {
-            let mut f = sbbf_rs_safe::Filter::new(SBBF_BITS_PER_KEY, 1000);
-            for k in &keys {
-                f.insert_hash(xxh3_64(&k.to_le_bytes()));
+            let mut f = Sbbf::with_bits_per_key(bits_per_key, 1000);
+            for &k in &keys {
+                f.insert_u64(k);
             }
             black_box(f.as_bytes().len())
         })

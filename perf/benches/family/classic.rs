@@ -14,16 +14,13 @@
 use std::hint::black_box;
 
 use blockbloom::{BloomFilter, ClassicBloomFilter};
+use blockbloom_perf::peers;
 use criterion::{BatchSize, Criterion, Throughput};
 
 use crate::keys;
 
-type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
-
-fn fast(m: u64, k: u32) -> Fast {
-    fastbloom::BloomFilter::with_num_bits(m as usize)
-        .hasher(foldhash::fast::RandomState::default())
-        .hashes(k)
+fn fast(m: u64, k: u32) -> peers::FastFold {
+    peers::fastbloom_fold_bits(m as usize, Some(k), 0)
 }
 
 fn sizes() -> Vec<(&'static str, usize)> {

@@ -3,6 +3,7 @@
 //! `<kind>/<operation>/<size>/<implementation>`, and every group has a `plain` row measured
 //! the same way, so a ratio to the plain filter reads off one run.
 
+use blockbloom_measure::keys::{GAMMA, mix};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod bloomier;
@@ -11,15 +12,11 @@ mod compressed;
 mod counting;
 mod delscal;
 
-/// `n` distinct pseudo-random `u64` keys of stream `seed` (SplitMix64 of the index).
+/// `n` distinct pseudo-random `u64` keys of stream `seed` (SplitMix64's output function of the
+/// index, `blockbloom_measure::keys::mix`).
 pub fn keys(n: usize, seed: u64) -> Vec<u64> {
     (0..n as u64)
-        .map(|i| {
-            let mut z = (i ^ seed.rotate_left(32)).wrapping_add(0x9e37_79b9_7f4a_7c15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        })
+        .map(|i| mix((i ^ seed.rotate_left(32)).wrapping_add(GAMMA)))
         .collect()
 }
 

@@ -13,7 +13,8 @@
 //!   (more than a thread remembers), so every construction plans, then `insert_batch`.
 //! * `warm`: the same capacity every time (its plan remembered after the first), then
 //!   `insert_batch`.
-//! * `sbbf`: `Sbbf::new_with_ndv_fpp(1000, 0.01)`, then `insert` of each key.
+//! * `sbbf`: `Sbbf::new_with_ndv_fpp(1000, 0.01)` (`peers::parquet_sbbf`), then `insert` of
+//!   each key.
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-perf -- build-pairs 400 16   # rounds, builds per batch
@@ -23,8 +24,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use blockbloom_perf::peers;
 use blockbloom_perf::workload::{median, ratio_summary};
-use parquet::bloom_filter::Sbbf;
 
 const KEYS: u64 = 1000;
 const FPR: f64 = 0.01;
@@ -51,7 +52,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         Ok(f)
     };
     let build_sbbf = || {
-        let mut f = Sbbf::new_with_ndv_fpp(KEYS, FPR).expect("a valid Sbbf");
+        let mut f = peers::parquet_sbbf(KEYS as usize, FPR);
         keys.iter().for_each(|k| f.insert(k));
         f
     };

@@ -9,8 +9,9 @@
 //! * `count-B`: `count_batch` in calls of `B` keys;
 //! * `insert-B`: `insert_batch` of members (already in, so the filter stays the same) in calls
 //!   of `B` keys;
-//! * `sbbf-contains`, `sbbf-insert`: sbbf-rs-safe 0.3 (11 bits a key, its AVX2 path) per key:
-//!   `contains_hash(xxh3_64(key))`, `insert_hash(..)`.
+//! * `sbbf-contains`, `sbbf-insert`: sbbf-rs-safe 0.3 (`peers::Sbbf`: bits per key for the
+//!   target rate, 11 at 1%; its AVX2 path) per key: `contains_hash(xxh3_64(key))`,
+//!   `insert_hash(..)`.
 //!
 //! It prints each side's median ns/key, and for each of our sides the sbbf-rs loop's time over
 //! ours (above 1: ours is faster) and the 1,024-key call's time over ours (below 1: the call's
@@ -22,15 +23,16 @@
 //! BURST_FPR=0.001 cargo run --release -p blockbloom-perf -- burst-pairs    # another target rate
 //! ```
 //!
-//! `BURST_FPR` sets our filters' target rate (default 0.01; at 0.001 the defaults take the
-//! 8x64 layout); sbbf-rs keeps its 11 bits a key, so only our sides compare across it.
+//! `BURST_FPR` sets the target rate (default 0.01; at 0.001 the defaults take the 8x64 layout,
+//! and sbbf-rs 17 bits a key: before the peers were defined once, sbbf-rs kept 11 at every
+//! rate).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use blockbloom_perf::peers;
 use blockbloom_perf::workload::{Rng, cpu_name, median, ratio_summary};
-use xxhash_rust::xxh3::xxh3_64;
 
 const QUERIES: usize = 1 << 22;
 /// Keys per call of our sides.
@@ -74,9 +76,9 @@ pub fn main() -> Result<(), blockbloom::Error> {
         let members: Vec<u64> = (0..n).map(|_| r.next()).collect();
         let mut f = BloomFilter::with_capacity(n as u64, fpr)?;
         f.insert_batch(&members);
-        let mut sb = sbbf_rs_safe::Filter::new(11, n);
-        for m in &members {
-            sb.insert_hash(xxh3_64(&m.to_le_bytes()));
+        let mut sb = peers::Sbbf::new(n, fpr);
+        for &m in &members {
+            sb.insert_u64(m);
         }
         let queries: Vec<u64> = (0..QUERIES)
             .map(|i| {
@@ -129,15 +131,12 @@ pub fn main() -> Result<(), blockbloom::Error> {
                         black_box(&f);
                     }
                     Side::SbbfContains => {
-                        let hits = queries
-                            .iter()
-                            .filter(|q| sb.contains_hash(xxh3_64(&q.to_le_bytes())))
-                            .count();
+                        let hits = queries.iter().filter(|&&q| sb.contains_u64(q)).count();
                         black_box(hits);
                     }
                     Side::SbbfInsert => {
-                        for q in &reinsert {
-                            sb.insert_hash(xxh3_64(&q.to_le_bytes()));
+                        for &q in &reinsert {
+                            sb.insert_u64(q);
                         }
                         black_box(&sb);
                     }

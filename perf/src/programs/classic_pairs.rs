@@ -31,6 +31,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::ClassicBloomFilter;
+use blockbloom_perf::peers;
 use blockbloom_perf::workload::{Rng, median, ratio_summary};
 
 /// Keys between a key's reads and the key whose lines are prefetched (8 keys of 7 probes:
@@ -39,8 +40,6 @@ use blockbloom_perf::workload::{Rng, median, ratio_summary};
 const AHEAD: usize = 8;
 
 const QUERIES: usize = 1 << 22;
-
-type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
 
 #[inline(always)]
 fn prefetch(p: *const u64) {
@@ -163,9 +162,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         let mut ours = ClassicBloomFilter::with_capacity(n as u64, 0.01)?;
         let (m, k) = (ours.num_bits(), ours.probes());
         ours.insert_batch(&members);
-        let mut peer: Fast = fastbloom::BloomFilter::with_num_bits(m as usize)
-            .hasher(foldhash::fast::RandomState::default())
-            .hashes(k);
+        let mut peer = peers::fastbloom_fold_bits(m as usize, Some(k), n);
         for x in &members {
             peer.insert(x);
         }

@@ -20,10 +20,7 @@ use blockbloom::{BloomFilter, memory};
 
 /// SplitMix64 output `i`: members are `0..n`, queries `n..2n` (disjoint).
 fn key(i: u64) -> u64 {
-    let mut z = i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    blockbloom_measure::keys::key(0, i)
 }
 
 pub fn main() -> ExitCode {

@@ -39,6 +39,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{AtomicBloomFilter, BloomFilter};
+use blockbloom_perf::peers;
 use blockbloom_perf::workload::{Rng, median, ratio_summary};
 
 use super::ingest_floor;
@@ -94,8 +95,6 @@ impl Input {
     }
 }
 
-type Fast = fastbloom::AtomicBloomFilter<foldhash::fast::RandomState>;
-
 /// Builds the filter of `side` for `keys` on `threads` threads and returns the seconds it took
 /// and the filter's answer for one member (so nothing is optimised away).
 fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), blockbloom::Error> {
@@ -129,9 +128,7 @@ fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), bloc
             f.contains(&probe)
         }
         3 => {
-            let f: Fast = fastbloom::AtomicBloomFilter::with_false_pos(0.01)
-                .hasher(foldhash::fast::RandomState::default())
-                .expected_items(n);
+            let f = peers::atomic_fastbloom_fold(n, 0.01);
             std::thread::scope(|s| {
                 for part in keys.chunks(share) {
                     let f = &f;

@@ -7,11 +7,12 @@
 //! per key in a plain loop, and inserts 1M keys (already members, so the filter does not
 //! change between rounds) one call per key. Sides:
 //! * `ours`: `BloomFilter::contains(&key)` / `insert(&key)` (hash included);
-//! * `sbbf`: sbbf-rs-safe 0.3, `contains_hash(xxh3_64(bytes))` / `insert_hash` (11 bits a key,
-//!   0.8%, as the `blockbloom-perf` suite sizes it for 1%);
+//! * `sbbf`: sbbf-rs-safe 0.3, `contains_hash(xxh3_64(bytes))` / `insert_hash` (`peers::Sbbf`:
+//!   11 bits a key at 1%, 0.8%);
 //! * `fastbloom`: fastbloom 0.17 with foldhash, `contains(&key)` / `insert(&key)` (sized by
-//!   fastbloom for 1%);
-//! * `parquet`: parquet 60's `Sbbf`, `check(&key)` / `insert(&key)` (XXH64, sized for 1%);
+//!   fastbloom for 1%, `peers::fastbloom_fold`);
+//! * `parquet`: parquet 60's `Sbbf`, `check(&key)` / `insert(&key)` (XXH64, sized for 1%,
+//!   `peers::parquet_sbbf`);
 //! * `ours-v2`: ours in the defaults before hash id 3 and the 8x32 rule (hash id 2 in the
 //!   layout of least memory), so one run shows what the defaults changed;
 //! * `ours-scalar`: ours in the defaults, through `contains_hash`/`insert_hash` of the public
@@ -57,18 +58,15 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use blockbloom_perf::peers;
 use blockbloom_perf::workload::{median, ratio_summary};
-use parquet::bloom_filter::Sbbf;
 use xxhash_rust::xxh3::xxh3_64;
 
 const QUERIES: usize = 1 << 20;
 
-/// splitmix64 of `i`: key `i`, without storing 64M of them.
+/// splitmix64 of `i`: key `i`, without storing 64M of them (the stream of seed `i`, first key).
 fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    blockbloom_measure::keys::key(i, 0)
 }
 
 /// A key type the four filters take: its bytes for the hashes that take bytes.
@@ -129,13 +127,11 @@ impl Probe for Str16 {
     }
 }
 
-type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
-
 struct Sides {
     ours: BloomFilter,
-    sbbf: sbbf_rs_safe::Filter,
-    fast: Fast,
-    parquet: Sbbf,
+    sbbf: peers::Sbbf,
+    fast: peers::FastFold,
+    parquet: parquet::bloom_filter::Sbbf,
     ours_v2: BloomFilter,
     ours_scalar: BloomFilter,
 }
@@ -154,11 +150,9 @@ impl Sides {
     fn new(n: usize) -> Result<Sides, blockbloom::Error> {
         Ok(Sides {
             ours: BloomFilter::with_capacity(n as u64, 0.01)?,
-            sbbf: sbbf_rs_safe::Filter::new(11, n),
-            fast: fastbloom::BloomFilter::with_false_pos(0.01)
-                .hasher(foldhash::fast::RandomState::default())
-                .expected_items(n),
-            parquet: Sbbf::new_with_ndv_fpp(n as u64, 0.01).expect("parquet sizes it"),
+            sbbf: peers::Sbbf::new(n, 0.01),
+            fast: peers::fastbloom_fold(n, 0.01),
+            parquet: peers::parquet_sbbf(n, 0.01),
             ours_v2: BloomFilter::builder()
                 .capacity(n as u64)
                 .fpr(0.01)
@@ -172,9 +166,7 @@ impl Sides {
     fn insert<K: Probe>(&mut self, side: usize, keys: &[K]) {
         match side {
             0 => keys.iter().for_each(|k| self.ours.insert(k)),
-            1 => keys.iter().for_each(|k| {
-                self.sbbf.insert_hash(xxh3_64(k.bytes()));
-            }),
+            1 => keys.iter().for_each(|k| self.sbbf.insert_bytes(k.bytes())),
             2 => keys.iter().for_each(|k| {
                 self.fast.insert(k);
             }),
@@ -193,7 +185,7 @@ impl Sides {
             0 => keys.iter().filter(|k| self.ours.contains(*k)).count(),
             1 => keys
                 .iter()
-                .filter(|k| self.sbbf.contains_hash(xxh3_64(k.bytes())))
+                .filter(|k| self.sbbf.contains_bytes(k.bytes()))
                 .count(),
             2 => keys.iter().filter(|k| self.fast.contains(*k)).count(),
             3 => keys.iter().filter(|k| self.parquet.check(*k)).count(),
@@ -265,7 +257,7 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
         s.ours.size_in_bytes() >> 10,
         s.ours.huge_page_bytes().unwrap_or(0) >> 10,
         s.ours_scalar.huge_page_bytes().unwrap_or(0) >> 10,
-        n * 11 / 8 / 1024,
+        s.sbbf.as_bytes().len() >> 10,
     );
     for (op, times) in [("contains", &contains), ("insert", &insert)] {
         let line: Vec<String> = (0..SIDES)

@@ -17,10 +17,10 @@
 //! * `single`: the same filter's `contains` per key;
 //! * `batch-xxh3`: `contains_batch` on a filter of hash id 1 (XXH3-64) in the layout of least
 //!   memory, what every filter used before hash id 2;
-//! * peers, per key: `sbbf-xxh3` (sbbf-rs-safe 0.3.2, 11 bits per key, `contains_hash` of
-//!   `xxh3_64` of the bytes), `fastbloom-foldhash` (fastbloom 0.17 at 1%, foldhash
-//!   `fast::RandomState`, `contains(&[u8])`) and `parquet-sbbf` (parquet 60's `Sbbf` at 1%,
-//!   XXH64 inside `check`);
+//! * peers (`blockbloom_perf::peers`), per key: `sbbf-xxh3` (sbbf-rs-safe 0.3.2, 11 bits per
+//!   key at 1%, `contains_hash` of `xxh3_64` of the bytes), `fastbloom-foldhash` (fastbloom
+//!   0.17 at 1%, foldhash `fast::RandomState`, `contains(&[u8])`) and `parquet-sbbf` (parquet
+//!   60's `Sbbf` at 1%, XXH64 inside `check`);
 //! * `hashed`: `contains_hash_batch` on the `batch` filter of the keys' hashes computed before
 //!   the rounds: our probe alone, what a batch would cost with a hash that cost nothing;
 //! * `aes-only`: AESH-64 of each call's keys (`hash::hash_bytes_aes_batch`, VAES lanes where
@@ -50,8 +50,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, KeyHash};
+use blockbloom_perf::peers;
 use blockbloom_perf::workload::{Rng, median, ratio_summary};
-use xxhash_rust::xxh3::xxh3_64;
 
 /// The members when `--keys` does not say.
 const KEYS: usize = 1_000_000;
@@ -214,12 +214,9 @@ pub fn main() -> Result<(), blockbloom::Error> {
             .key_hash(KeyHash::Xxh3)
             .least_memory()
             .build()?;
-        let mut ff = fastbloom::BloomFilter::with_false_pos(0.01)
-            .hasher(foldhash::fast::RandomState::default())
-            .expected_items(keys);
-        let mut sb = sbbf_rs_safe::Filter::new(11, keys);
-        let mut pq = parquet::bloom_filter::Sbbf::new_with_ndv_fpp(keys as u64, 0.01)
-            .expect("parquet's Sbbf at 1%");
+        let mut ff = peers::fastbloom_fold(keys, 0.01);
+        let mut sb = peers::Sbbf::new(keys, 0.01);
+        let mut pq = peers::parquet_sbbf(keys, 0.01);
         // The members go in a chunk of keys a call: no side holds a slice for every member.
         const CHUNK: usize = 1 << 16;
         for start in (0..keys).step_by(CHUNK) {
@@ -228,7 +225,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
             old.insert_batch(&refs);
             for &m in &refs {
                 ff.insert(m);
-                sb.insert_hash(xxh3_64(m));
+                sb.insert_bytes(m);
                 pq.insert(m);
             }
         }
@@ -249,12 +246,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 .sum::<usize>()
         };
         let single = || queries.iter().filter(|q| bb.contains(**q)).count();
-        let sbbf = || {
-            queries
-                .iter()
-                .filter(|q| sb.contains_hash(xxh3_64(q)))
-                .count()
-        };
+        let sbbf = || queries.iter().filter(|q| sb.contains_bytes(q)).count();
         let fast = || queries.iter().filter(|q| ff.contains(**q)).count();
         let parquet = || queries.iter().filter(|q| pq.check(**q)).count();
         let hashes: Vec<u64> = queries.iter().map(|q| bb.hash(*q)).collect();

@@ -12,10 +12,11 @@
 //! * `batch-8x32`: `BloomFilter::with_capacity`, the defaults: hash id 3 in layout id 3
 //!   (`Layout::Sectors8x32`, which the rule picks at 1%: a key's probes in one 256-bit half, one
 //!   register per key);
-//! * `sbbf-rs`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key (sized at 11 bits a key,
-//!   0.8%, the suite's pick for 1%), its AVX2 path where the CPU has it;
-//! * `fastbloom`: fastbloom 0.17 at 1% with foldhash, `contains` per key;
-//! * `parquet`: parquet's `Sbbf` at 1% (XXH64), `check` per key;
+//! * `sbbf-rs`: sbbf-rs-safe's `contains_hash(xxh3_64(key))` per key (`peers::Sbbf`: 11 bits a
+//!   key at 1%, 0.8%), its AVX2 path where the CPU has it;
+//! * `fastbloom`: fastbloom 0.17 at 1% with foldhash (`peers::fastbloom_fold`), `contains` per
+//!   key;
+//! * `parquet`: parquet's `Sbbf` at 1% (`peers::parquet_sbbf`, XXH64), `check` per key;
 //! * `hashed`: the hash id 3 filter's `count_hash_batch` over the queries' hashes computed
 //!   beforehand: the probe alone, as if hashing cost nothing (the floor a faster hash could
 //!   reach);
@@ -43,9 +44,8 @@ use std::time::Instant;
 
 use blockbloom::parquet::SplitBlockFilter;
 use blockbloom::{BloomFilter, KeyHash};
+use blockbloom_perf::peers;
 use blockbloom_perf::workload::{Rng, cpu_name, median, ratio_summary};
-use parquet::bloom_filter::Sbbf;
-use xxhash_rust::xxh3::xxh3_64;
 
 const BATCH: usize = 1024;
 const SIDES: [&str; 10] = [
@@ -62,8 +62,6 @@ const SIDES: [&str; 10] = [
 ];
 /// The sides that are ours (the rest are peers).
 const OURS: usize = 7;
-
-type Fast = fastbloom::BloomFilter<foldhash::fast::RandomState>;
 
 pub fn main() -> Result<(), blockbloom::Error> {
     let (rounds, sizes) =
@@ -107,13 +105,11 @@ pub fn main() -> Result<(), blockbloom::Error> {
             (blockbloom::Layout::Sectors8x32, KeyHash::Mx32),
             "the defaults at 1%"
         );
-        let mut sb = sbbf_rs_safe::Filter::new(11, n);
-        let mut fast: Fast = fastbloom::BloomFilter::with_false_pos(0.01)
-            .hasher(foldhash::fast::RandomState::default())
-            .expected_items(n);
-        let mut pq = Sbbf::new_with_ndv_fpp(n as u64, 0.01).expect("a valid Sbbf");
+        let mut sb = peers::Sbbf::new(n, 0.01);
+        let mut fast = peers::fastbloom_fold(n, 0.01);
+        let mut pq = peers::parquet_sbbf(n, 0.01);
         for m in &members {
-            sb.insert_hash(xxh3_64(&m.to_le_bytes()));
+            sb.insert_u64(*m);
             fast.insert(m);
             pq.insert(m);
         }
@@ -171,10 +167,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                         .chunks(BATCH)
                         .map(|c| split.count_hash_batch(c))
                         .sum(),
-                    7 => q
-                        .iter()
-                        .filter(|k| sb.contains_hash(xxh3_64(&k.to_le_bytes())))
-                        .count(),
+                    7 => q.iter().filter(|&&k| sb.contains_u64(k)).count(),
                     8 => q.iter().filter(|k| fast.contains(k)).count(),
                     _ => q.iter().filter(|k| pq.check(*k)).count(),
                 }
