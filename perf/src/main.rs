@@ -248,7 +248,7 @@ fn parse_isa(s: &str) -> Result<Isa, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Program(program) = cli.command {
-        return program.run();
+        return program.run(cli.format == Format::Json);
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

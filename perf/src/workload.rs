@@ -3,9 +3,10 @@
 //! generator, [`blockbloom_measure::keys::Rng`]), their arguments of rounds and key counts, and
 //! how they summarise a side's times and a ratio's rounds.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 pub use blockbloom_measure::keys::Rng;
+use serde_json::{Map, Value, json};
 
 /// The running program's command line: its name, then the words after it.
 static ARGS: OnceLock<Vec<String>> = OnceLock::new();
@@ -24,6 +25,99 @@ pub fn args() -> std::vec::IntoIter<String> {
     ARGS.get().cloned().unwrap_or_default().into_iter()
 }
 
+/// What a program measured, for `--format json`: the rows it recorded and the fields the rows
+/// recorded next share (its current filter size, key kind, thread count...).
+#[derive(Default)]
+struct Results {
+    json: bool,
+    scope: Map<String, Value>,
+    rows: Vec<Value>,
+}
+
+static RESULTS: OnceLock<Mutex<Results>> = OnceLock::new();
+
+fn results() -> std::sync::MutexGuard<'static, Results> {
+    RESULTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether the program prints one JSON document of its rows on stdout (`--format json`): then
+/// its text ([`out!`](crate::out)) goes to stderr.
+pub fn set_json(on: bool) {
+    results().json = on;
+}
+
+/// Whether the program's text goes to stderr, its rows to stdout as JSON.
+pub fn json() -> bool {
+    results().json
+}
+
+/// One line of a program's text: stdout, or stderr under `--format json`.
+pub fn line(args: std::fmt::Arguments) {
+    if json() {
+        eprintln!("{args}");
+    } else {
+        println!("{args}");
+    }
+}
+
+/// `println!` for the measuring programs: their text on stdout, or on stderr when stdout
+/// carries their JSON document.
+#[macro_export]
+macro_rules! out {
+    () => {
+        $crate::workload::line(::std::format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::workload::line(::std::format_args!($($arg)*))
+    };
+}
+
+/// Sets the fields every row recorded next carries (an object, such as
+/// `{"keys": "u64", "n": 1000000}`), replacing the previous ones.
+pub fn scope(fields: Value) {
+    results().scope = match fields {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+}
+
+fn push(mut row: Map<String, Value>) {
+    let mut r = results();
+    for (k, v) in &r.scope {
+        row.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    r.rows.push(Value::Object(row));
+}
+
+/// Records a side's median ns per key in the current scope.
+pub fn record(side: &str, ns_per_key: f64) {
+    let mut row = Map::new();
+    row.insert("side".into(), json!(side));
+    row.insert("ns_per_key".into(), json!(ns_per_key));
+    push(row);
+}
+
+/// [`ratio_summary`] of `num / den`, recorded as the ratio `label` (its median and quartiles
+/// over the rounds) in the current scope.
+pub fn ratio(label: &str, num: &[f64], den: &[f64]) -> String {
+    let (m, q1, q3) = ratio_quartiles(num, den);
+    let mut row = Map::new();
+    row.insert("ratio".into(), json!(label));
+    row.insert("median".into(), json!(m));
+    row.insert("q1".into(), json!(q1));
+    row.insert("q3".into(), json!(q3));
+    push(row);
+    ratio_summary(num, den)
+}
+
+/// Every row recorded so far.
+pub fn rows() -> Vec<Value> {
+    results().rows.clone()
+}
+
 /// The median of `v` (sorted in place).
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -38,15 +132,17 @@ pub fn median(v: &mut [f64]) -> f64 {
 /// The per-round ratios `num[i] / den[i]` summarised: "median Mx, quartiles Ax and Bx (per
 /// round)".
 pub fn ratio_summary(num: &[f64], den: &[f64]) -> String {
+    let (m, q1, q3) = ratio_quartiles(num, den);
+    format!("median {m:.2}x, quartiles {q1:.2}x and {q3:.2}x (per round)")
+}
+
+/// The per-round ratios `num[i] / den[i]`: their median, lower and upper quartile.
+fn ratio_quartiles(num: &[f64], den: &[f64]) -> (f64, f64, f64) {
     let mut r: Vec<f64> = num.iter().zip(den).map(|(n, d)| n / d).collect();
     let m = median(&mut r);
     // `median` sorted the ratios: the quartiles are read off directly.
     let quartile = |q: usize| r[(r.len() - 1) * q / 4];
-    format!(
-        "median {m:.2}x, quartiles {:.2}x and {:.2}x (per round)",
-        quartile(1),
-        quartile(3)
-    )
+    (m, quartile(1), quartile(3))
 }
 
 /// The CPU's model name, from `/proc/cpuinfo` (Linux), for the programs' first line.

@@ -20,6 +20,7 @@
 //! cargo run --release -p blockbloom-perf -- build-pairs 400 16   # rounds, builds per batch
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -81,16 +82,16 @@ pub fn main() -> Result<(), blockbloom::Error> {
             times[side].push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
         }
     }
-    println!("build_1000 at {FPR}: {rounds} rounds of {batch} builds per side, sides interleaved");
+    out!("build_1000 at {FPR}: {rounds} rounds of {batch} builds per side, sides interleaved");
     for (name, i) in [
         ("blockbloom-cold", 0),
         ("blockbloom", 1),
         ("parquet-sbbf", 2),
     ] {
-        println!("{name:>16}: median {:.2} us", median(&mut times[i].clone()));
+        out!("{name:>16}: median {:.2} us", median(&mut times[i].clone()));
     }
     for (name, i) in [("cold", 0), ("warm", 1)] {
-        println!("sbbf / {name}: {}", ratio_summary(&times[2], &times[i]));
+        out!("sbbf / {name}: {}", ratio_summary(&times[2], &times[i]));
     }
     Ok(())
 }

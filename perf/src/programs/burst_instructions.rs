@@ -11,6 +11,7 @@
 //! callgrind_annotate --inclusive=yes cg.out | grep 'burst_instructions::ask'   # / 10,000
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 
 use blockbloom::BloomFilter;
@@ -40,7 +41,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         ask(&filter, black_box(call), &mut out);
         found += out.iter().filter(|&&a| a).count();
     }
-    println!(
+    out!(
         "{} calls of {per_call} keys, {found} answered maybe",
         QUERIES / per_call
     );

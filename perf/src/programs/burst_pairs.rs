@@ -27,12 +27,14 @@
 //! and sbbf-rs 17 bits a key: before the peers were defined once, sbbf-rs kept 11 at every
 //! rate).
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{Rng, cpu_name, median, ratio_summary};
+use blockbloom_perf::workload::{self, Rng, cpu_name, median};
+use serde_json::json;
 
 const QUERIES: usize = 1 << 22;
 /// Keys per call of our sides.
@@ -92,7 +94,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         let reinsert: Vec<u64> = (0..QUERIES)
             .map(|_| members[r.next() as usize % n])
             .collect();
-        println!(
+        out!(
             "u64 keys, n = {n}, {QUERIES} queries streamed per round, {rounds} rounds, sides \
              interleaved; the defaults at {fpr}: layout {}, hash {} (id {}), k = {}, {} KiB, \
              prefetch depth {}; tier {}; {}",
@@ -144,12 +146,11 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 times[s].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
             }
         }
+        workload::scope(json!({"keys": "u64", "n": n, "fpr": fpr}));
         for (s, side) in sides.iter().enumerate() {
-            println!(
-                "  {:>14}: median {:.2} ns/key",
-                side.name(),
-                median(&mut times[s].clone())
-            );
+            let m = median(&mut times[s].clone());
+            workload::record(&side.name(), m);
+            out!("  {:>14}: median {m:.2} ns/key", side.name());
         }
         let index = |want: &str| sides.iter().position(|s| s.name() == want).expect("a side");
         for (s, side) in sides.iter().enumerate() {
@@ -159,17 +160,13 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 Side::Insert(_) => ("sbbf-insert", "insert-1024"),
                 _ => continue,
             };
-            println!(
-                "  {peer} / {}: {}",
-                side.name(),
-                ratio_summary(&times[index(peer)], &times[s])
-            );
-            if side.name() != big {
-                println!(
-                    "  {big} / {}: {}",
-                    side.name(),
-                    ratio_summary(&times[index(big)], &times[s])
-                );
+            for over in [peer, big] {
+                if over == side.name() {
+                    continue;
+                }
+                let label = format!("{over} / {}", side.name());
+                let summary = workload::ratio(&label, &times[index(over)], &times[s]);
+                out!("  {label}: {summary}");
             }
         }
     }

@@ -9,6 +9,7 @@
 //! Under `valgrind --tool=callgrind` (AVX2 at most), the difference between the instruction
 //! totals of `reps` = 2 and 0, divided by 4n, is the instructions per batch query key.
 
+use blockbloom_perf::out;
 use std::time::Instant;
 
 fn arg(i: usize, default: u64) -> u64 {
@@ -37,7 +38,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         found += f.count_batch(&absent);
         missing = missing.min(per_key(t));
     }
-    println!(
+    out!(
         "{} m = {} k = {}: insert {insert:.2}, contains {contains:.2}, absent {missing:.2} ns/key ({found} found)",
         f.isa(),
         f.num_bits(),

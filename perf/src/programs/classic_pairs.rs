@@ -27,6 +27,7 @@
 //! cargo run --release -p blockbloom-perf -- classic-pairs 20      # rounds
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -124,12 +125,12 @@ fn rounds(rounds: usize, queries: usize, mut side: impl FnMut(usize)) -> Vec<Vec
 }
 
 fn report(what: &str, mut times: Vec<Vec<f64>>) {
-    println!("  {what}:");
+    out!("  {what}:");
     for (name, t) in SIDES.iter().zip(&mut times) {
-        println!("{name:>18}: median {:.2} ns/key", median(&mut t.clone()));
+        out!("{name:>18}: median {:.2} ns/key", median(&mut t.clone()));
     }
     for i in [0, 2, 3] {
-        println!(
+        out!(
             "    fastbloom / {}: {}",
             SIDES[i],
             ratio_summary(&times[1], &times[i])
@@ -143,7 +144,7 @@ fn report(what: &str, mut times: Vec<Vec<f64>>) {
                 .fold(f64::MAX, f64::min)
         })
         .collect();
-    println!(
+    out!(
         "    fastbloom / fastest: {}",
         ratio_summary(&times[1], &fastest)
     );
@@ -154,7 +155,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         .nth(1)
         .map(|s| s.parse().expect("a whole number of rounds"))
         .unwrap_or(20);
-    println!("classic filter at 1% against fastbloom and the memory ceiling: {n_rounds} rounds");
+    out!("classic filter at 1% against fastbloom and the memory ceiling: {n_rounds} rounds");
     for n in [1usize << 20, 1 << 25] {
         let scramble = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let members: Vec<u64> = (0..n as u64).map(scramble).collect();
@@ -169,7 +170,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         let pos = positions(queries.len(), m, k, n as u64);
         let mut lines = vec![0u64; m.div_ceil(64) as usize];
         or_lines(&mut lines, &positions(n, m, k, n as u64), k as usize, false);
-        println!(
+        out!(
             "{n} keys: m = {m} bits ({} KiB), k = {k}, {} queries ({})",
             ours.size_in_bytes() >> 10,
             queries.len(),

@@ -20,6 +20,7 @@
 //! cargo run --release -p blockbloom-perf -- default-pairs 10 1000000  # key counts
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -65,7 +66,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         (KeyHash::Mx32, Layout::Sectors8x32),
         "mx32-8x32 is the defaults at 1%"
     );
-    println!(
+    out!(
         "the candidates for the defaults, 1%, {rounds} rounds, sides interleaved; tiers {:?}; {}",
         Isa::supported()
             .iter()
@@ -82,7 +83,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 format!("{} {:.3}", c.0, f.size_in_bytes() as f64 / least)
             })
             .collect();
-        println!(
+        out!(
             "memory at {fpr} over the least (1M keys): {}; the defaults there: layout {}",
             line.join(", "),
             BloomFilter::with_capacity(1_000_000, fpr)?.layout()
@@ -150,7 +151,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                     times[c][2].push(t.elapsed().as_secs_f64() * 1e9 / STRING_QUERIES as f64);
                 }
             }
-            println!("n = {n}, tier {isa}: median ns/key");
+            out!("n = {n}, tier {isa}: median ns/key");
             for (what, i) in [
                 ("u64 batch count", 0),
                 ("u64 single contains", 1),
@@ -161,7 +162,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                     .enumerate()
                     .map(|(c, cand)| format!("{} {:.2}", cand.0, median(&mut times[c][i].clone())))
                     .collect();
-                println!("  {what:>24}: {}", line.join(", "));
+                out!("  {what:>24}: {}", line.join(", "));
             }
         }
     }

@@ -31,7 +31,7 @@ pub fn main() {
 
 #[cfg(not(target_arch = "x86_64"))]
 pub fn main() {
-    println!("hash_lanes: x86-64 with AVX2 only");
+    out!("hash_lanes: x86-64 with AVX2 only");
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -43,6 +43,7 @@ mod x86 {
     use blockbloom::BloomFilter;
     use blockbloom::hash::{hash_u64_batch, hash_u64_mx32};
 
+    use blockbloom_perf::out;
     use blockbloom_perf::workload::candidate::{
         FOLD_MUL, MX32_A as A, MX32_B as B, MX32_SEED_MASK as SEED_MASK, MX32_T8 as T8, fold2,
     };
@@ -181,16 +182,16 @@ mod x86 {
                 times[side].push(t.elapsed().as_secs_f64() * 1e9 / KEYS as f64);
             }
         }
-        println!(
+        out!(
             "hash_lanes: {KEYS} u64 keys, {CALL} a call, {rounds} rounds, sides interleaved; {}",
             blockbloom_perf::workload::cpu_name()
         );
         let line: Vec<String> = (0..names.len())
             .map(|i| format!("{} {:.2}", names[i], median(&mut times[i].clone())))
             .collect();
-        println!("  ns/key: {}", line.join(", "));
+        out!("  ns/key: {}", line.join(", "));
         for i in 1..names.len() {
-            println!(
+            out!(
                 "  {} / mx32-lanes: {}",
                 names[i],
                 ratio_summary(&times[i], &times[0])

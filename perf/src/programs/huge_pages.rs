@@ -13,6 +13,7 @@
 //! cargo run --release -p blockbloom-perf -- huge-pages --keys 64000000
 //! ```
 
+use blockbloom_perf::out;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -38,7 +39,7 @@ pub fn main() -> ExitCode {
     let members: Vec<u64> = (0..n).map(key).collect();
     let queries: Vec<u64> = (n..2 * n).map(key).collect();
     let mut out = vec![false; n as usize];
-    println!(
+    out!(
         "{n} keys at 1%; transparent huge pages: {}",
         memory::transparent_huge_pages().unwrap_or("unknown")
     );
@@ -71,7 +72,7 @@ pub fn main() -> ExitCode {
             eprintln!("a member was not found");
             return ExitCode::FAILURE;
         }
-        println!(
+        out!(
             "huge_pages({huge:5}): {:>4} MiB, {:>4} MiB on huge pages; allocate {:>6.1} ms, \
              build {:>6.1} ms, insert {insert:.2} ns/key, contains {contains:.2} ns/key",
             f.size_in_bytes() >> 20,
@@ -115,7 +116,7 @@ fn mib(bytes: Option<u64>) -> String {
 /// A filter made since `t`: its size, what of it is on huge pages, and the time taken.
 fn report(what: &str, t: Instant, f: &BloomFilter) {
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    println!(
+    out!(
         "{what:>10}: {:>4} MiB, {:>4} MiB on huge pages; {ms:>6.1} ms",
         f.size_in_bytes() >> 20,
         mib(f.huge_page_bytes()),

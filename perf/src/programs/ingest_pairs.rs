@@ -35,12 +35,14 @@
 //! cargo run --release -p blockbloom-perf -- ingest-pairs 5 1000000,16000000 1,2   # rounds, sizes, threads
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{AtomicBloomFilter, BloomFilter};
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{Rng, median, ratio_summary};
+use blockbloom_perf::workload::{self, Rng, median};
+use serde_json::json;
 
 use super::ingest_floor;
 
@@ -186,38 +188,38 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
     }
     for (ti, &threads) in thread_counts.iter().enumerate() {
         let t = &times[ti];
-        println!(
+        out!(
             "u64 keys, n = {n}, threads = {threads} (1%, construction included, {rounds} rounds):"
         );
+        workload::scope(json!({"keys": "u64", "n": n, "threads": threads}));
         let line: Vec<String> = (0..SIDES.len())
-            .map(|s| format!("{} {:.2}", SIDES[s], median(&mut t[s].clone())))
+            .map(|s| {
+                let m = median(&mut t[s].clone());
+                workload::record(SIDES[s], m);
+                format!("{} {m:.2}", SIDES[s])
+            })
             .collect();
-        println!("  ns/key: {}", line.join(", "));
+        out!("  ns/key: {}", line.join(", "));
+        let ratio = |label: String, num: &[f64], den: &[f64]| {
+            out!("  {label}: {}", workload::ratio(&label, num, den));
+        };
         for ours in SHARED {
-            println!(
-                "  fastbloom / {}: {}",
-                SIDES[ours],
-                ratio_summary(&t[3], &t[ours])
-            );
+            ratio(format!("fastbloom / {}", SIDES[ours]), &t[3], &t[ours]);
         }
         for ours in SHARED.into_iter().chain([3]) {
             let per_thread: Vec<f64> = t[ours].iter().map(|x| x * threads as f64).collect();
-            println!(
-                "  {} per thread / plain: {}",
-                SIDES[ours],
-                ratio_summary(&per_thread, &t[4])
-            );
+            let label = format!("{} per thread / plain", SIDES[ours]);
+            ratio(label, &per_thread, &t[4]);
         }
         for ours in SHARED.into_iter().filter(|&s| s != 2).chain([4]) {
             for floor in [5, 6, 7] {
                 if ours == 4 && floor != 5 {
                     continue;
                 }
-                println!(
-                    "  {} / {}: {}",
-                    SIDES[ours],
-                    SIDES[floor],
-                    ratio_summary(&t[ours], &t[floor])
+                ratio(
+                    format!("{} / {}", SIDES[ours], SIDES[floor]),
+                    &t[ours],
+                    &t[floor],
                 );
             }
         }
@@ -225,11 +227,8 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
             && let Some(one) = thread_counts.iter().position(|&c| c == 1)
         {
             for side in SHARED.into_iter().chain([3, 6, 7]) {
-                println!(
-                    "  {} speed-up, 1 thread / {threads}: {}",
-                    SIDES[side],
-                    ratio_summary(&times[one][side], &t[side])
-                );
+                let label = format!("{} speed-up, 1 thread / {threads}", SIDES[side]);
+                ratio(label, &times[one][side], &t[side]);
             }
         }
     }
@@ -262,7 +261,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         t
     });
     let cpu = blockbloom_perf::workload::cpu_name();
-    println!(
+    out!(
         "shared-filter ingest, u64 keys, 1%: {rounds} rounds, sides interleaved; {cpu}; kernel {}; \
          {} logical CPUs",
         blockbloom::Isa::active()?,

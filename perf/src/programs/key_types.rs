@@ -9,6 +9,7 @@
 //! for isa in avx512 avx2 portable; do BLOCKBLOOM_ISA=$isa cargo run --release -p blockbloom-perf -- key-types; done
 //! ```
 
+use blockbloom_perf::out;
 use std::time::Instant;
 
 use blockbloom::{BatchKey, BloomFilter};
@@ -33,7 +34,7 @@ fn fastest<K: BatchKey>(f: &BloomFilter, keys: &[K]) -> f64 {
 
 pub fn main() -> Result<(), blockbloom::Error> {
     let mut f = BloomFilter::with_capacity(50_000, 0.01)?;
-    println!("kernel: {}", f.isa());
+    out!("kernel: {}", f.isa());
     let mut x = 1u64;
     let mut next = move || {
         x = x
@@ -43,28 +44,28 @@ pub fn main() -> Result<(), blockbloom::Error> {
     };
     let values: Vec<u64> = (0..QUERIES).map(|_| next()).collect();
     f.insert_batch(&values[..40_000]);
-    println!("u64      : {:.3} ns/key", fastest(&f, &values));
+    out!("u64      : {:.3} ns/key", fastest(&f, &values));
     // The same values where they fit (the first 40,000 are members at every width).
     let u32s: Vec<u32> = values.iter().map(|&x| x as u32).collect();
-    println!("u32      : {:.3} ns/key", fastest(&f, &u32s));
+    out!("u32      : {:.3} ns/key", fastest(&f, &u32s));
     let i32s: Vec<i32> = u32s.iter().map(|&x| x as i32).collect();
-    println!("i32      : {:.3} ns/key", fastest(&f, &i32s));
+    out!("i32      : {:.3} ns/key", fastest(&f, &i32s));
     let i16s: Vec<i16> = values.iter().map(|&x| x as i16).collect();
-    println!("i16      : {:.3} ns/key", fastest(&f, &i16s));
+    out!("i16      : {:.3} ns/key", fastest(&f, &i16s));
     let u8s: Vec<u8> = values.iter().map(|&x| x as u8).collect();
-    println!("u8       : {:.3} ns/key", fastest(&f, &u8s));
+    out!("u8       : {:.3} ns/key", fastest(&f, &u8s));
     for len in [4usize, 8, 12, 16, 24, 32] {
         let values: Vec<u8> = (0..QUERIES * len).map(|_| next() as u8).collect();
         let keys: Vec<&[u8]> = values.chunks(len).collect();
         f.insert_batch(&keys[..40_000]);
-        println!("bytes {len:3}: {:.3} ns/key", fastest(&f, &keys));
+        out!("bytes {len:3}: {:.3} ns/key", fastest(&f, &keys));
     }
     let wide: Vec<u128> = (0..QUERIES as u128)
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835))
         .collect();
     f.insert_batch(&wide[..40_000]);
-    println!("u128     : {:.3} ns/key", fastest(&f, &wide));
+    out!("u128     : {:.3} ns/key", fastest(&f, &wide));
     let fixed: Vec<[u8; 16]> = wide.iter().map(|k| k.to_le_bytes()).collect();
-    println!("[u8; 16] : {:.3} ns/key", fastest(&f, &fixed));
+    out!("[u8; 16] : {:.3} ns/key", fastest(&f, &fixed));
     Ok(())
 }

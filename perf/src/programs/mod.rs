@@ -7,7 +7,10 @@
 
 use std::process::ExitCode;
 
+use blockbloom_measure::system::{self, Context};
 use clap::{Args, Subcommand};
+
+use crate::{PACKAGE, emit_json};
 
 mod batch_instructions;
 mod build_pairs;
@@ -118,8 +121,12 @@ impl Outcome for Result<(), blockbloom::Error> {
 }
 
 impl Program {
-    /// Runs the program with its words as its command line.
-    pub fn run(self) -> ExitCode {
+    /// Runs the program with its words as its command line; with `json`, its text goes to
+    /// stderr and stdout gets one JSON document of the rows it recorded
+    /// (`blockbloom_perf::workload::record`): `results.args` (its words) and `results.rows`
+    /// (each a side's median ns per key, or a ratio's median and quartiles, with the fields of
+    /// what it measured: key kind, key count, threads...).
+    pub fn run(self, json: bool) -> ExitCode {
         use Program as P;
         let (name, words, main): (&str, Words, fn() -> ExitCode) = match self {
             P::BatchInstructions(w) => ("batch_instructions", w, || {
@@ -150,6 +157,27 @@ impl Program {
             P::U64Pairs(w) => ("u64_pairs", w, || u64_pairs::main().code()),
         };
         blockbloom_perf::workload::set_args(name, &words.words);
-        main()
+        blockbloom_perf::workload::set_json(json);
+        let code = main();
+        if !json || code != ExitCode::SUCCESS {
+            return code;
+        }
+        let document = system::active_isa()
+            .map_err(|e| e.to_string())
+            .and_then(|isa| {
+                let ctx = Context::gather(isa, PACKAGE);
+                let results = serde_json::json!({
+                    "args": words.words,
+                    "rows": blockbloom_perf::workload::rows(),
+                });
+                emit_json(&name.replace('_', "-"), &ctx, results).map_err(|e| e.to_string())
+            });
+        match document {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
     }
 }

@@ -18,6 +18,7 @@
 //!     target/release/blockbloom-perf plan-cost $reps 1e10 1e-9 2>&1 | grep refs; done
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -46,9 +47,14 @@ pub fn main() -> Result<(), blockbloom::Error> {
         _ => CASES.to_vec(),
     };
     let probes: Option<u32> = args.get(3).map(|k| k.parse().expect("probes"));
-    println!(
+    out!(
         "{:>14} {:>9} {:>12} {:>6} {:>6} {:>9}",
-        "keys", "fpr", "blocks", "layout", "k", "µs"
+        "keys",
+        "fpr",
+        "blocks",
+        "layout",
+        "k",
+        "µs"
     );
     for (n, p) in cases {
         let plan = blockbloom::sizing::plan_with(n, p, None, probes)?;
@@ -63,9 +69,11 @@ pub fn main() -> Result<(), blockbloom::Error> {
             )?);
             best = best.min(t.elapsed().as_secs_f64() * 1e6);
         }
-        println!(
+        out!(
             "{n:>14} {p:>9.2e} {:>12} {:>6} {:>6} {best:>9.2}",
-            plan.num_blocks, plan.layout, plan.probes
+            plan.num_blocks,
+            plan.layout,
+            plan.probes
         );
     }
     Ok(())

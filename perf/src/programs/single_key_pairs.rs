@@ -54,12 +54,14 @@
 //! cargo run --release -p blockbloom-perf -- single-key-pairs 10 50000,1000000   # sizes
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{median, ratio_summary};
+use blockbloom_perf::workload::{self, median};
+use serde_json::json;
 use xxhash_rust::xxh3::xxh3_64;
 
 const QUERIES: usize = 1 << 20;
@@ -251,7 +253,7 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
         }
     }
     let split = split(&s, &queries, rounds);
-    println!(
+    out!(
         "{what}, n = {n} (ours {} KiB, {} KiB of it on huge pages, ours-scalar's {} KiB; \
          sbbf {} KiB):",
         s.ours.size_in_bytes() >> 10,
@@ -260,26 +262,34 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
         s.sbbf.as_bytes().len() >> 10,
     );
     for (op, times) in [("contains", &contains), ("insert", &insert)] {
+        workload::scope(json!({"keys": what, "n": n, "op": op}));
         let line: Vec<String> = (0..SIDES)
-            .map(|i| format!("{} {:.2}", NAMES[i], median(&mut times[i].clone())))
+            .map(|i| {
+                let m = median(&mut times[i].clone());
+                workload::record(NAMES[i], m);
+                format!("{} {m:.2}", NAMES[i])
+            })
             .collect();
-        println!("  {op:>8} ns/key: {}", line.join(", "));
+        out!("  {op:>8} ns/key: {}", line.join(", "));
         for peer in 1..SIDES {
-            println!(
-                "  {op:>8} {} / ours: {}",
-                NAMES[peer],
-                ratio_summary(&times[peer], &times[0])
+            let label = format!("{} / ours", NAMES[peer]);
+            out!(
+                "  {op:>8} {label}: {}",
+                workload::ratio(&label, &times[peer], &times[0])
             );
         }
     }
     for (part, times) in [("hash", &split[0]), ("probe", &split[1])] {
-        println!(
-            "  {part:>8} ns/key: ours {:.2}, sbbf {:.2}; sbbf / ours: {}",
-            median(&mut times[0].clone()),
-            median(&mut times[1].clone()),
-            ratio_summary(&times[1], &times[0])
+        workload::scope(json!({"keys": what, "n": n, "op": "contains", "part": part}));
+        let (ours, sbbf) = (median(&mut times[0].clone()), median(&mut times[1].clone()));
+        workload::record("ours", ours);
+        workload::record("sbbf", sbbf);
+        out!(
+            "  {part:>8} ns/key: ours {ours:.2}, sbbf {sbbf:.2}; sbbf / ours: {}",
+            workload::ratio("sbbf / ours", &times[1], &times[0])
         );
     }
+    workload::scope(json!({"keys": what, "n": n, "op": "contains", "part": "floor"}));
     floors(&s, n, &queries, rounds);
     Ok(())
 }
@@ -290,7 +300,7 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
 fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
     use inline::{Floor, FloorHash};
     let Some(same) = Floor::copy(&s.ours) else {
-        println!("     floor: not run (no AVX2, or the defaults are not 8x32 with 8 probes)");
+        out!("     floor: not run (no AVX2, or the defaults are not 8x32 with 8 probes)");
         return;
     };
     for k in queries.iter().take(100_000) {
@@ -364,9 +374,13 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
     }
     let names: Vec<&str> = sides.iter().map(|s| s.0).collect();
     let line: Vec<String> = (0..sides.len())
-        .map(|i| format!("{} {:.2}", names[i], median(&mut times[i].clone())))
+        .map(|i| {
+            let m = median(&mut times[i].clone());
+            workload::record(names[i], m);
+            format!("{} {m:.2}", names[i])
+        })
         .collect();
-    println!("     floor ns/key: {}", line.join(", "));
+    out!("     floor ns/key: {}", line.join(", "));
     let at = |name: &str| names.iter().position(|&n| n == name);
     for (a, b) in [
         ("ours", "ours-inline"),
@@ -379,9 +393,10 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         ("batch-1024", "fold2-inline"),
     ] {
         if let (Some(i), Some(j)) = (at(a), at(b)) {
-            println!(
-                "     floor {a} / {b}: {}",
-                ratio_summary(&times[i], &times[j])
+            let label = format!("{a} / {b}");
+            out!(
+                "     floor {label}: {}",
+                workload::ratio(&label, &times[i], &times[j])
             );
         }
     }
@@ -403,7 +418,7 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         ),
         _ => String::new(),
     };
-    println!(
+    out!(
         "     floor fpr: ours {}{fold_fpr}, sbbf {}",
         fpr(&|q| s.count(0, q)),
         fpr(&|q| s.count(1, q))
@@ -433,7 +448,7 @@ fn structured_fpr(n: usize) {
         let mx2 = Floor::folded::<u64, { FloorHash::MX2 }>(&ours, members()).expect("AVX2");
         let strangers: Vec<u64> = (n as u64..n as u64 + (1 << 20)).map(key).collect();
         let rate = |hits: usize| format!("{:.3}%", 100.0 * hits as f64 / strangers.len() as f64);
-        println!(
+        out!(
             "       fpr {name}: ours {}, fold1 {}, fold2 {}, mx2 {}",
             rate(strangers.iter().filter(|k| ours.contains(*k)).count()),
             rate(fold1.count::<_, { FloorHash::FOLD1 }>(&strangers)),
@@ -445,7 +460,7 @@ fn structured_fpr(n: usize) {
 
 #[cfg(not(target_arch = "x86_64"))]
 fn floors<K: Probe>(_: &Sides, _: usize, _: &[K], _: usize) {
-    println!("     floor: not run (x86-64 only)");
+    out!("     floor: not run (x86-64 only)");
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -648,7 +663,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 .collect()
         });
     let cpu = blockbloom_perf::workload::cpu_name();
-    println!(
+    out!(
         "single-key contains/insert, 1%: {rounds} rounds, sides interleaved; {cpu}; kernel {}",
         blockbloom::Isa::active()?
     );

@@ -15,6 +15,7 @@
 //! cargo run --release -p blockbloom-perf -- string-lanes 200     # rounds
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -188,12 +189,12 @@ pub fn main() {
             && is_x86_feature_detected!("avx512dq")
             && is_x86_feature_detected!("avx512bw");
         if !avx512 || !lanes::slices_are_ptr_len(b"abcd") {
-            println!(
+            out!(
                 "no AVX-512 F/DQ/BW here (or slices are not (pointer, length)): nothing to measure"
             );
             return;
         }
-        println!("XXH3 of byte strings, {KEYS} keys, {rounds} rounds, sides interleaved");
+        out!("XXH3 of byte strings, {KEYS} keys, {rounds} rounds, sides interleaved");
         for lens in [
             &[8usize][..],
             &[4, 5, 6, 7, 8],
@@ -239,12 +240,12 @@ pub fn main() {
                     times[side].push(t.elapsed().as_secs_f64() * 1e9 / KEYS as f64);
                 }
             }
-            println!("{lens:?} bytes:");
+            out!("{lens:?} bytes:");
             for (name, t) in SIDES.iter().zip(&times) {
-                println!("{name:>18}: median {:.2} ns/key", median(&mut t.clone()));
+                out!("{name:>18}: median {:.2} ns/key", median(&mut t.clone()));
             }
             for i in [1, 2] {
-                println!(
+                out!(
                     "  one at a time / {}: {}",
                     SIDES[i],
                     ratio_summary(&times[0], &times[i])
@@ -262,6 +263,6 @@ pub fn main() {
             ratio_summary,
             median,
         );
-        println!("x86_64 only");
+        out!("x86_64 only");
     }
 }

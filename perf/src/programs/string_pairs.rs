@@ -46,12 +46,14 @@
 //! cargo run --release -p blockbloom-perf -- string-pairs --once 20 8 16 32 100  # 1M keys, each read once
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, KeyHash};
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{Rng, median, ratio_summary};
+use blockbloom_perf::workload::{self, Rng, median};
+use serde_json::json;
 
 /// The members when `--keys` does not say.
 const KEYS: usize = 1_000_000;
@@ -151,7 +153,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         ]
     };
     let n_queries = if once { keys.min(ONCE_MAX) } else { QUERIES };
-    println!(
+    out!(
         "string keys, contains at {keys} keys and 1%: {rounds} rounds, sides interleaved, {} \
          queries{}; CPU: {}",
         n_queries,
@@ -332,30 +334,27 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 times[side].push(t.elapsed().as_secs_f64() * 1e9 / n_queries as f64);
             }
         }
-        println!(
+        out!(
             "{name} (filter {} KiB, prefetch depth {}):",
             bb.size_in_bytes() >> 10,
             bb.prefetch_depth()
         );
+        workload::scope(json!({"keys": name, "n": keys, "once": once}));
         for (i, side) in NAMES.iter().enumerate() {
-            println!(
-                "{side:>20}: median {:.2} ns/key",
-                median(&mut times[i].clone())
-            );
+            let m = median(&mut times[i].clone());
+            workload::record(side, m);
+            out!("{side:>20}: median {m:.2} ns/key");
         }
         // Per round, the fastest peer.
         let best: Vec<f64> = (0..rounds)
             .map(|r| times[4][r].min(times[5][r]).min(times[6][r]))
             .collect();
         for i in [0, 1, 10, 2, 3, 7] {
-            println!(
-                "  best peer / {}: {}",
-                NAMES[i],
-                ratio_summary(&best, &times[i])
-            );
+            let label = format!("best peer / {}", NAMES[i]);
+            out!("  {label}: {}", workload::ratio(&label, &best, &times[i]));
         }
         let med = |v: &[f64]| median(&mut v.to_vec());
-        println!(
+        out!(
             "  hash budget for 2x the best peer: {:.2} ns/key (best peer / 2 - hashed); \
              aes-only {:.2}, xxh3-only {:.2}; the key bytes alone {:.2}",
             med(&best) / 2.0 - med(&times[7]),

@@ -39,6 +39,7 @@
 //! cargo run --release -p blockbloom-perf -- u64-pairs 100 1000000  # only these key counts
 //! ```
 
+use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -67,7 +68,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
     let (rounds, sizes) =
         blockbloom_perf::workload::rounds_and_sizes(100, &[50_000, 1_000_000, 64_000_000]);
     let probe = BloomFilter::with_capacity(1, 0.01)?;
-    println!(
+    out!(
         "u64 keys, count_batch vs sbbf-rs, fastbloom and parquet at 1%: {rounds} rounds, sides \
          interleaved; tier {}; {}",
         probe.isa(),
@@ -187,13 +188,13 @@ pub fn main() -> Result<(), blockbloom::Error> {
                     times[s].push(t.elapsed().as_secs_f64() * 1e9 / queries as f64);
                 }
             }
-            println!(
+            out!(
                 "8x32 filter: {} KiB, {} probes, depth {}",
                 ours[2].size_in_bytes() >> 10,
                 ours[2].probes(),
                 ours[2].prefetch_depth()
             );
-            println!(
+            out!(
                 "{n} keys (filter {} KiB, prefetch depth {}), {queries} queries ({} KiB):",
                 ours[0].size_in_bytes() >> 10,
                 ours[0].prefetch_depth(),
@@ -201,14 +202,14 @@ pub fn main() -> Result<(), blockbloom::Error> {
             );
             let medians: Vec<f64> = times.iter().map(|t| median(&mut t.clone())).collect();
             for (name, m) in SIDES.iter().zip(&medians) {
-                println!("  {name:>10}: median {m:.2} ns/key");
+                out!("  {name:>10}: median {m:.2} ns/key");
             }
             // The best peer of this set: the lowest median.
             let best = (OURS..SIDES.len())
                 .min_by(|&a, &b| medians[a].total_cmp(&medians[b]))
                 .expect("peers");
             for (s, name) in SIDES.iter().enumerate().take(OURS) {
-                println!(
+                out!(
                     "  {} / {name}: {}",
                     SIDES[best],
                     ratio_summary(&times[best], &times[s])
