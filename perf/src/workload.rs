@@ -92,6 +92,14 @@ fn push(mut row: Map<String, Value>) {
     r.rows.push(Value::Object(row));
 }
 
+/// Records a row of other figures (an object, such as `{"key_set": "sequential", "fpr":
+/// {"ours": 0.0093}}`) in the current scope.
+pub fn record_row(fields: Value) {
+    if let Value::Object(row) = fields {
+        push(row);
+    }
+}
+
 /// Records a side's median ns per key in the current scope.
 pub fn record(side: &str, ns_per_key: f64) {
     let mut row = Map::new();

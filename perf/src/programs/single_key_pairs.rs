@@ -407,21 +407,18 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
             .iter()
             .map(|k| count(std::slice::from_ref(*k)))
             .sum();
-        format!("{:.3}%", 100.0 * hits as f64 / strangers.len() as f64)
+        hits as f64 / strangers.len() as f64
     };
-    let fold_fpr = match (&fold1, &fold2, &mx2) {
-        (Some(f1), Some(f2), Some(m2)) => format!(
-            ", fold1 {}, fold2 {}, mx2 {}",
-            fpr(&|q| f1.count::<_, { FloorHash::FOLD1 }>(q)),
-            fpr(&|q| f2.count::<_, { FloorHash::FOLD2 }>(q)),
-            fpr(&|q| m2.count::<_, { FloorHash::MX2 }>(q))
-        ),
-        _ => String::new(),
-    };
+    let mut rates = vec![("ours", fpr(&|q| s.count(0, q)))];
+    if let (Some(f1), Some(f2), Some(m2)) = (&fold1, &fold2, &mx2) {
+        rates.push(("fold1", fpr(&|q| f1.count::<_, { FloorHash::FOLD1 }>(q))));
+        rates.push(("fold2", fpr(&|q| f2.count::<_, { FloorHash::FOLD2 }>(q))));
+        rates.push(("mx2", fpr(&|q| m2.count::<_, { FloorHash::MX2 }>(q))));
+    }
+    rates.push(("sbbf", fpr(&|q| s.count(1, q))));
     out!(
-        "     floor fpr: ours {}{fold_fpr}, sbbf {}",
-        fpr(&|q| s.count(0, q)),
-        fpr(&|q| s.count(1, q))
+        "     floor fpr: {}",
+        fpr_line("random (the queries)", &rates)
     );
     if fold1.is_some() && n <= 1_000_000 {
         structured_fpr(n);
@@ -447,15 +444,39 @@ fn structured_fpr(n: usize) {
         let fold2 = Floor::folded::<u64, { FloorHash::FOLD2 }>(&ours, members()).expect("AVX2");
         let mx2 = Floor::folded::<u64, { FloorHash::MX2 }>(&ours, members()).expect("AVX2");
         let strangers: Vec<u64> = (n as u64..n as u64 + (1 << 20)).map(key).collect();
-        let rate = |hits: usize| format!("{:.3}%", 100.0 * hits as f64 / strangers.len() as f64);
-        out!(
-            "       fpr {name}: ours {}, fold1 {}, fold2 {}, mx2 {}",
-            rate(strangers.iter().filter(|k| ours.contains(*k)).count()),
-            rate(fold1.count::<_, { FloorHash::FOLD1 }>(&strangers)),
-            rate(fold2.count::<_, { FloorHash::FOLD2 }>(&strangers)),
-            rate(mx2.count::<_, { FloorHash::MX2 }>(&strangers)),
-        );
+        let rate = |hits: usize| hits as f64 / strangers.len() as f64;
+        let rates = [
+            (
+                "ours",
+                rate(strangers.iter().filter(|k| ours.contains(*k)).count()),
+            ),
+            (
+                "fold1",
+                rate(fold1.count::<_, { FloorHash::FOLD1 }>(&strangers)),
+            ),
+            (
+                "fold2",
+                rate(fold2.count::<_, { FloorHash::FOLD2 }>(&strangers)),
+            ),
+            ("mx2", rate(mx2.count::<_, { FloorHash::MX2 }>(&strangers))),
+        ];
+        out!("       fpr {name}: {}", fpr_line(name, &rates));
     }
+}
+
+/// "ours 0.960%, fold1 ..." of a key set's false-positive rates, each also recorded.
+#[cfg(target_arch = "x86_64")]
+fn fpr_line(key_set: &str, rates: &[(&str, f64)]) -> String {
+    let fpr: serde_json::Map<String, serde_json::Value> = rates
+        .iter()
+        .map(|&(side, r)| (side.to_string(), json!(r)))
+        .collect();
+    workload::record_row(json!({"key_set": key_set, "fpr": fpr}));
+    let shown: Vec<String> = rates
+        .iter()
+        .map(|(side, r)| format!("{side} {:.3}%", 100.0 * r))
+        .collect();
+    shown.join(", ")
 }
 
 #[cfg(not(target_arch = "x86_64"))]
