@@ -20,11 +20,11 @@
 //! cargo run --release -p blockbloom-perf -- build-pairs 400 16   # rounds, builds per batch
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{median, ratio_summary};
 

@@ -11,10 +11,10 @@
 //! callgrind_annotate --inclusive=yes cg.out | grep 'burst_instructions::ask'   # / 10,000
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 
 use blockbloom::BloomFilter;
+use blockbloom_perf::out;
 
 const QUERIES: usize = 80_000;
 

@@ -27,11 +27,11 @@
 //! and sbbf-rs 17 bits a key: before the peers were defined once, sbbf-rs kept 11 at every
 //! rate).
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, Rng, cpu_name, median};
 use serde_json::json;

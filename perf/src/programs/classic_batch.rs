@@ -9,8 +9,9 @@
 //! Under `valgrind --tool=callgrind` (AVX2 at most), the difference between the instruction
 //! totals of `reps` = 2 and 0, divided by 4n, is the instructions per batch query key.
 
-use blockbloom_perf::out;
 use std::time::Instant;
+
+use blockbloom_perf::out;
 
 fn arg(i: usize, default: u64) -> u64 {
     blockbloom_perf::workload::args()

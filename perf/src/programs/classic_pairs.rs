@@ -27,13 +27,14 @@
 //! cargo run --release -p blockbloom-perf -- classic-pairs 20      # rounds
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::ClassicBloomFilter;
+use blockbloom_perf::out;
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{Rng, median, ratio_summary};
+use blockbloom_perf::workload::{self, Rng, median};
+use serde_json::json;
 
 /// Keys between a key's reads and the key whose lines are prefetched (8 keys of 7 probes:
 /// 56 lines in flight). Of 2, 4, 8, 16, 32 and 64, none beat `lines` at 1M keys, and 8 and
@@ -124,16 +125,19 @@ fn rounds(rounds: usize, queries: usize, mut side: impl FnMut(usize)) -> Vec<Vec
     times
 }
 
-fn report(what: &str, mut times: Vec<Vec<f64>>) {
+fn report(n: usize, what: &str, mut times: Vec<Vec<f64>>) {
     out!("  {what}:");
+    workload::scope(json!({"keys": "u64", "n": n, "op": what}));
     for (name, t) in SIDES.iter().zip(&mut times) {
-        out!("{name:>18}: median {:.2} ns/key", median(&mut t.clone()));
+        let m = median(&mut t.clone());
+        workload::record(name, m);
+        out!("{name:>18}: median {m:.2} ns/key");
     }
     for i in [0, 2, 3] {
+        let label = format!("fastbloom / {}", SIDES[i]);
         out!(
-            "    fastbloom / {}: {}",
-            SIDES[i],
-            ratio_summary(&times[1], &times[i])
+            "    {label}: {}",
+            workload::ratio(&label, &times[1], &times[i])
         );
     }
     let fastest: Vec<f64> = (0..times[0].len())
@@ -146,7 +150,7 @@ fn report(what: &str, mut times: Vec<Vec<f64>>) {
         .collect();
     out!(
         "    fastbloom / fastest: {}",
-        ratio_summary(&times[1], &fastest)
+        workload::ratio("fastbloom / fastest", &times[1], &fastest)
     );
 }
 
@@ -194,7 +198,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 _ => read_lines(&lines, &pos, k as usize, s == 3),
             });
         });
-        report("contains (members)", times);
+        report(n, "contains (members)", times);
         let times = rounds(n_rounds, queries.len(), |s| match s {
             0 => ours.insert_batch(queries),
             1 => queries.iter().for_each(|x| {
@@ -202,7 +206,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
             }),
             _ => or_lines(&mut lines, &pos, k as usize, s == 3),
         });
-        report("insert (again)", times);
+        report(n, "insert (again)", times);
     }
     Ok(())
 }

@@ -20,11 +20,11 @@
 //! cargo run --release -p blockbloom-perf -- default-pairs 10 1000000  # key counts
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, Isa, KeyHash, Layout};
+use blockbloom_perf::out;
 use blockbloom_perf::workload::{Rng, cpu_name, median};
 
 const BATCH_QUERIES: usize = 1 << 22;

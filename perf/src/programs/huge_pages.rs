@@ -13,11 +13,11 @@
 //! cargo run --release -p blockbloom-perf -- huge-pages --keys 64000000
 //! ```
 
-use blockbloom_perf::out;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, memory};
+use blockbloom_perf::out;
 
 /// SplitMix64 output `i`: members are `0..n`, queries `n..2n` (disjoint).
 fn key(i: u64) -> u64 {

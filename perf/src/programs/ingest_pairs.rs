@@ -35,11 +35,11 @@
 //! cargo run --release -p blockbloom-perf -- ingest-pairs 5 1000000,16000000 1,2   # rounds, sizes, threads
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{AtomicBloomFilter, BloomFilter};
+use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, Rng, median};
 use serde_json::json;

@@ -9,10 +9,10 @@
 //! for isa in avx512 avx2 portable; do BLOCKBLOOM_ISA=$isa cargo run --release -p blockbloom-perf -- key-types; done
 //! ```
 
-use blockbloom_perf::out;
 use std::time::Instant;
 
 use blockbloom::{BatchKey, BloomFilter};
+use blockbloom_perf::out;
 
 const QUERIES: usize = 1 << 16;
 const PASSES: usize = 300;

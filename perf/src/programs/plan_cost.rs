@@ -18,9 +18,10 @@
 //!     target/release/blockbloom-perf plan-cost $reps 1e10 1e-9 2>&1 | grep refs; done
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
+
+use blockbloom_perf::out;
 
 /// Small and large filters, common and extreme targets, and the slowest plans the grid
 /// tests have found.

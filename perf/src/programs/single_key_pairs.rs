@@ -54,11 +54,11 @@
 //! cargo run --release -p blockbloom-perf -- single-key-pairs 10 50000,1000000   # sizes
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::BloomFilter;
+use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, median};
 use serde_json::json;

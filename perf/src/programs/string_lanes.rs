@@ -15,10 +15,10 @@
 //! cargo run --release -p blockbloom-perf -- string-lanes 200     # rounds
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
+use blockbloom_perf::out;
 use blockbloom_perf::workload::{Rng, median, ratio_summary};
 
 const KEYS: usize = 1 << 16;

@@ -46,11 +46,11 @@
 //! cargo run --release -p blockbloom-perf -- string-pairs --once 20 8 16 32 100  # 1M keys, each read once
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, KeyHash};
+use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, Rng, median};
 use serde_json::json;
@@ -353,11 +353,19 @@ pub fn main() -> Result<(), blockbloom::Error> {
             let label = format!("best peer / {}", NAMES[i]);
             out!("  {label}: {}", workload::ratio(&label, &best, &times[i]));
         }
+        // sbbf-rs alone (what `perf-reports/string-lanes` compares).
+        let label = format!("{} / {}", NAMES[4], NAMES[0]);
+        out!(
+            "  {label}: {}",
+            workload::ratio(&label, &times[4], &times[0])
+        );
         let med = |v: &[f64]| median(&mut v.to_vec());
+        let budget = med(&best) / 2.0 - med(&times[7]);
+        workload::record_row(json!({"hash_budget_ns_per_key": budget}));
         out!(
             "  hash budget for 2x the best peer: {:.2} ns/key (best peer / 2 - hashed); \
              aes-only {:.2}, xxh3-only {:.2}; the key bytes alone {:.2}",
-            med(&best) / 2.0 - med(&times[7]),
+            budget,
             med(&times[8]),
             med(&times[9]),
             med(&times[11])

@@ -39,12 +39,12 @@
 //! cargo run --release -p blockbloom-perf -- u64-pairs 100 1000000  # only these key counts
 //! ```
 
-use blockbloom_perf::out;
 use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::parquet::SplitBlockFilter;
 use blockbloom::{BloomFilter, KeyHash};
+use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{Rng, cpu_name, median, ratio_summary};
 
