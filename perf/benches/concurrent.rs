@@ -65,10 +65,10 @@
 //! the slowest cases cannot complete 10 samples in the target time, and simply runs longer):
 //!
 //! ```text
-//! cargo bench --bench concurrent                                   # both sizes
-//! BLOCKBLOOM_BENCH_SIZES=l3 cargo bench --bench concurrent         # skip the 100M-key size
-//! cargo bench --bench concurrent -- 'concurrent_insert/dram/atomic-shared'
-//! cargo bench --bench concurrent -- '/t2$'                          # 2 threads only
+//! cargo bench -p blockbloom-perf --bench concurrent                                   # both sizes
+//! BLOCKBLOOM_BENCH_SIZES=l3 cargo bench -p blockbloom-perf --bench concurrent         # skip the 100M-key size
+//! cargo bench -p blockbloom-perf --bench concurrent -- 'concurrent_insert/dram/atomic-shared'
+//! cargo bench -p blockbloom-perf --bench concurrent -- '/t2$'                          # 2 threads only
 //! ```
 //!
 //! `BLOCKBLOOM_BENCH_SIZES` is a comma-separated subset of `l3,dram` (or `all`; default all).

@@ -54,11 +54,11 @@
 //! Running:
 //!
 //! ```text
-//! cargo bench --bench filter                                  # everything (a few minutes)
-//! BLOCKBLOOM_BENCH_SIZES=l2,l3 cargo bench --bench filter     # skip the 64M-key size
-//! BLOCKBLOOM_BENCH_SIZES=dram cargo bench --bench filter      # only the 64M-key size
-//! cargo bench --bench filter -- batch_contains/l3             # one group at one size
-//! cargo bench --bench filter -- '^contains/l2/(fastbloom|sbbf)'  # a regex over ids
+//! cargo bench -p blockbloom-perf --bench filter                                  # everything (a few minutes)
+//! BLOCKBLOOM_BENCH_SIZES=l2,l3 cargo bench -p blockbloom-perf --bench filter     # skip the 64M-key size
+//! BLOCKBLOOM_BENCH_SIZES=dram cargo bench -p blockbloom-perf --bench filter      # only the 64M-key size
+//! cargo bench -p blockbloom-perf --bench filter -- batch_contains/l3             # one group at one size
+//! cargo bench -p blockbloom-perf --bench filter -- '^contains/l2/(fastbloom|sbbf)'  # a regex over ids
 //! ```
 //!
 //! `BLOCKBLOOM_BENCH_SIZES` is a comma-separated subset of `l2,l3,dram` (or `all`; default

@@ -19,7 +19,7 @@
 //!   and again (its plan is remembered per thread after the first); `blockbloom-cold` takes
 //!   64 capacities in turn, so every construction plans.
 //!
-//! Run: `cargo bench --bench keys` (all), `cargo bench --bench keys -- strings/1M/16` (a
+//! Run: `cargo bench -p blockbloom-perf --bench keys` (all), `cargo bench -p blockbloom-perf --bench keys -- strings/1M/16` (a
 //! regex). `BLOCKBLOOM_BENCH_SIZES=50k` or `1M` selects a size (default both). Each case
 //! reports keys/s; its time divided by the keys is ns/key.
 
