@@ -26,7 +26,7 @@ mod ceiling;
 mod family;
 mod fpr_table;
 mod memory;
-mod peers;
+mod programs;
 mod readers;
 mod reliability;
 mod report;
@@ -45,6 +45,7 @@ use blockbloom_measure::console::{
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::suite::{self, SEED, SIZES, SuitePlan};
 use blockbloom_measure::system::{self, Context};
+use blockbloom_perf::peers;
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
@@ -126,6 +127,9 @@ enum Command {
     /// 4 KiB pages against sbbf-rs, fastbloom and the memory ceilings; writes
     /// `perf-reports/<date>-<commit>-memory.md` (about 5 minutes; needs about 6 GiB).
     Memory(MemoryArgs),
+    /// The measuring programs that were examples of the library (each with its own arguments).
+    #[command(flatten)]
+    Program(programs::Program),
 }
 
 #[derive(Args)]
@@ -243,6 +247,9 @@ fn parse_isa(s: &str) -> Result<Isa, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Program(program) = cli.command {
+        return program.run(cli.format == Format::Json);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -323,6 +330,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn Error>> {
             let results = json!({"sections": written.sections});
             report_written("family", &ctx, &written.path, args.quick, results, json)
         }
+        Command::Program(_) => unreachable!("main runs the programs"),
     }
 }
 

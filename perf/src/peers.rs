@@ -1,6 +1,20 @@
-//! The peer crates blockbloom is measured against, plugged into `blockbloom-measure`'s
-//! single-thread path ([`Subject`], [`SUITE`]) and its concurrent insert ([`SharedFilter`],
-//! [`FASTBLOOM_SIP`], [`FASTBLOOM_FOLD`]).
+//! The peer crates blockbloom is measured against, each defined once, as its own users
+//! configure it; every program, report and bench of `blockbloom-perf` builds its peers here:
+//!
+//! * **sbbf-rs** (`sbbf-rs-safe` 0.3.2, Parquet's split-block filter: 256-bit blocks, 8
+//!   probes): sized by bits per key for the target rate ([`sbbf_bits_per_key`], 11 at 1%) and
+//!   fed XXH3-64 hashes of the keys, as its README shows ([`Sbbf`]);
+//! * **fastbloom** 0.17 (a classic unblocked filter, one key per call): sized by
+//!   `with_false_pos(fpr).expected_items(n)`, with its default hasher (SipHash-1-3,
+//!   [`fastbloom_sip`]) and with its fastest, foldhash's `fast::RandomState`
+//!   ([`fastbloom_fold`]); the atomic filter the same way ([`atomic_fastbloom_sip`],
+//!   [`atomic_fastbloom_fold`]); where a measurement compares at a fixed size, by bits
+//!   ([`fastbloom_fold_bits`]);
+//! * **parquet's `Sbbf`** (parquet 60): `Sbbf::new_with_ndv_fpp(n, fpr)` and its own XXH64 of
+//!   each value, as arrow-rs's writer builds a column's filter ([`parquet_sbbf`]).
+//!
+//! They plug into `blockbloom-measure`'s single-thread path ([`Subject`], [`SUITE`]) and its
+//! concurrent insert ([`SharedFilter`], [`FASTBLOOM_SIP`], [`FASTBLOOM_FOLD`]).
 
 use std::hash::BuildHasher;
 
@@ -8,6 +22,63 @@ use blockbloom_measure::concurrent::{ConcurrentPeer, SharedFilter, shares};
 use blockbloom_measure::subject::Subject;
 use blockbloom_measure::suite::Peer;
 use xxhash_rust::xxh3::xxh3_64;
+
+/// fastbloom with its default hasher (SipHash-1-3, a random seed), sized for `fpr` at `n` keys.
+pub type FastSip = fastbloom::BloomFilter;
+/// fastbloom with its fastest hasher, foldhash's `fast::RandomState`.
+pub type FastFold = fastbloom::BloomFilter<foldhash::fast::RandomState>;
+/// fastbloom's atomic filter with its default hasher.
+pub type AtomicFastSip = fastbloom::AtomicBloomFilter;
+/// fastbloom's atomic filter with foldhash.
+pub type AtomicFastFold = fastbloom::AtomicBloomFilter<foldhash::fast::RandomState>;
+
+/// fastbloom sized by fastbloom for `fpr` at `n` keys, its default hasher (SipHash-1-3).
+#[inline]
+pub fn fastbloom_sip(n: usize, fpr: f64) -> FastSip {
+    fastbloom::BloomFilter::with_false_pos(fpr).expected_items(n)
+}
+
+/// fastbloom sized by fastbloom for `fpr` at `n` keys, hashed with foldhash (fast variant).
+#[inline]
+pub fn fastbloom_fold(n: usize, fpr: f64) -> FastFold {
+    fastbloom::BloomFilter::with_false_pos(fpr)
+        .hasher(foldhash::fast::RandomState::default())
+        .expected_items(n)
+}
+
+/// fastbloom of exactly `bits` bits with foldhash, for a comparison at one size: `hashes`
+/// probes if given (the same `m` and `k` as ours), else the count fastbloom picks for `n` keys.
+#[inline]
+pub fn fastbloom_fold_bits(bits: usize, hashes: Option<u32>, n: usize) -> FastFold {
+    let b =
+        fastbloom::BloomFilter::with_num_bits(bits).hasher(foldhash::fast::RandomState::default());
+    match hashes {
+        Some(k) => b.hashes(k),
+        None => b.expected_items(n),
+    }
+}
+
+/// fastbloom's atomic filter sized for `fpr` at `n` keys, its default hasher.
+#[inline]
+pub fn atomic_fastbloom_sip(n: usize, fpr: f64) -> AtomicFastSip {
+    fastbloom::AtomicBloomFilter::with_false_pos(fpr).expected_items(n)
+}
+
+/// fastbloom's atomic filter sized for `fpr` at `n` keys, hashed with foldhash.
+#[inline]
+pub fn atomic_fastbloom_fold(n: usize, fpr: f64) -> AtomicFastFold {
+    fastbloom::AtomicBloomFilter::with_false_pos(fpr)
+        .hasher(foldhash::fast::RandomState::default())
+        .expected_items(n)
+}
+
+/// parquet's `Sbbf` as arrow-rs's writer builds a column's filter: `new_with_ndv_fpp(n, fpr)`
+/// (distinct values, target rate); values go in with `insert` and are asked with `check`,
+/// which hash them with XXH64 (seed 0) as the Parquet format says.
+#[inline]
+pub fn parquet_sbbf(n: usize, fpr: f64) -> parquet::bloom_filter::Sbbf {
+    parquet::bloom_filter::Sbbf::new_with_ndv_fpp(n as u64, fpr).expect("parquet sizes it")
+}
 
 /// fastbloom with its default hasher (SipHash-1-3), in the per-size suite.
 pub const FASTBLOOM_SIP_SUITE: Peer = Peer {
@@ -51,11 +122,7 @@ pub const FASTBLOOM_SIP: ConcurrentPeer = ConcurrentPeer {
     name: "fastbloom 0.17 AtomicBloomFilter, SipHash-1-3",
     api: "scoped threads, single-key",
     crate_name: "fastbloom",
-    build: |n, fpr| {
-        Box::new(SharedFastBloom(
-            fastbloom::AtomicBloomFilter::with_false_pos(fpr).expected_items(n),
-        ))
-    },
+    build: |n, fpr| Box::new(SharedFastBloom(atomic_fastbloom_sip(n, fpr))),
 };
 
 /// `fastbloom::AtomicBloomFilter` (foldhash) shared by scoped threads.
@@ -63,13 +130,7 @@ pub const FASTBLOOM_FOLD: ConcurrentPeer = ConcurrentPeer {
     name: "fastbloom 0.17 AtomicBloomFilter, foldhash",
     api: "scoped threads, single-key",
     crate_name: "fastbloom",
-    build: |n, fpr| {
-        Box::new(SharedFastBloom(
-            fastbloom::AtomicBloomFilter::with_false_pos(fpr)
-                .hasher(foldhash::fast::RandomState::default())
-                .expected_items(n),
-        ))
-    },
+    build: |n, fpr| Box::new(SharedFastBloom(atomic_fastbloom_fold(n, fpr))),
 };
 
 /// `fastbloom` 0.17 (a classic unblocked filter) with hasher `S`; it has no batch API, so
@@ -79,18 +140,14 @@ pub struct FastBloom<S>(pub fastbloom::BloomFilter<S>);
 impl FastBloom<fastbloom::DefaultHasher> {
     /// Sized by fastbloom for `fpr` at `n` keys, default hasher (SipHash-1-3, random seed).
     pub fn siphash(n: usize, fpr: f64) -> Self {
-        FastBloom(fastbloom::BloomFilter::with_false_pos(fpr).expected_items(n))
+        FastBloom(fastbloom_sip(n, fpr))
     }
 }
 
 impl FastBloom<foldhash::fast::RandomState> {
     /// Sized by fastbloom for `fpr` at `n` keys, hashed with foldhash (fast variant).
     pub fn foldhash(n: usize, fpr: f64) -> Self {
-        FastBloom(
-            fastbloom::BloomFilter::with_false_pos(fpr)
-                .hasher(foldhash::fast::RandomState::default())
-                .expected_items(n),
-        )
+        FastBloom(fastbloom_fold(n, fpr))
     }
 }
 
@@ -154,8 +211,9 @@ impl<S: BuildHasher + Sync> SharedFilter for SharedFastBloom<S> {
     }
 }
 
-/// `sbbf-rs-safe` 0.3.2 (Parquet's split-block filter: 256-bit blocks, 8 probes). It takes
-/// hashes, so each key is hashed with XXH3-64 inside the timed loop, as blockbloom does.
+/// `sbbf-rs-safe` 0.3.2 (Parquet's split-block filter: 256-bit blocks, 8 probes), sized by
+/// bits per key for the target rate. It takes hashes, so each key is hashed with XXH3-64 inside
+/// the timed loop (its README's `xxh3_64`), as blockbloom hashes its keys.
 pub struct Sbbf {
     filter: sbbf_rs_safe::Filter,
     /// The integer bits-per-key budget the filter was created with.
@@ -165,11 +223,23 @@ pub struct Sbbf {
 impl Sbbf {
     /// The smallest integer bits-per-key budget whose model FPR meets `fpr` at `n` keys.
     pub fn new(n: usize, fpr: f64) -> Self {
-        let bits_per_key = sbbf_bits_per_key(n, fpr);
+        Sbbf::with_bits_per_key(sbbf_bits_per_key(n, fpr), n)
+    }
+
+    /// `Filter::new(bits_per_key, n)`: for timing a construction, with the budget
+    /// ([`sbbf_bits_per_key`]) chosen beforehand, as a user's constant.
+    #[inline]
+    pub fn with_bits_per_key(bits_per_key: usize, n: usize) -> Self {
         Sbbf {
             filter: sbbf_rs_safe::Filter::new(bits_per_key, n),
             bits_per_key,
         }
+    }
+
+    /// Zeroes the filter (its buffer comes from `alloc_zeroed`: this also maps its pages
+    /// before timing).
+    pub fn reset(&mut self) {
+        self.filter.reset()
     }
 
     /// A filter of exactly `bytes` bytes (a multiple of 32): an 8-bit budget for `bytes`
@@ -180,33 +250,68 @@ impl Sbbf {
             bits_per_key: 8,
         }
     }
+
+    /// Inserts a `u64` key (its XXH3-64 of the little-endian bytes).
+    #[inline(always)]
+    pub fn insert_u64(&mut self, k: u64) {
+        self.filter.insert_hash(xxh3_u64(k));
+    }
+
+    /// Whether a `u64` key may be in the filter.
+    #[inline(always)]
+    pub fn contains_u64(&self, k: u64) -> bool {
+        self.filter.contains_hash(xxh3_u64(k))
+    }
+
+    /// Inserts a byte-string key (its XXH3-64).
+    #[inline(always)]
+    pub fn insert_bytes(&mut self, k: &[u8]) {
+        self.filter.insert_hash(xxh3_64(k));
+    }
+
+    /// Whether a byte-string key may be in the filter.
+    #[inline(always)]
+    pub fn contains_bytes(&self, k: &[u8]) -> bool {
+        self.filter.contains_hash(xxh3_64(k))
+    }
+
+    /// Whether a key whose XXH3-64 is `hash` may be in the filter: the probe alone, for
+    /// measurements that split a call into its hash and its probe.
+    #[inline(always)]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.filter.contains_hash(hash)
+    }
+
+    /// The filter's bytes (its size, and the memory a side may touch).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.filter.as_bytes()
+    }
 }
 
+/// XXH3-64 of a `u64` key's little-endian bytes: the hash [`Sbbf`] is fed.
 #[inline(always)]
-fn xxh3_u64(k: u64) -> u64 {
+pub fn xxh3_u64(k: u64) -> u64 {
     xxh3_64(&k.to_le_bytes())
 }
 
 impl Subject for Sbbf {
     fn clear(&mut self) {
-        self.filter.reset()
+        self.reset()
     }
 
     fn insert(&mut self, keys: &[u64]) {
         for &k in keys {
-            self.filter.insert_hash(xxh3_u64(k));
+            self.insert_u64(k);
         }
     }
 
     fn count(&self, keys: &[u64]) -> usize {
-        keys.iter()
-            .filter(|&&k| self.filter.contains_hash(xxh3_u64(k)))
-            .count()
+        keys.iter().filter(|&&k| self.contains_u64(k)).count()
     }
 
     fn answer(&self, keys: &[u64], out: &mut [bool]) {
         for (o, &k) in out.iter_mut().zip(keys) {
-            *o = self.filter.contains_hash(xxh3_u64(k));
+            *o = self.contains_u64(k);
         }
     }
 
@@ -244,81 +349,4 @@ pub fn sbbf_bits_per_key(n: usize, fpr: f64) -> usize {
     (1..=64)
         .find(|&bpk| sbbf_fpr(n, blocks(bpk)) <= fpr)
         .unwrap_or(64)
-}
-
-#[cfg(test)]
-mod tests {
-    use blockbloom::Isa;
-    use blockbloom_measure::concurrent::{self, ConcurrentPlan, Method};
-    use blockbloom_measure::keys::{self, Workload};
-    use blockbloom_measure::progress::Progress;
-    use blockbloom_measure::subject::measure;
-    use blockbloom_measure::suite::{self, Kind, SuitePlan};
-
-    use super::*;
-
-    #[test]
-    fn sbbf_budget_for_one_percent_is_near_the_parquet_table() {
-        // Parquet's table gives about 10.5 bits per key for 1%; integer budgets round up.
-        let b = sbbf_bits_per_key(1_000_000, 0.01);
-        assert!((10..=12).contains(&b), "{b}");
-    }
-
-    #[test]
-    fn every_peer_has_no_false_negatives() {
-        let w = Workload::generate(2000, 4000, 1).unwrap();
-        for peer in SUITE {
-            let (name, mut filter) = (peer.build)(2000, 0.01);
-            let m = measure(filter.as_mut(), &w, 1);
-            assert_eq!(m.false_negatives, 0, "{name}");
-            assert!(!m.count_mismatch, "{name}");
-            assert!(m.fpr() < 0.05, "{name}: {}", m.fpr());
-        }
-        let mut sbbf = Sbbf::with_bytes(4096);
-        assert_eq!(sbbf.size_in_bytes(), 4096);
-        assert_eq!(measure(&mut sbbf, &w, 1).false_negatives, 0);
-    }
-
-    #[test]
-    fn the_suite_measures_peers_after_the_kernels() {
-        let mut plan = SuitePlan::standard(5000, 1, &SUITE);
-        plan.queries = 10_000;
-        plan.isas = vec![Isa::Scalar];
-        let r = suite::run(&plan, &Progress::quiet()).unwrap();
-        let kinds: Vec<Kind> = r.rows.iter().map(|row| row.kind).collect();
-        assert_eq!(
-            kinds,
-            [
-                Kind::Kernel(Isa::Scalar),
-                Kind::SingleKey,
-                Kind::Peer("fastbloom (SipHash)"),
-                Kind::Peer("fastbloom (foldhash)"),
-                Kind::Peer("sbbf-rs-safe"),
-            ]
-        );
-        let sbbf = r.get(Kind::Peer(SBBF_SUITE.label)).unwrap();
-        assert!(sbbf.name.starts_with("sbbf-rs-safe 0.3.2, XXH3-64, new("));
-        assert!(r.problems().is_empty(), "{:?}", r.problems());
-    }
-
-    #[test]
-    fn fastbloom_atomic_builds_have_no_false_negatives() {
-        let keys = keys::members(30_000, 3).unwrap();
-        let methods = [
-            Method::Plain,
-            Method::Peer(FASTBLOOM_SIP),
-            Method::Peer(FASTBLOOM_FOLD),
-        ];
-        let mut plan = ConcurrentPlan::new(30_000, 0.01, Isa::detect(), &[2], &methods);
-        plan.reps = 1;
-        let r = concurrent::run(&plan, &keys, &Progress::quiet()).unwrap();
-        assert!(r.problems.is_empty(), "{:?}", r.problems);
-        assert_eq!(r.row(Method::Peer(FASTBLOOM_FOLD)).unwrap().cells.len(), 2);
-        assert!(r.peer_bytes.is_some());
-        let text = r.describe(&[]);
-        assert!(
-            text.contains("fastbloom has no false negatives on the first 100,000 keys"),
-            "{text}"
-        );
-    }
 }

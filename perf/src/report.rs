@@ -10,7 +10,7 @@ use blockbloom_measure::suite::{Kind, SIZES, SizeResult};
 use blockbloom_measure::system::{self, Context};
 use blockbloom_measure::table::Table;
 
-use crate::peers::{
+use blockbloom_perf::peers::{
     FASTBLOOM_FOLD, FASTBLOOM_FOLD_SUITE, FASTBLOOM_SIP, FASTBLOOM_SIP_SUITE, SBBF_SUITE,
 };
 
@@ -423,7 +423,7 @@ mod tests {
     use blockbloom_measure::timing::Timing;
 
     use super::*;
-    use crate::peers::SUITE;
+    use blockbloom_perf::peers::SUITE;
 
     /// Markdown table rows with the cells' padding removed (`| a | b |`), other lines as is.
     fn squeeze(md: &str) -> String {

@@ -29,7 +29,7 @@ use blockbloom_measure::system::Context;
 use blockbloom_measure::timing::{Timing, per_key};
 
 use crate::ceiling::{anon_huge_kib, ceiling};
-use crate::peers::{FastBloom, Sbbf};
+use blockbloom_perf::peers::{FastBloom, Sbbf, fastbloom_fold_bits};
 
 use plot::plot;
 use report::{json, markdown, slug};
@@ -247,11 +247,7 @@ pub fn run(quick: bool, progress: &Progress) -> Result<Sweep, Box<dyn Error>> {
             "{}: fastbloom (foldhash)",
             format::bytes(bytes as u64)
         ));
-        let mut fb = FastBloom(
-            fastbloom::BloomFilter::with_num_bits(bytes * 8)
-                .hasher(foldhash::fast::RandomState::default())
-                .expected_items(capacity),
-        );
+        let mut fb = FastBloom(fastbloom_fold_bits(bytes * 8, None, capacity));
         let (ins, con, _) = time_subject(&mut fb, &w, reps);
         drop(fb);
         let s = sweep.series_mut("fastbloom (foldhash)", Group::Peer);

@@ -374,8 +374,9 @@ fn mistyped_commands_get_a_suggestion() {
     let out = perf(&["sizng"], None);
     let (_, stderr) = text(&out);
     assert!(!out.status.success());
+    // Among others: the programs' names (`string-pairs`) are near `sizng` too.
     assert!(
-        stderr.contains("similar subcommand exists: 'sizing'"),
+        stderr.contains("similar subcommand") && stderr.contains("'sizing'"),
         "{stderr}"
     );
     let out = perf(&["--format", "yaml", "sizing"], None);
@@ -451,4 +452,47 @@ fn quick_reliability_report_has_no_panic_and_no_lost_key() {
         let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
         assert_eq!(cells.last(), Some(&"0"), "{row}");
     }
+}
+
+/// The programs that were the library's examples run as subcommands, with the arguments they
+/// took as examples, under their new names and their old ones.
+#[test]
+fn the_programs_run_as_subcommands() {
+    for name in ["plan-cost", "plan_cost"] {
+        let out = perf(&[name, "1", "1000", "0.01"], None);
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{name}: {stderr}");
+        assert!(
+            stdout.contains("keys") && stdout.contains("1000"),
+            "{stdout}"
+        );
+    }
+    let out = perf(&["build-pairs", "1", "1"], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("parquet-sbbf: median"), "{stdout}");
+}
+
+/// A program under `--format json` prints its text on stderr and one JSON document on stdout,
+/// whose rows carry its medians with what they measured.
+#[test]
+fn programs_print_their_rows_as_json() {
+    let out = perf(&["--format", "json", "burst-pairs", "1", "1000"], None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("contains-8: median"), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(doc["command"], "burst-pairs");
+    let rows = doc["results"]["rows"].as_array().expect("rows");
+    let side = |name: &str| {
+        rows.iter()
+            .find(|r| r["side"] == name)
+            .unwrap_or_else(|| panic!("{name}: {rows:?}"))
+    };
+    assert_eq!(side("sbbf-contains")["n"], 1000);
+    assert!(side("contains-8")["ns_per_key"].as_f64().unwrap() > 0.0);
+    assert!(
+        rows.iter()
+            .any(|r| r["ratio"] == "sbbf-contains / contains-8")
+    );
 }

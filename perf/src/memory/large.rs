@@ -16,7 +16,7 @@ use blockbloom_measure::timing::Timing;
 
 use super::{Scale, count_in_batches, insert_in_batches};
 use crate::ceiling::{Ceiling, ceiling};
-use crate::peers::{FastBloom, Sbbf};
+use blockbloom_perf::peers::{FastBloom, Sbbf};
 
 /// Lookups per timed contains pass.
 const QUERIES: usize = 4 << 20;

@@ -1,0 +1,90 @@
+//! A fixed batch workload to count instructions per key under callgrind: `contains_batch` of
+//! 65,536 keys of one kind, in calls of 1,024, on a filter sized for 1M keys at 1% (1.2 MiB,
+//! so its default prefetch depth is this CPU's: prefetched past an L2 smaller than that).
+//! The filter's 1,000 members go in one at a time (`insert_bytes`), outside the kernel, so
+//! callgrind's inclusive count of `blockbloom::kernel::Kernel::run` is the batches alone:
+//!
+//! ```sh
+//! cargo build --release -p blockbloom-perf
+//! valgrind --tool=callgrind --callgrind-out-file=cg.out \
+//!     target/release/blockbloom-perf batch-instructions strings 8   # or: hashes, u64
+//! callgrind_annotate --inclusive=yes cg.out | grep 'Kernel::run'   # divide by 65,536
+//! ```
+//!
+//! `strings LEN`: byte strings of LEN bytes (`&[&[u8]]`); `hashes`: the same keys' hashes
+//! (`contains_hash_batch`: the probe without the hash); `u64`: integers, hashed in lanes
+//! (XXH3, the default hash id 2's); `u64-mx32`: the same on a filter of hash id 3 (MX32).
+//!
+//! A third argument repeats the queries that many times, which makes the program a timing
+//! workload for comparing two builds as whole processes, in alternating pairs:
+//!
+//! ```sh
+//! farm-bench -n 10 --vs 'OLD/batch_instructions hashes 8 3000' -- NEW/batch_instructions hashes 8 3000
+//! ```
+
+use std::hint::black_box;
+
+use blockbloom::{BloomFilter, KeyHash};
+
+const QUERIES: u64 = 1 << 16;
+const BATCH: usize = 1024;
+
+pub fn main() -> Result<(), blockbloom::Error> {
+    let mut args = blockbloom_perf::workload::args().skip(1);
+    let kind = args.next().unwrap_or_else(|| "strings".into());
+    let len: usize = args.next().map_or(8, |s| s.parse().expect("a key length"));
+    let reps: usize = args
+        .next()
+        .map_or(1, |s| s.parse().expect("a repetition count"));
+    let ints: Vec<u64> = (0..QUERIES)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let keys: Vec<Vec<u8>> = ints
+        .iter()
+        .map(|i| {
+            let mut v = i.to_le_bytes().to_vec();
+            v.resize(len, b'x');
+            v
+        })
+        .collect();
+    let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let hashes: Vec<u64> = refs
+        .iter()
+        .map(|k| blockbloom::hash::hash_bytes(k, 0))
+        .collect();
+    let hash = if kind == "u64-mx32" {
+        KeyHash::Mx32
+    } else {
+        KeyHash::default()
+    };
+    let mut f = BloomFilter::builder()
+        .capacity(1_000_000)
+        .fpr(0.01)
+        .key_hash(hash)
+        .build()?;
+    for k in &refs[..1000] {
+        f.insert_bytes(k);
+    }
+    // Under valgrind this is the depth for the L2 its emulated CPUID reports.
+    eprintln!(
+        "{kind}: {} KiB filter, prefetch depth {}",
+        f.size_in_bytes() >> 10,
+        f.prefetch_depth()
+    );
+    let mut out = vec![false; BATCH];
+    let mut hits = 0;
+    for c in (0..reps).flat_map(|_| 0..QUERIES as usize / BATCH) {
+        let r = c * BATCH..(c + 1) * BATCH;
+        match kind.as_str() {
+            "strings" => f.contains_batch(&refs[r], &mut out),
+            "hashes" => f.contains_hash_batch(&hashes[r], &mut out),
+            "u64" | "u64-mx32" => f.contains_batch(&ints[r], &mut out),
+            other => panic!("unknown kind {other:?}: strings, hashes, u64 or u64-mx32"),
+        }
+        hits += out.iter().filter(|&&x| x).count();
+    }
+    // The string members come back (the first 1,000 keys are in the first call's batch).
+    assert!(kind.starts_with("u64") || hits >= 1000, "{hits}");
+    black_box(hits);
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! Construction plus fill of a 1,000-key filter at 1% against parquet's `Sbbf`, the
+//! `build_1000` case of `perf/benches/keys.rs` measured in interleaved rounds, so that both sides
+//! of every ratio see the same state of a shared machine.
+//!
+//! Criterion times one implementation for seconds and then the next, and this host's speed
+//! drifts by tens of percent between such windows, so its ratios between implementations
+//! moved from 1.80x to 2.94x over three runs of the same code. Here each round times a
+//! batch of builds of each implementation back to back (in a rotating order) and takes their
+//! ratio; the program prints the median time of each side and the median and quartiles of
+//! the ratio over the rounds (a round's extremes are interrupts, not the code).
+//!
+//! * `cold`: `BloomFilter::with_capacity(1000 + i, 0.01)` with `i` taking 64 values in turn
+//!   (more than a thread remembers), so every construction plans, then `insert_batch`.
+//! * `warm`: the same capacity every time (its plan remembered after the first), then
+//!   `insert_batch`.
+//! * `sbbf`: `Sbbf::new_with_ndv_fpp(1000, 0.01)` (`peers::parquet_sbbf`), then `insert` of
+//!   each key.
+//!
+//! ```sh
+//! cargo run --release -p blockbloom-perf -- build-pairs 400 16   # rounds, builds per batch
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use blockbloom::BloomFilter;
+use blockbloom_perf::out;
+use blockbloom_perf::peers;
+use blockbloom_perf::workload::{median, ratio_summary};
+
+const KEYS: u64 = 1000;
+const FPR: f64 = 0.01;
+
+fn arg(i: usize, default: usize) -> usize {
+    blockbloom_perf::workload::args()
+        .nth(i)
+        .map_or(default, |s| {
+            s.parse()
+                .ok()
+                .filter(|&v| v > 0)
+                .expect("a positive whole number")
+        })
+}
+
+pub fn main() -> Result<(), blockbloom::Error> {
+    let (rounds, batch) = (arg(1, 400), arg(2, 16));
+    let keys: Vec<u64> = (0..KEYS)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let build = |capacity: u64| -> Result<BloomFilter, blockbloom::Error> {
+        let mut f = BloomFilter::with_capacity(capacity, FPR)?;
+        f.insert_batch(&keys);
+        Ok(f)
+    };
+    let build_sbbf = || {
+        let mut f = peers::parquet_sbbf(KEYS as usize, FPR);
+        keys.iter().for_each(|k| f.insert(k));
+        f
+    };
+    // Every key of each is found (the work was done), and one build of each warms up.
+    assert_eq!(build(KEYS)?.count_batch(&keys), keys.len());
+    let s = build_sbbf();
+    assert!(keys.iter().all(|k| s.check(k)));
+
+    // Microseconds per build, per side and round.
+    let mut times = [vec![], vec![], vec![]];
+    let mut next = 0u64;
+    for round in 0..rounds {
+        for j in 0..3 {
+            let side = (round + j) % 3;
+            let t = Instant::now();
+            for _ in 0..batch {
+                match side {
+                    0 => {
+                        next = (next + 1) % 64;
+                        black_box(build(KEYS + next)?.num_blocks())
+                    }
+                    1 => black_box(build(KEYS)?.num_blocks()),
+                    _ => black_box(build_sbbf().num_blocks() as u64),
+                };
+            }
+            times[side].push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+        }
+    }
+    out!("build_1000 at {FPR}: {rounds} rounds of {batch} builds per side, sides interleaved");
+    for (name, i) in [
+        ("blockbloom-cold", 0),
+        ("blockbloom", 1),
+        ("parquet-sbbf", 2),
+    ] {
+        out!("{name:>16}: median {:.2} us", median(&mut times[i].clone()));
+    }
+    for (name, i) in [("cold", 0), ("warm", 1)] {
+        out!("sbbf / {name}: {}", ratio_summary(&times[2], &times[i]));
+    }
+    Ok(())
+}
