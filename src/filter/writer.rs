@@ -140,7 +140,7 @@ const STAGE: usize = 512;
 /// OR pass (a read and a write of the filter) costs at most 2 bytes of the copy per key: at
 /// 1% (about 50 keys a block at capacity), once for a filter filled from empty and once more
 /// when it drops. At 8, a handle that filled a 1M-key filter from empty published six times
-/// and ran well behind the plain filter; at 32 much closer (`examples/ingest_pairs`:
+/// and ran well behind the plain filter; at 32 much closer (`blockbloom-perf ingest-pairs`:
 /// `perf-reports/2026-12-03-shared-batch.md`).
 const PRIVATE_KEYS_PER_BLOCK: usize = 32;
 

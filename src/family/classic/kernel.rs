@@ -162,7 +162,7 @@ pub(crate) trait ClassicOp {
 /// addition and one conditional subtraction per probe for all eight, where a key on its own
 /// pays a scalar add, compare, select, shifts and the loop around them for each probe:
 /// walked, a query key takes far fewer instructions (callgrind over
-/// `examples/classic_batch.rs`; docs/guide/family.md).
+/// `blockbloom-perf classic-batch`; docs/guide/family.md).
 pub(crate) struct Walk<V> {
     /// The next position of each key.
     x: V,

@@ -190,7 +190,7 @@ pub(crate) struct Burst {
 /// ([`OneKey::burst_query`](super::one_key::OneKey::burst_query)): a NIC's receive burst.
 /// At 32, calls of 64 keys (through the pipeline) ran slower per key than calls of 32; at 64
 /// they ran faster than through the pipeline, measured against sbbf-rs's per-key loop
-/// (`examples/burst_pairs`: perf-reports/2026-12-01-bursts.md, the calls of 64 keys).
+/// (`blockbloom-perf burst-pairs`: perf-reports/2026-12-01-bursts.md, the calls of 64 keys).
 pub(crate) const BURST: usize = 64;
 
 /// `op` on each of a burst of at most [`BURST`] `u64` keys under `KeyHash::Mx32` (MX32-64) in the
@@ -198,7 +198,7 @@ pub(crate) const BURST: usize = 64;
 /// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
 /// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
 /// pipeline: an 8-key `contains_batch` takes about half the instructions it took through the
-/// pipeline (`examples/burst_instructions 8`, callgrind: perf-reports/2026-12-01-bursts.md).
+/// pipeline (`blockbloom-perf burst-instructions 8`, callgrind: perf-reports/2026-12-01-bursts.md).
 ///
 /// # Panics
 /// If `keys` holds more than [`BURST`] keys or `sink` does not fit them ([`Sink::prepare`]).

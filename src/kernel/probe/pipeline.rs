@@ -29,12 +29,12 @@ const TINY: usize = 32;
 
 /// How far ahead of the chunk being hashed a batch prefetches its keys' memory, in bytes:
 /// 2 KiB and 4 KiB measured alike over streamed keys, 1 KiB slower on a small filter
-/// (`examples/u64_pairs`; `perf-reports/2026-11-27-key-stream.md`, "The distance").
+/// (`blockbloom-perf u64-pairs`; `perf-reports/2026-11-27-key-stream.md`, "The distance").
 pub(crate) const KEY_STREAM_AHEAD: usize = 2048;
 
 /// Byte strings a batch hashes at a time ([`Prehashed`]) before it places and probes them a
 /// chunk at a time: a run reads the keys' bytes as one stream, where a chunk of hashing
-/// between chunks of probes was much slower (`examples/string_pairs --once`, long keys read
+/// between chunks of probes was much slower (`blockbloom-perf string-pairs --once`, long keys read
 /// once: `perf-reports/2026-12-02-string-runs.md`).
 pub(crate) const BYTES_STAGE: usize = 512;
 
@@ -587,7 +587,7 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
 
 /// A batch of at most [`TINY`] keys (a receive burst): hashed and placed in one step, then
 /// probed in one loop, without the chunk machinery, which cost an 8-key call most of its
-/// instructions (`examples/burst_instructions`, callgrind, before the burst entries:
+/// instructions (`blockbloom-perf burst-instructions`, callgrind, before the burst entries:
 /// perf-reports/2026-12-01-bursts.md).
 #[inline(always)]
 fn small<L: Lanes, A: PerKey>(l: L, walk: &Walk, keys: Keys<'_>, per_key: &mut A, sink: Sink<'_>) {

@@ -13,7 +13,7 @@
 //! mixed lengths gain nothing, hence the chunk test. On AVX2 the whole batch did not gain
 //! (its 64-bit multiplies are three 32-bit ones), so AVX2 hashes one key at a time. Gathering
 //! the words from the slices' pointers (`_mm512_mask_i64gather_*`) instead of scalar loads
-//! measured slower (`examples/string_lanes.rs`, hashing alone:
+//! measured slower (`blockbloom-perf string-lanes`, hashing alone:
 //! perf-reports/2026-11-28-string-lanes.md).
 
 use super::key16::{Constants, long};

@@ -4,7 +4,7 @@
 //!
 //! The keys are loaded straight into lanes (the low and the high words of eight keys), so
 //! nothing is staged, and faster than one key at a time on AVX2 and AVX-512
-//! (`examples/key_types`; docs/guide/keys.md, "Hashed in lanes"). Byte strings of 4 to 16
+//! (`blockbloom-perf key-types`; docs/guide/keys.md, "Hashed in lanes"). Byte strings of 4 to 16
 //! bytes use the same path from [`bytes`](super::bytes).
 
 use crate::hashing::{PRIME_AVALANCHE, len9to16_keys, seed_from_flip, u128_with_seed};
