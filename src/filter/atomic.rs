@@ -46,8 +46,8 @@ impl Striped {
 ///   into a filter of at most [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES), it
 ///   hashes 4,096 keys at a time and sets them holding every stripe's lock, or hands them to
 ///   the writer that holds them, which sets them with its own (one core writes the lines,
-///   where two would pass them back and forth); above it, as a buffering handle, with a
-///   buffer that lives for the call;
+///   where two would pass them back and forth); above it, it hashes up to 16,384 keys at a
+///   time, groups them by stripe and sets them taking each stripe's lock once;
 /// * a **single key** ([`insert`](Self::insert), [`insert_new`](Self::insert_new)): one lock,
 ///   the block's words, the unlock.
 ///
@@ -229,10 +229,13 @@ impl AtomicBloomFilter {
         self.insert_hash_new(hash);
     }
 
-    /// Inserts a batch of keys (integers, 16-byte keys, byte strings): hashed in SIMD lanes,
-    /// partitioned by stripe, and applied taking each stripe's lock once, blocks prefetched (a
-    /// [writer handle](Self::writer) for the length of the call). Many threads can call it
-    /// at once.
+    /// Inserts a batch of keys (integers, 16-byte keys, byte strings): hashed in SIMD lanes
+    /// and set with blocks prefetched, every key set when it returns. Into a filter of at most
+    /// [`AtomicWriter::PRIVATE_MAX_BYTES`] its keys are set holding every stripe's lock (or
+    /// handed to the writer holding them); into a larger one they are grouped by stripe and
+    /// set taking each stripe's lock once. Many threads can call it at once; calls of a few
+    /// hundred keys cost about what long ones do per key, where a [writer
+    /// handle](Self::writer) also buffers across calls.
     pub fn insert_batch<K: BatchKey>(&self, keys: &[K]) {
         self.insert_keys(K::as_keys(keys).0)
     }
@@ -357,15 +360,25 @@ impl AtomicBloomFilter {
     /// argument are in `layout::stripes`).
     const HELD_RUN: usize = 4096;
 
+    /// Keys a shared batch into a larger filter hashes and groups by stripe at a time: 128 KiB
+    /// of hashes and as much for their grouped copy, so that with 256 stripes about 64 keys
+    /// share each lock taken.
+    const PARTITIONED_RUN: usize = 16384;
+
     /// The shared batch. Into a filter of at most
     /// [`PRIVATE_MAX_BYTES`](AtomicWriter::PRIVATE_MAX_BYTES), [`HELD_RUN`](Self::HELD_RUN)
     /// keys at a time are hashed into a buffer for the call and set, in their order, while
     /// every stripe's lock is held, by this writer or, when another holds them, by that one
-    /// ([`apply_held`](Self::apply_held)). Above that size, a
-    /// writer for the call partitions them by stripe ([`AtomicWriter`]), its slots twice
-    /// the batch (up to a handle's), so that no stripe's slots fill before the call's end,
-    /// but rarely. Either way, key by key when the batch is short or the buffer cannot be
-    /// allocated (slower, never lossy).
+    /// ([`apply_held`](Self::apply_held)). Above that size,
+    /// [`PARTITIONED_RUN`](Self::PARTITIONED_RUN) keys at a time are hashed, grouped by
+    /// stripe and set taking each stripe's lock once
+    /// ([`apply_partitioned`](Self::apply_partitioned)). Either way, key by key when the
+    /// batch is short or the buffer cannot be allocated (slower, never lossy).
+    ///
+    /// Why not a writer handle for the call, as before: its slots, twice the call's keys
+    /// shared by 256 stripes, filled a stripe's after a few keys in calls of 1,000, so a call
+    /// applied its buffer two or three times, each taking most stripes' locks, and cost 2 to
+    /// 10 times a call of 4,096 per key (perf-reports/2026-12-05-small-calls.md).
     ///
     /// Why two ways: in a small filter two cores writing the same lines pass them back and
     /// forth (perf-reports/2026-12-02-ingest-floor.md); one core writing every batch keeps
@@ -380,10 +393,10 @@ impl AtomicBloomFilter {
                 if let Ok(mut hashes) = super::writer::zeroed(n.min(Self::HELD_RUN)) {
                     return self.apply_held(keys, &mut hashes);
                 }
-            } else if let Ok(mut w) =
-                AtomicWriter::try_new(self, n.saturating_mul(2).min(AtomicWriter::DEFAULT_BUFFER))
+            } else if let Ok(mut buffer) =
+                super::writer::zeroed(n.min(Self::PARTITIONED_RUN).saturating_mul(2))
             {
-                return w.push(keys);
+                return self.apply_partitioned(keys, &mut buffer);
             }
         }
         self.apply(keys, Sink::Discard);
@@ -412,6 +425,25 @@ impl AtomicBloomFilter {
                 meta.kernel
                     .blocks(&meta.shape, Keys::Hashes(hashes), op, Sink::Discard);
             });
+        }
+    }
+
+    /// Sets `keys` [`PARTITIONED_RUN`](Self::PARTITIONED_RUN) at a time: hashed into the
+    /// first half of `buffer`, grouped by stripe into the second ([`Stripes::partition`]),
+    /// and applied taking each stripe's lock once ([`apply`](Self::apply)).
+    fn apply_partitioned(&self, keys: Keys<'_>, buffer: &mut [u64]) {
+        let (meta, stripes) = (&self.meta, &self.store.stripes);
+        let keys = keys.under(meta.shape.hash);
+        let (hashes, grouped) = buffer.split_at_mut(buffer.len() / 2);
+        let n = keys.len();
+        let mut start = 0;
+        while start < n {
+            let take = hashes.len().min(n - start);
+            let (run, out) = (&mut hashes[..take], &mut grouped[..take]);
+            meta.kernel.hash_keys(meta.shape.flip, keys, start, run);
+            start += take;
+            stripes.partition(run, meta.shape.num_blocks, out);
+            self.apply(Keys::Hashes(out), Sink::Discard);
         }
     }
 
@@ -580,5 +612,56 @@ mod tests {
         );
         f.insert_batch(&[1u64, 2, 3].repeat(30));
         assert!(f.contains(&2u64));
+    }
+
+    /// Shared batches into a filter larger than a private handle's limit (grouped by stripe
+    /// before they are applied), of lengths around the key-by-key limit and past one
+    /// partitioned run, from two threads at once, on every tier: the filter equals the
+    /// single-threaded build bit for bit.
+    #[test]
+    fn partitioned_shared_batches_equal_the_sequential_build_on_every_tier() {
+        use crate::{BloomFilter, Isa};
+        let mut s = 7u64;
+        let keys: Vec<u64> = (0..60_000)
+            .map(|_| {
+                s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                s ^ s >> 31
+            })
+            .collect();
+        let lengths = [
+            AtomicBloomFilter::SORT_MIN - 1,
+            AtomicBloomFilter::SORT_MIN,
+            1000,
+            AtomicBloomFilter::PARTITIONED_RUN + 7,
+        ];
+        for isa in Isa::supported() {
+            let build = || {
+                BloomFilter::builder()
+                    .capacity(5_000_000)
+                    .fpr(0.01)
+                    .isa(isa)
+            };
+            let f = build().build_atomic().unwrap();
+            assert!(f.size_in_bytes() > super::AtomicWriter::PRIVATE_MAX_BYTES);
+            std::thread::scope(|sc| {
+                for (t, half) in keys.chunks(keys.len() / 2).enumerate() {
+                    let f = &f;
+                    sc.spawn(move || {
+                        let mut rest = half;
+                        for len in lengths.iter().cycle().skip(t) {
+                            let (run, more) = rest.split_at((*len).min(rest.len()));
+                            f.insert_batch(run);
+                            rest = more;
+                            if rest.is_empty() {
+                                break;
+                            }
+                        }
+                    });
+                }
+            });
+            let mut want = build().build().unwrap();
+            want.insert_batch(&keys);
+            assert!(f.into_filter().blocks() == want.blocks(), "{isa}");
+        }
     }
 }

@@ -17,12 +17,19 @@ pub fn read_locked(words: &[AtomicU64; 8]) -> [u64; 8] {
     unsafe { words.as_ptr().cast::<[u64; 8]>().read() }
 }
 
-/// How a writer waits for its turn at a lock. With `std`: a few pauses, then a yield to the
-/// scheduler at each step, so that a holder (or the writer whose turn comes before this one)
-/// that lost its core gets it back; with 16 writers on 2 cores, a waiter that only spins
-/// keeps the core the writer it waits for needs. Without `std` there is no scheduler to yield
-/// to: the pauses double at each step (up to 1,024 at once), so that many waiters read the
-/// lock's line less and less often while the holder works.
+/// How a writer waits for its turn at a lock. With `std`: pauses doubling from 1 to 64 (127
+/// in all, a few microseconds), then a yield to the scheduler at each step, so that a holder
+/// (or the writer whose turn comes before this one) that lost its core gets it back; with 16
+/// writers on 2 cores, a waiter that only spins keeps the core the writer it waits for needs.
+/// Without `std` there is no scheduler to yield to: the pauses double at each step (up to
+/// 1,024 at once), so that many waiters read the lock's line less and less often while the
+/// holder works.
+///
+/// Why no longer spins with `std`: a ticket lock serves its waiters in order, so a waiter
+/// that notices its turn late delays every writer behind it, the one whose run it waited for
+/// included. Spinning up to 512 pauses at once (10 steps) noticed a turn up to tens of
+/// microseconds late, which calls of 1,000 keys paid on every hand-over
+/// (perf-reports/2026-12-05-small-calls.md).
 #[derive(Default)]
 pub struct Backoff {
     step: u32,
@@ -31,7 +38,7 @@ pub struct Backoff {
 impl Backoff {
     /// Steps spent pausing before the first yield (with `std`), or before the pauses stop
     /// doubling (without).
-    const SPIN_STEPS: u32 = 10;
+    const SPIN_STEPS: u32 = if cfg!(feature = "std") { 7 } else { 10 };
 
     #[inline(always)]
     pub fn new() -> Backoff {

@@ -7,16 +7,16 @@
 //! into one contiguous share per thread. Sides:
 //! * `handles`: `AtomicBloomFilter`, one [`writer`](blockbloom::AtomicBloomFilter::writer)
 //!   per thread (the default choice: a private handle up to 4 MiB, a buffering one above),
-//!   `insert_batch` of 4,096 keys at a time, dropped (flushed) at the end;
+//!   `insert_batch` of `call` keys at a time, dropped (flushed) at the end;
 //! * `handles-buffer` and `handles-private`: the same with each kind forced
 //!   ([`try_writer`](blockbloom::AtomicBloomFilter::try_writer) with the default buffer,
 //!   [`try_private_writer`](blockbloom::AtomicBloomFilter::try_private_writer));
-//! * `shared-batch`: `AtomicBloomFilter::insert_batch(&self, ..)` of 4,096 keys at a time
+//! * `shared-batch`: `AtomicBloomFilter::insert_batch(&self, ..)` of `call` keys at a time
 //!   from every thread;
 //! * `single-key`: `AtomicBloomFilter::insert(&self, &key)`, one call per key;
 //! * `fastbloom`: fastbloom 0.17's `AtomicBloomFilter` with foldhash (sized by fastbloom for
 //!   1%), `insert(&key)` per key (it has no batch insert);
-//! * `plain`: our `BloomFilter::insert_batch` of 4,096 keys at a time on **one** thread,
+//! * `plain`: our `BloomFilter::insert_batch` of `call` keys at a time on **one** thread,
 //!   whatever the thread count: the line a shared filter's per-thread speed approaches;
 //! * `floor-plain` (one thread), `floor-atomic` and `floor-stores` (every thread): the keys'
 //!   patterns, from hashes computed before the clock starts, OR'd into a buffer of the
@@ -31,8 +31,12 @@
 //! thread) each side's one-thread time over its time at this thread count (the speed-up), and
 //! each shared side's time over the floors' at the same thread count (how far above the floor).
 //!
+//! `call`, the keys per `insert_batch` call, is the fourth argument: ingest arrives in small
+//! batches (a Kafka consumer polls 500 records by default; a packet path hands over bursts of
+//! 32 to 256), so the default runs 500, 1,000 and 4,096 keys a call.
+//!
 //! ```sh
-//! cargo run --release -p blockbloom-perf -- ingest-pairs 5 1000000,16000000 1,2   # rounds, sizes, threads
+//! cargo run --release -p blockbloom-perf -- ingest-pairs 5 1000000,16000000 1,2 500,1000,4096   # rounds, sizes, threads, calls
 //! ```
 
 use std::hint::black_box;
@@ -45,9 +49,6 @@ use blockbloom_perf::workload::{self, Rng, median};
 use serde_json::json;
 
 use super::ingest_floor;
-
-/// Keys per `insert_batch` call.
-const CALL: usize = 4096;
 
 const SIDES: [&str; 10] = [
     "handles",
@@ -99,7 +100,12 @@ impl Input {
 
 /// Builds the filter of `side` for `keys` on `threads` threads and returns the seconds it took
 /// and the filter's answer for one member (so nothing is optimised away).
-fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), blockbloom::Error> {
+fn build(
+    side: usize,
+    input: &Input,
+    threads: usize,
+    call: usize,
+) -> Result<(f64, bool), blockbloom::Error> {
     let keys = &input.keys;
     let n = keys.len();
     let share = n.div_ceil(threads);
@@ -120,9 +126,9 @@ fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), bloc
                                     .expect("a buffer"),
                                 _ => f.try_private_writer().expect("a copy"),
                             };
-                            part.chunks(CALL).for_each(|c| w.insert_batch(c));
+                            part.chunks(call).for_each(|c| w.insert_batch(c));
                         }
-                        1 => part.chunks(CALL).for_each(|c| f.insert_batch(c)),
+                        1 => part.chunks(call).for_each(|c| f.insert_batch(c)),
                         _ => part.iter().for_each(|k| f.insert(k)),
                     });
                 }
@@ -145,7 +151,7 @@ fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), bloc
         }
         4 => {
             let mut f = BloomFilter::with_capacity(n as u64, 0.01)?;
-            keys.chunks(CALL).for_each(|c| f.insert_batch(c));
+            keys.chunks(call).for_each(|c| f.insert_batch(c));
             f.contains(&probe)
         }
         5 => {
@@ -172,7 +178,12 @@ fn build(side: usize, input: &Input, threads: usize) -> Result<(f64, bool), bloc
     Ok((t.elapsed().as_secs_f64(), black_box(found)))
 }
 
-fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloom::Error> {
+fn run(
+    n: usize,
+    rounds: usize,
+    thread_counts: &[usize],
+    call: usize,
+) -> Result<(), blockbloom::Error> {
     let input = Input::new(n)?;
     // times[t][side]: ns/key per round.
     let mut times = vec![vec![Vec::new(); SIDES.len()]; thread_counts.len()];
@@ -180,7 +191,7 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
         for (ti, &threads) in thread_counts.iter().enumerate() {
             for j in 0..SIDES.len() {
                 let side = (round + j) % SIDES.len();
-                let (secs, found) = build(side, &input, threads)?;
+                let (secs, found) = build(side, &input, threads, call)?;
                 assert!(found, "{}: a member is missing", SIDES[side]);
                 times[ti][side].push(secs * 1e9 / n as f64);
             }
@@ -189,9 +200,10 @@ fn run(n: usize, rounds: usize, thread_counts: &[usize]) -> Result<(), blockbloo
     for (ti, &threads) in thread_counts.iter().enumerate() {
         let t = &times[ti];
         out!(
-            "u64 keys, n = {n}, threads = {threads} (1%, construction included, {rounds} rounds):"
+            "u64 keys, n = {n}, threads = {threads}, {call} keys a call (1%, construction \
+             included, {rounds} rounds):"
         );
-        workload::scope(json!({"keys": "u64", "n": n, "threads": threads}));
+        workload::scope(json!({"keys": "u64", "n": n, "threads": threads, "call": call}));
         let line: Vec<String> = (0..SIDES.len())
             .map(|s| {
                 let m = median(&mut t[s].clone());
@@ -260,6 +272,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         }
         t
     });
+    let calls = list(args.next(), vec![500, 1000, 4096]);
     let cpu = blockbloom_perf::workload::cpu_name();
     out!(
         "shared-filter ingest, u64 keys, 1%: {rounds} rounds, sides interleaved; {cpu}; kernel {}; \
@@ -268,7 +281,9 @@ pub fn main() -> Result<(), blockbloom::Error> {
         std::thread::available_parallelism().map_or(1, |c| c.get())
     );
     for &n in &sizes {
-        run(n, rounds, &threads)?;
+        for &call in &calls {
+            run(n, rounds, &threads, call)?;
+        }
     }
     Ok(())
 }
