@@ -74,11 +74,10 @@ use blockbloom::layout::{Layout, block_index, contains_scalar, probe};
 use blockbloom::{BloomFilter, CountingBloomFilter, Isa, hash, sizing};
 use blockbloom_measure::keys::Rng;
 use blockbloom_perf::peers::{self, FastFold, FastSip, Sbbf};
-use criterion::measurement::WallTime;
-use criterion::{
-    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
-    criterion_main,
-};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+mod common;
+use common::{Sampling, configure};
 
 /// Target false-positive rate for every filter.
 const FPR: f64 = 0.01;
@@ -97,10 +96,21 @@ struct Size {
     inserts: usize,
     /// Keys queried per iteration of the contains cases.
     queries: usize,
+    sampling: Sampling,
+}
+
+const fn sampling(
     sample_size: usize,
-    warm_up: Duration,
-    measurement: Duration,
+    warm_up_ms: u64,
+    measurement_ms: u64,
     flat: bool,
+) -> Sampling {
+    Sampling {
+        sample_size,
+        warm_up: Duration::from_millis(warm_up_ms),
+        measurement: Duration::from_millis(measurement_ms),
+        flat,
+    }
 }
 
 const SIZES: [Size; 3] = [
@@ -109,51 +119,23 @@ const SIZES: [Size; 3] = [
         n: 50_000,
         inserts: 50_000,
         queries: 1 << 16,
-        sample_size: 20,
-        warm_up: Duration::from_millis(500),
-        measurement: Duration::from_millis(1500),
-        flat: false,
+        sampling: sampling(20, 500, 1500, false),
     },
     Size {
         name: "l3",
         n: 1_000_000,
         inserts: 1_000_000,
         queries: 1 << 20,
-        sample_size: 15,
-        warm_up: Duration::from_secs(1),
-        measurement: Duration::from_secs(3),
-        flat: false,
+        sampling: sampling(15, 1000, 3000, false),
     },
     Size {
         name: "dram",
         n: 64_000_000,
         inserts: 1 << 21,
         queries: 1 << 21,
-        sample_size: 10,
-        warm_up: Duration::from_secs(1),
-        measurement: Duration::from_secs(3),
-        flat: true,
+        sampling: sampling(10, 1000, 3000, true),
     },
 ];
-
-/// The sizes named by `BLOCKBLOOM_BENCH_SIZES` (default: all).
-fn selected_sizes() -> Vec<Size> {
-    let spec = std::env::var("BLOCKBLOOM_BENCH_SIZES").unwrap_or_default();
-    let spec = spec.trim().to_ascii_lowercase();
-    if spec.is_empty() || spec == "all" {
-        return SIZES.to_vec();
-    }
-    let mut out = Vec::new();
-    for name in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let size = SIZES.iter().find(|s| s.name == name).unwrap_or_else(|| {
-            panic!("BLOCKBLOOM_BENCH_SIZES: unknown size {name:?} (expected l2, l3, dram or all)")
-        });
-        if !out.iter().any(|s: &Size| s.name == size.name) {
-            out.push(*size);
-        }
-    }
-    out
-}
 
 /// Keys of one size: members (all inserted), the slice the insert cases time, and a query
 /// slice of about half members, half non-members.
@@ -304,23 +286,10 @@ fn report(size: &Size, d: &Data) {
     );
 }
 
-fn configure(group: &mut BenchmarkGroup<'_, WallTime>, size: &Size, elements: usize) {
-    group
-        .sample_size(size.sample_size)
-        .warm_up_time(size.warm_up)
-        .measurement_time(size.measurement)
-        .sampling_mode(if size.flat {
-            SamplingMode::Flat
-        } else {
-            SamplingMode::Auto
-        })
-        .throughput(Throughput::Elements(elements as u64));
-}
-
 fn insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("insert");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.inserts.min(size.n));
+        configure(&mut group, &size.sampling, size.inserts.min(size.n));
         let id = |name: &str| BenchmarkId::new(size.name, name);
 
         let mut f = None;
@@ -383,7 +352,7 @@ fn count_hits(queries: &[u64], mut contains: impl FnMut(&u64) -> bool) -> usize 
 fn contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("contains");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.queries);
+        configure(&mut group, &size.sampling, size.queries);
         let id = |name: &str| BenchmarkId::new(size.name, name);
 
         let f = OnceCell::new();
@@ -423,7 +392,7 @@ fn contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
 fn batch_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("batch_insert");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.inserts.min(size.n));
+        configure(&mut group, &size.sampling, size.inserts.min(size.n));
         for isa in Isa::supported() {
             let mut f = None;
             group.bench_function(BenchmarkId::new(size.name, isa.name()), |b| {
@@ -444,7 +413,7 @@ fn batch_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
 fn batch_contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("batch_contains");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.queries);
+        configure(&mut group, &size.sampling, size.queries);
         for isa in Isa::supported() {
             let f = OnceCell::new();
             group.bench_function(BenchmarkId::new(size.name, isa.name()), |b| {
@@ -484,7 +453,7 @@ fn contains_reference(f: &BloomFilter, key: u64, layout: Layout) -> bool {
 fn scalar_exit(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("scalar_exit");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.queries);
+        configure(&mut group, &size.sampling, size.queries);
         let f = OnceCell::new();
         group.bench_function(BenchmarkId::new(size.name, "branchless"), |b| {
             let d = data(cell, size);
@@ -598,7 +567,7 @@ fn construct(c: &mut Criterion) {
 }
 
 fn benches(c: &mut Criterion) {
-    let sizes: Vec<(Size, OnceCell<Data>)> = selected_sizes()
+    let sizes: Vec<(Size, OnceCell<Data>)> = common::selected(&SIZES, |s| s.name)
         .into_iter()
         .map(|s| (s, OnceCell::new()))
         .collect();

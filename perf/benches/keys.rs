@@ -29,7 +29,12 @@ use std::time::Duration;
 use blockbloom::{BloomFilter, ByteColumn};
 use blockbloom_measure::keys::Rng;
 use blockbloom_perf::peers::{self, Sbbf, sbbf_bits_per_key};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use blockbloom_perf::workload::string_key;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
+
+mod common;
+use common::{Sampling, configure};
 
 const FPR: f64 = 0.01;
 const BATCH: usize = 1024;
@@ -42,49 +47,22 @@ fn fast_fold(n: usize) -> peers::FastFold {
 /// `n` distinct keys of `len` bytes: printable, URL-like at 100 bytes.
 fn strings(seed: u64, n: usize, len: usize) -> Vec<Vec<u8>> {
     let mut r = Rng(seed);
-    (0..n)
-        .map(|i| {
-            let mut s = if len >= 32 {
-                format!("https://example.com/p/{i:x}/").into_bytes()
-            } else {
-                Vec::new()
-            };
-            while s.len() < len {
-                s.push(b'a' + (r.next() % 26) as u8);
-            }
-            s.truncate(len);
-            // Distinct whatever the random letters: the index in the last bytes.
-            let tag = (i as u64).to_le_bytes();
-            let at = len.saturating_sub(8);
-            for (d, t) in s[at..].iter_mut().zip(tag) {
-                *d ^= t & 0x0f;
-            }
-            s
-        })
-        .collect()
+    (0..n).map(|i| string_key(&mut r, i, len)).collect()
 }
 
 fn sizes() -> Vec<(&'static str, usize)> {
-    let all = [("50k", 50_000), ("1M", 1_000_000)];
-    match std::env::var("BLOCKBLOOM_BENCH_SIZES") {
-        Ok(s) if !s.is_empty() && s != "all" => all
-            .into_iter()
-            .filter(|(name, _)| s.split(',').any(|x| x.trim() == *name))
-            .collect(),
-        _ => all.to_vec(),
-    }
+    common::selected(&[("50k", 50_000), ("1M", 1_000_000)], |s| s.0)
 }
 
-fn group<'a>(
-    c: &'a mut Criterion,
-    name: &str,
-    elements: usize,
-) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+fn group<'a>(c: &'a mut Criterion, name: &str, elements: usize) -> BenchmarkGroup<'a, WallTime> {
     let mut g = c.benchmark_group(name);
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .throughput(Throughput::Elements(elements as u64));
+    let sampling = Sampling {
+        sample_size: 20,
+        warm_up: Duration::from_millis(500),
+        measurement: Duration::from_secs(2),
+        flat: false,
+    };
+    configure(&mut g, &sampling, elements);
     g
 }
 

@@ -86,5 +86,11 @@ pub fn main() -> Result<(), blockbloom::Error> {
     // The string members come back (the first 1,000 keys are in the first call's batch).
     assert!(kind.starts_with("u64") || hits >= 1000, "{hits}");
     black_box(hits);
+    // Its figure is callgrind's count; the row is the workload that count divides by.
+    let (bytes, depth) = (f.size_in_bytes(), f.prefetch_depth());
+    blockbloom_perf::workload::record_row(serde_json::json!({
+        "kind": kind, "len": len, "queries": QUERIES as usize * reps, "hits": hits,
+        "filter_bytes": bytes, "prefetch_depth": depth,
+    }));
     Ok(())
 }
