@@ -74,7 +74,8 @@ use blockbloom::layout::{Layout, block_index, contains_scalar, probe};
 use blockbloom::{BloomFilter, CountingBloomFilter, Isa, hash, sizing};
 use blockbloom_measure::keys::Rng;
 use blockbloom_perf::peers::{self, FastFold, FastSip, Sbbf};
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
 
 mod common;
 use common::{Sampling, configure};
@@ -210,27 +211,49 @@ fn full_blockbloom(data: &Data, isa: Isa) -> BloomFilter {
     f
 }
 
-fn full_fast_sip(data: &Data) -> FastSip {
-    let mut f = fast_sip(data.members.len());
-    data.members.iter().for_each(|k| {
-        f.insert(k);
-    });
-    f
+/// A filter asked one `u64` key at a time (statically dispatched: the bench loops inline it).
+trait OneKey {
+    fn put(&mut self, k: u64);
+    fn has(&self, k: u64) -> bool;
 }
 
-fn full_fast_fold(data: &Data) -> FastFold {
-    let mut f = fast_fold(data.members.len());
-    data.members.iter().for_each(|k| {
-        f.insert(k);
-    });
-    f
+impl OneKey for BloomFilter {
+    #[inline(always)]
+    fn put(&mut self, k: u64) {
+        self.insert(&k);
+    }
+    #[inline(always)]
+    fn has(&self, k: u64) -> bool {
+        self.contains(&k)
+    }
 }
 
-fn full_sbbf(data: &Data) -> Sbbf {
-    let mut f = sbbf(data.members.len());
-    data.members.iter().for_each(|k| {
-        f.insert_u64(*k);
-    });
+impl<S: std::hash::BuildHasher> OneKey for fastbloom::BloomFilter<S> {
+    #[inline(always)]
+    fn put(&mut self, k: u64) {
+        self.insert(&k);
+    }
+    #[inline(always)]
+    fn has(&self, k: u64) -> bool {
+        self.contains(&k)
+    }
+}
+
+impl OneKey for Sbbf {
+    #[inline(always)]
+    fn put(&mut self, k: u64) {
+        self.insert_u64(k);
+    }
+    #[inline(always)]
+    fn has(&self, k: u64) -> bool {
+        self.contains_u64(k)
+    }
+}
+
+/// A peer built by `make` for the size, holding every member (inserted one at a time).
+fn full<F: OneKey>(data: &Data, make: fn(usize) -> F) -> F {
+    let mut f = make(data.members.len());
+    data.members.iter().for_each(|&k| f.put(k));
     f
 }
 
@@ -252,7 +275,7 @@ fn report(size: &Size, d: &Data) {
         d.queries.iter().filter(|&&q| bb.contains(&q)).count() as f64 / d.queries.len() as f64;
     drop(bb);
     let bb_bytes = blockbloom(size.n, Isa::Scalar).size_in_bytes();
-    let fs = full_fast_sip(d);
+    let fs = full(d, fast_sip);
     let fs_line = format!(
         "fastbloom {} B k={} fpr {:.4}",
         fs.num_bits() / 8,
@@ -260,7 +283,7 @@ fn report(size: &Size, d: &Data) {
         rate(d.absent.iter().filter(|k| fs.contains(*k)).count())
     );
     drop(fs);
-    let sb = full_sbbf(d);
+    let sb = full(d, sbbf);
     let sb_line = format!(
         "sbbf {} B fpr {:.4}",
         sb.as_bytes().len(),
@@ -286,59 +309,50 @@ fn report(size: &Size, d: &Data) {
     );
 }
 
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+/// `insert/<size>/<name>`: single-key inserts of the insert slice into one filter from `make`.
+fn insert_case<F: OneKey>(
+    g: &mut Group<'_>,
+    size: &Size,
+    cell: &OnceCell<Data>,
+    name: &str,
+    make: impl Fn(usize) -> F,
+) {
+    let mut f = None;
+    g.bench_function(BenchmarkId::new(size.name, name), |b| {
+        let d = data(cell, size);
+        let f = f.get_or_insert_with(|| make(size.n));
+        b.iter(|| d.insert_slice().iter().for_each(|&k| f.put(k)));
+        black_box(&f);
+    });
+}
+
+/// `contains/<size>/<name>`: single-key queries of the query slice on the full filter `full`.
+fn contains_case<F: OneKey>(
+    g: &mut Group<'_>,
+    size: &Size,
+    cell: &OnceCell<Data>,
+    name: &str,
+    full: impl Fn(&Data) -> F,
+) {
+    let f = OnceCell::new();
+    g.bench_function(BenchmarkId::new(size.name, name), |b| {
+        let d = data(cell, size);
+        let f = f.get_or_init(|| full(d));
+        b.iter(|| black_box(count_hits(&d.queries, |k| f.has(*k))));
+    });
+}
+
 fn insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("insert");
     for (size, cell) in sizes {
         configure(&mut group, &size.sampling, size.inserts.min(size.n));
-        let id = |name: &str| BenchmarkId::new(size.name, name);
-
-        let mut f = None;
-        group.bench_function(id(BLOCKBLOOM_SINGLE), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_insert_with(|| blockbloom(size.n, Isa::detect()));
-            b.iter(|| {
-                for k in d.insert_slice() {
-                    f.insert(k);
-                }
-            });
-            black_box(&f);
-        });
-
-        let mut f = None;
-        group.bench_function(id("fastbloom-sip"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_insert_with(|| fast_sip(size.n));
-            b.iter(|| {
-                for k in d.insert_slice() {
-                    f.insert(k);
-                }
-            });
-            black_box(&f);
-        });
-
-        let mut f = None;
-        group.bench_function(id("fastbloom-foldhash"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_insert_with(|| fast_fold(size.n));
-            b.iter(|| {
-                for k in d.insert_slice() {
-                    f.insert(k);
-                }
-            });
-            black_box(&f);
-        });
-
-        let mut f = None;
-        group.bench_function(id("sbbf-xxh3"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_insert_with(|| sbbf(size.n));
-            b.iter(|| {
-                for k in d.insert_slice() {
-                    f.insert_u64(*k);
-                }
-            });
-            black_box(&f);
-        });
+        let ours = |n| blockbloom(n, Isa::detect());
+        insert_case(&mut group, size, cell, BLOCKBLOOM_SINGLE, ours);
+        insert_case(&mut group, size, cell, "fastbloom-sip", fast_sip);
+        insert_case(&mut group, size, cell, "fastbloom-foldhash", fast_fold);
+        insert_case(&mut group, size, cell, "sbbf-xxh3", sbbf);
     }
     group.finish();
 }
@@ -353,38 +367,15 @@ fn contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("contains");
     for (size, cell) in sizes {
         configure(&mut group, &size.sampling, size.queries);
-        let id = |name: &str| BenchmarkId::new(size.name, name);
-
-        let f = OnceCell::new();
-        group.bench_function(id(BLOCKBLOOM_SINGLE), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_init(|| full_blockbloom(d, Isa::detect()));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
+        let ours = |d: &Data| full_blockbloom(d, Isa::detect());
+        contains_case(&mut group, size, cell, BLOCKBLOOM_SINGLE, ours);
+        contains_case(&mut group, size, cell, "fastbloom-sip", |d| {
+            full(d, fast_sip)
         });
-        drop(f);
-
-        let f = OnceCell::new();
-        group.bench_function(id("fastbloom-sip"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_init(|| full_fast_sip(d));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
+        contains_case(&mut group, size, cell, "fastbloom-foldhash", |d| {
+            full(d, fast_fold)
         });
-        drop(f);
-
-        let f = OnceCell::new();
-        group.bench_function(id("fastbloom-foldhash"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_init(|| full_fast_fold(d));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
-        });
-        drop(f);
-
-        let f = OnceCell::new();
-        group.bench_function(id("sbbf-xxh3"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_init(|| full_sbbf(d));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains_u64(*k))));
-        });
+        contains_case(&mut group, size, cell, "sbbf-xxh3", |d| full(d, sbbf));
     }
     group.finish();
 }

@@ -232,17 +232,8 @@ fn ratio_quartiles(num: &[f64], den: &[f64]) -> (f64, f64, f64) {
     (m, quartile(1), quartile(3))
 }
 
-/// The CPU's model name, from `/proc/cpuinfo` (Linux), for the programs' first line.
-pub fn cpu_name() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
-}
+/// The CPU's model name, for the programs' first line.
+pub use blockbloom_measure::system::cpu_model as cpu_name;
 
 /// The arguments `[ROUNDS [N...]]` of a measurement over key counts: the rounds (at least one;
 /// `rounds` if not given) and the key counts (`sizes` if none is given).
