@@ -156,6 +156,21 @@ pub fn median_line(names: &[&str], times: &[Vec<f64>]) -> String {
     medians.collect::<Vec<_>>().join(", ")
 }
 
+/// Query `i` of a mixed set over `members`: even ones a member the stream `r` picks, odd ones
+/// the stream's next key (a member with probability `members.len() / 2^64`).
+pub fn mixed_query(r: &mut Rng, members: &[u64], i: usize) -> u64 {
+    if i.is_multiple_of(2) {
+        members[(r.next() % members.len() as u64) as usize]
+    } else {
+        r.next()
+    }
+}
+
+/// `count` queries of [`mixed_query`]: half members, half not, interleaved.
+pub fn mixed_queries(r: &mut Rng, members: &[u64], count: usize) -> Vec<u64> {
+    (0..count).map(|i| mixed_query(r, members, i)).collect()
+}
+
 /// Byte-string key `i` of `len` bytes from the stream `r`: random letters (URL-like from 32
 /// bytes), distinct by the index folded into its last bytes (`string-pairs`' keys and those of
 /// `perf/benches/keys.rs`).

@@ -107,18 +107,12 @@ pub fn main() -> Result<(), blockbloom::Error> {
                     .expect("16 bytes")
             })
             .collect();
-        let pick = |r: &mut Rng, i: usize| -> u64 {
-            if i.is_multiple_of(2) {
-                members[r.next() as usize % members.len()]
-            } else {
-                r.next()
-            }
-        };
-        let batch_q: Vec<u64> = (0..BATCH_QUERIES).map(|i| pick(&mut r, i)).collect();
-        let single_q: Vec<u64> = (0..SINGLE_QUERIES).map(|i| pick(&mut r, i)).collect();
+        let pick = workload::mixed_query;
+        let batch_q = workload::mixed_queries(&mut r, &members, BATCH_QUERIES);
+        let single_q = workload::mixed_queries(&mut r, &members, SINGLE_QUERIES);
         let string_q: Vec<[u8; 16]> = (0..STRING_QUERIES)
             .map(|i| {
-                format!("{:016x}", pick(&mut r, i))
+                format!("{:016x}", pick(&mut r, &members, i))
                     .into_bytes()
                     .try_into()
                     .expect("16")

@@ -122,15 +122,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
             rounds
         };
         for &queries in query_sets {
-            let q: Vec<u64> = (0..queries)
-                .map(|i| {
-                    if i % 2 == 0 {
-                        members[(r.next() % n as u64) as usize]
-                    } else {
-                        r.next()
-                    }
-                })
-                .collect();
+            let q = workload::mixed_queries(&mut r, &members, queries);
             let hashes: Vec<u64> = q.iter().map(|k| ours[1].hash(k)).collect();
             let blocks = ours[1].num_blocks();
             let lines = vec![[1u64; 8]; blocks as usize];
