@@ -26,7 +26,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use blockbloom::{BloomFilter, ByteColumn};
+use blockbloom::{BatchKey, BloomFilter, ByteColumn};
 use blockbloom_measure::keys::Rng;
 use blockbloom_perf::peers::{self, Sbbf, sbbf_bits_per_key};
 use blockbloom_perf::workload::string_key;
@@ -64,6 +64,23 @@ fn group<'a>(c: &'a mut Criterion, name: &str, elements: usize) -> BenchmarkGrou
     };
     configure(&mut g, &sampling, elements);
     g
+}
+
+/// The members `bb` finds among `queries`, asked in calls of [`BATCH`] keys.
+fn batch_hits<K: BatchKey>(bb: &BloomFilter, queries: &[K], out: &mut [bool]) -> usize {
+    let mut hits = 0;
+    for chunk in queries.chunks(BATCH) {
+        let out = &mut out[..chunk.len()];
+        bb.contains_batch(chunk, out);
+        hits += out.iter().filter(|&&x| x).count();
+    }
+    black_box(hits)
+}
+
+/// The queries `contains` answers present, one key a call.
+#[inline(always)]
+fn hits<K>(queries: &[K], contains: impl Fn(&K) -> bool) -> usize {
+    black_box(queries.iter().filter(|q| contains(q)).count())
 }
 
 fn string_contains(c: &mut Criterion) {
@@ -105,17 +122,7 @@ fn string_contains(c: &mut Criterion) {
 
             let mut g = group(c, &format!("strings/{size}/{len}"), QUERIES);
             let mut out = vec![false; BATCH];
-            g.bench_function("batch", |b| {
-                b.iter(|| {
-                    let mut hits = 0;
-                    for chunk in queries.chunks(BATCH) {
-                        let out = &mut out[..chunk.len()];
-                        bb.contains_batch(chunk, out);
-                        hits += out.iter().filter(|&&x| x).count();
-                    }
-                    black_box(hits)
-                })
-            });
+            g.bench_function("batch", |b| b.iter(|| batch_hits(&bb, &queries, &mut out)));
             let mut all = vec![false; QUERIES];
             g.bench_function("column", |b| {
                 b.iter(|| {
@@ -124,16 +131,16 @@ fn string_contains(c: &mut Criterion) {
                 })
             });
             g.bench_function("single", |b| {
-                b.iter(|| black_box(queries.iter().filter(|q| bb.contains_bytes(q)).count()))
+                b.iter(|| hits(&queries, |q| bb.contains_bytes(q)))
             });
             g.bench_function("fastbloom-foldhash", |b| {
-                b.iter(|| black_box(queries.iter().filter(|q| ff.contains(**q)).count()))
+                b.iter(|| hits(&queries, |q| ff.contains(*q)))
             });
             g.bench_function("sbbf-xxh3", |b| {
-                b.iter(|| black_box(queries.iter().filter(|q| sb.contains_bytes(q)).count()))
+                b.iter(|| hits(&queries, |q| sb.contains_bytes(q)))
             });
             g.bench_function("parquet-sbbf", |b| {
-                b.iter(|| black_box(queries.iter().filter(|q| pq.check(**q)).count()))
+                b.iter(|| hits(&queries, |q| pq.check(*q)))
             });
             // No filter: the keys' hash alone, as the filter computes it (XXH3-64 of the bytes,
             // what `sbbf-xxh3` pays too), the part of the time no probe can remove.
@@ -173,49 +180,19 @@ fn string_contains(c: &mut Criterion) {
         }
         let mut g = group(c, &format!("strings/{size}/ipv6"), QUERIES);
         let mut out = vec![false; BATCH];
-        g.bench_function("batch", |b| {
-            b.iter(|| {
-                let mut hits = 0;
-                for chunk in queries.chunks(BATCH) {
-                    let out = &mut out[..chunk.len()];
-                    bb.contains_batch(chunk, out);
-                    hits += out.iter().filter(|&&x| x).count();
-                }
-                black_box(hits)
-            })
-        });
+        g.bench_function("batch", |b| b.iter(|| batch_hits(&bb, &queries, &mut out)));
+        let bytes = |q: &u128| q.to_le_bytes();
         g.bench_function("single", |b| {
-            b.iter(|| {
-                black_box(
-                    queries
-                        .iter()
-                        .filter(|q| bb.contains_bytes(&q.to_le_bytes()))
-                        .count(),
-                )
-            })
+            b.iter(|| hits(&queries, |q| bb.contains_bytes(&bytes(q))))
         });
         g.bench_function("fastbloom-foldhash", |b| {
-            b.iter(|| black_box(queries.iter().filter(|q| ff.contains(*q)).count()))
+            b.iter(|| hits(&queries, |q| ff.contains(q)))
         });
         g.bench_function("sbbf-xxh3", |b| {
-            b.iter(|| {
-                black_box(
-                    queries
-                        .iter()
-                        .filter(|q| sb.contains_bytes(&q.to_le_bytes()))
-                        .count(),
-                )
-            })
+            b.iter(|| hits(&queries, |q| sb.contains_bytes(&bytes(q))))
         });
         g.bench_function("parquet-sbbf", |b| {
-            b.iter(|| {
-                black_box(
-                    queries
-                        .iter()
-                        .filter(|q| pq.check(&q.to_le_bytes()[..]))
-                        .count(),
-                )
-            })
+            b.iter(|| hits(&queries, |q| pq.check(&bytes(q)[..])))
         });
         g.finish();
     }
