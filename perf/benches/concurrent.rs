@@ -72,6 +72,9 @@
 //! ```
 //!
 //! `BLOCKBLOOM_BENCH_SIZES` is a comma-separated subset of `l3,dram` (or `all`; default all).
+//! The threads' work is `blockbloom_measure::concurrent`'s (`insert_shared`,
+//! `insert_per_thread`, `or_merge`), and fastbloom is `blockbloom_perf::peers`' concurrent peer,
+//! the code `blockbloom-perf report` times.
 //! Before the first case of a size, one line on stderr gives the filters' sizes and a
 //! false-negative check of the snapshot.
 
@@ -79,15 +82,15 @@ use std::cell::OnceCell;
 use std::hint::black_box;
 use std::time::Duration;
 
-use blockbloom::{AtomicBloomFilter, Block, BloomFilter, ParallelBuild};
+use blockbloom::{Block, BloomFilter, ParallelBuild};
+use blockbloom_measure::concurrent::{SharedFilter, insert_per_thread, insert_shared, or_merge};
 use blockbloom_measure::keys::Rng;
-use blockbloom_perf::peers::{self, AtomicFastFold, AtomicFastSip};
-use criterion::measurement::WallTime;
-use criterion::{
-    BatchSize, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
-    criterion_main,
-};
+use blockbloom_perf::peers::{self, FASTBLOOM_FOLD, FASTBLOOM_SIP};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use rayon::{ThreadPool, ThreadPoolBuilder};
+
+mod common;
+use common::{Sampling, configure};
 
 /// Target false-positive rate for every filter.
 const FPR: f64 = 0.01;
@@ -106,10 +109,7 @@ struct Size {
     inserts: usize,
     /// Keys inserted per iteration by the fastbloom cases.
     peer_inserts: usize,
-    sample_size: usize,
-    warm_up: Duration,
-    measurement: Duration,
-    flat: bool,
+    sampling: Sampling,
 }
 
 const SIZES: [Size; 2] = [
@@ -118,43 +118,28 @@ const SIZES: [Size; 2] = [
         n: 1_000_000,
         inserts: 1_000_000,
         peer_inserts: 1_000_000,
-        sample_size: 10,
-        warm_up: Duration::from_millis(500),
-        measurement: Duration::from_millis(1500),
         // The atomic and fastbloom cases take ~40 ms per iteration: too slow for the
         // linear sampling's 55 iterations.
-        flat: true,
+        sampling: Sampling {
+            sample_size: 10,
+            warm_up: Duration::from_millis(500),
+            measurement: Duration::from_millis(1500),
+            flat: true,
+        },
     },
     Size {
         name: "dram",
         n: 100_000_000,
         inserts: 1 << 23,
         peer_inserts: 1 << 20,
-        sample_size: 10,
-        warm_up: Duration::from_millis(500),
-        measurement: Duration::from_secs(2),
-        flat: true,
+        sampling: Sampling {
+            sample_size: 10,
+            warm_up: Duration::from_millis(500),
+            measurement: Duration::from_secs(2),
+            flat: true,
+        },
     },
 ];
-
-/// The sizes named by `BLOCKBLOOM_BENCH_SIZES` (default: all).
-fn selected_sizes() -> Vec<Size> {
-    let spec = std::env::var("BLOCKBLOOM_BENCH_SIZES").unwrap_or_default();
-    let spec = spec.trim().to_ascii_lowercase();
-    if spec.is_empty() || spec == "all" {
-        return SIZES.to_vec();
-    }
-    let mut out = Vec::new();
-    for name in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let size = SIZES.iter().find(|s| s.name == name).unwrap_or_else(|| {
-            panic!("BLOCKBLOOM_BENCH_SIZES: unknown size {name:?} (expected l3, dram or all)")
-        });
-        if !out.iter().any(|s: &Size| s.name == size.name) {
-            out.push(*size);
-        }
-    }
-    out
-}
 
 /// Keys of one size and the filter state every atomic iteration starts from.
 struct Data {
@@ -168,24 +153,6 @@ struct Data {
 }
 
 impl Data {
-    fn new(size: &Size) -> Data {
-        let mut rng = Rng(0x0123_4567_89AB_CDEF ^ size.n as u64);
-        let members: Vec<u64> = (0..size.n).map(|_| rng.next()).collect();
-        let inserts = size.inserts.min(size.n);
-        let start = (size.n - inserts) / 2;
-        let mut snapshot = blockbloom(size.n);
-        // Maps every page; the inserts below only touch some.
-        snapshot.clear();
-        snapshot.par_insert_batch(&members[..start]);
-        Data {
-            members,
-            start,
-            inserts,
-            peer_inserts: size.peer_inserts.min(inserts),
-            snapshot,
-        }
-    }
-
     fn slice(&self) -> &[u64] {
         &self.members[self.start..self.start + self.inserts]
     }
@@ -195,133 +162,44 @@ impl Data {
     }
 }
 
-fn blockbloom(n: usize) -> BloomFilter {
-    BloomFilter::with_capacity(n as u64, FPR).expect("blockbloom filter")
-}
-
-fn fast_sip(n: usize) -> AtomicFastSip {
-    let f = peers::atomic_fastbloom_sip(n, FPR);
-    f.clear(); // maps the pages before timing
-    f
-}
-
-fn fast_fold(n: usize) -> AtomicFastFold {
-    let f = peers::atomic_fastbloom_fold(n, FPR);
-    f.clear();
-    f
-}
-
 /// Builds the data of a size on first use and prints the sanity line.
 fn data<'a>(cell: &'a OnceCell<Data>, size: &Size) -> &'a Data {
     cell.get_or_init(|| {
-        let d = Data::new(size);
-        let prefix = &d.members[..d.start];
-        let missing = prefix.len() - d.snapshot.count_batch(prefix);
+        let mut rng = Rng(0x0123_4567_89AB_CDEF ^ size.n as u64);
+        let members: Vec<u64> = (0..size.n).map(|_| rng.next()).collect();
+        let inserts = size.inserts.min(size.n);
+        let start = (size.n - inserts) / 2;
+        let mut snapshot = BloomFilter::with_capacity(size.n as u64, FPR).expect("blockbloom");
+        // Maps every page; the inserts below only touch some.
+        snapshot.clear();
+        snapshot.par_insert_batch(&members[..start]);
+        let missing = start - snapshot.count_batch(&members[..start]);
         // Never written: its zeroed pages are not even mapped.
         let peer = peers::atomic_fastbloom_sip(size.n, FPR);
         eprintln!(
             "[{}] n={} keys/iter={} (fastbloom {}) snapshot holds {} keys ({} missing) | blockbloom {} B k={} | fastbloom {} B k={} | {} CPUs, threads {:?}",
             size.name,
             size.n,
-            d.inserts,
-            d.peer_inserts,
-            d.start,
+            inserts,
+            size.peer_inserts.min(inserts),
+            start,
             missing,
-            d.snapshot.size_in_bytes(),
-            d.snapshot.probes(),
+            snapshot.size_in_bytes(),
+            snapshot.probes(),
             peer.num_bits() / 8,
             peer.num_hashes(),
             std::thread::available_parallelism().map_or(1, |n| n.get()),
             THREADS,
         );
         assert_eq!(missing, 0, "false negatives in the snapshot");
-        d
+        Data {
+            members,
+            start,
+            inserts,
+            peer_inserts: size.peer_inserts.min(inserts),
+            snapshot,
+        }
     })
-}
-
-fn configure(group: &mut BenchmarkGroup<'_, WallTime>, size: &Size, elements: usize) {
-    group
-        .sample_size(size.sample_size)
-        .warm_up_time(size.warm_up)
-        .measurement_time(size.measurement)
-        .sampling_mode(if size.flat {
-            SamplingMode::Flat
-        } else {
-            SamplingMode::Auto
-        })
-        .throughput(Throughput::Elements(elements as u64));
-}
-
-/// `keys` cut into `t` contiguous shares (fewer if there are fewer keys than threads).
-fn shares(keys: &[u64], t: usize) -> std::slice::Chunks<'_, u64> {
-    keys.chunks(keys.len().div_ceil(t).max(1))
-}
-
-/// `T` scoped threads, each inserting its share into the shared atomic filter.
-fn atomic_shared(f: &AtomicBloomFilter, keys: &[u64], t: usize) {
-    std::thread::scope(|s| {
-        for share in shares(keys, t) {
-            s.spawn(move || {
-                for chunk in share.chunks(BATCH) {
-                    f.insert_batch(chunk);
-                }
-            });
-        }
-    });
-}
-
-/// `T` scoped threads, each inserting its share into its own filter.
-fn per_thread_insert(filters: &mut [BloomFilter], keys: &[u64]) {
-    let t = filters.len();
-    std::thread::scope(|s| {
-        for (f, share) in filters.iter_mut().zip(shares(keys, t)) {
-            s.spawn(move || {
-                for chunk in share.chunks(BATCH) {
-                    f.insert_batch(chunk);
-                }
-            });
-        }
-    });
-}
-
-/// ORs the blocks of every filter into `out`, one contiguous range of blocks per thread.
-fn or_merge(filters: &[BloomFilter], out: &mut [Block]) {
-    let t = filters.len();
-    let per = out.len().div_ceil(t).max(1);
-    std::thread::scope(|s| {
-        for (i, range) in out.chunks_mut(per).enumerate() {
-            s.spawn(move || {
-                let first = i * per;
-                for (j, o) in range.iter_mut().enumerate() {
-                    let mut acc = filters[0].blocks()[first + j];
-                    for f in &filters[1..] {
-                        let b = &f.blocks()[first + j];
-                        for w in 0..8 {
-                            acc.0[w] |= b.0[w];
-                        }
-                    }
-                    *o = acc;
-                }
-            });
-        }
-    });
-}
-
-/// `T` scoped threads sharing one fastbloom atomic filter, single-key inserts.
-fn fastbloom_shared<S: std::hash::BuildHasher + Sync>(
-    f: &fastbloom::AtomicBloomFilter<S>,
-    keys: &[u64],
-    t: usize,
-) {
-    std::thread::scope(|s| {
-        for share in shares(keys, t) {
-            s.spawn(move || {
-                for k in share {
-                    f.insert(k);
-                }
-            });
-        }
-    });
 }
 
 fn concurrent_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)], pools: &[ThreadPool]) {
@@ -331,17 +209,13 @@ fn concurrent_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)], pools:
         let id = |method: &str, t: usize| {
             BenchmarkId::new(format!("{}/{method}", size.name), format!("t{t}"))
         };
-        configure(&mut group, size, inserts);
+        configure(&mut group, &size.sampling, inserts);
 
         let mut f = None;
         group.bench_function(id("plain", 1), |b| {
             let d = data(cell, size);
             let f = f.get_or_insert_with(|| d.snapshot.clone());
-            b.iter(|| {
-                for chunk in d.slice().chunks(BATCH) {
-                    f.insert_batch(chunk);
-                }
-            });
+            b.iter(|| d.slice().chunks(BATCH).for_each(|c| f.insert_batch(c)));
             black_box(&f);
         });
         drop(f);
@@ -352,7 +226,7 @@ fn concurrent_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)], pools:
                 b.iter_batched(
                     || d.snapshot.clone().into_atomic(),
                     |f| {
-                        atomic_shared(&f, d.slice(), t);
+                        insert_shared(&f, d.slice(), t, BATCH);
                         f
                     },
                     BatchSize::PerIteration,
@@ -395,7 +269,7 @@ fn concurrent_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)], pools:
                 let d = data(cell, size);
                 let (filters, out) = state.get_or_insert_with(|| per_thread_state(d, t));
                 b.iter(|| {
-                    per_thread_insert(filters, d.slice());
+                    insert_per_thread(filters, d.slice(), BATCH);
                     if t > 1 {
                         or_merge(filters, out);
                     }
@@ -404,7 +278,7 @@ fn concurrent_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)], pools:
             });
         }
 
-        configure(&mut group, size, size.n);
+        configure(&mut group, &size.sampling, size.n);
         for &t in THREADS.iter().filter(|&&t| t > 1) {
             let mut state = None;
             group.bench_function(id("or-merge-only", t), |b| {
@@ -415,24 +289,24 @@ fn concurrent_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)], pools:
             });
         }
 
-        configure(&mut group, size, size.peer_inserts.min(inserts));
-        for &t in &THREADS {
-            let mut f = None;
-            group.bench_function(id("fastbloom-atomic-sip", t), |b| {
-                let d = data(cell, size);
-                let f = f.get_or_insert_with(|| fast_sip(size.n));
-                b.iter(|| fastbloom_shared(f, d.peer_slice(), t));
-                black_box(&f);
-            });
-        }
-        for &t in &THREADS {
-            let mut f = None;
-            group.bench_function(id("fastbloom-atomic-foldhash", t), |b| {
-                let d = data(cell, size);
-                let f = f.get_or_insert_with(|| fast_fold(size.n));
-                b.iter(|| fastbloom_shared(f, d.peer_slice(), t));
-                black_box(&f);
-            });
+        configure(&mut group, &size.sampling, size.peer_inserts.min(inserts));
+        for (name, peer) in [
+            ("fastbloom-atomic-sip", FASTBLOOM_SIP),
+            ("fastbloom-atomic-foldhash", FASTBLOOM_FOLD),
+        ] {
+            for &t in &THREADS {
+                let mut f: Option<Box<dyn SharedFilter>> = None;
+                group.bench_function(id(name, t), |b| {
+                    let d = data(cell, size);
+                    let f = f.get_or_insert_with(|| {
+                        let mut f = (peer.build)(size.n, FPR);
+                        f.clear(); // maps the pages before timing
+                        f
+                    });
+                    b.iter(|| f.pass(d.peer_slice(), t));
+                    black_box(&f);
+                });
+            }
         }
     }
     group.finish();
@@ -461,7 +335,7 @@ fn benches(c: &mut Criterion) {
                 .expect("rayon pool")
         })
         .collect();
-    let sizes: Vec<(Size, OnceCell<Data>)> = selected_sizes()
+    let sizes: Vec<(Size, OnceCell<Data>)> = common::selected(&SIZES, |s| s.name)
         .into_iter()
         .map(|s| (s, OnceCell::new()))
         .collect();

@@ -75,10 +75,10 @@ use blockbloom::{BloomFilter, CountingBloomFilter, Isa, hash, sizing};
 use blockbloom_measure::keys::Rng;
 use blockbloom_perf::peers::{self, FastFold, FastSip, Sbbf};
 use criterion::measurement::WallTime;
-use criterion::{
-    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
-    criterion_main,
-};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
+
+mod common;
+use common::{Sampling, configure};
 
 /// Target false-positive rate for every filter.
 const FPR: f64 = 0.01;
@@ -97,10 +97,21 @@ struct Size {
     inserts: usize,
     /// Keys queried per iteration of the contains cases.
     queries: usize,
+    sampling: Sampling,
+}
+
+const fn sampling(
     sample_size: usize,
-    warm_up: Duration,
-    measurement: Duration,
+    warm_up_ms: u64,
+    measurement_ms: u64,
     flat: bool,
+) -> Sampling {
+    Sampling {
+        sample_size,
+        warm_up: Duration::from_millis(warm_up_ms),
+        measurement: Duration::from_millis(measurement_ms),
+        flat,
+    }
 }
 
 const SIZES: [Size; 3] = [
@@ -109,51 +120,23 @@ const SIZES: [Size; 3] = [
         n: 50_000,
         inserts: 50_000,
         queries: 1 << 16,
-        sample_size: 20,
-        warm_up: Duration::from_millis(500),
-        measurement: Duration::from_millis(1500),
-        flat: false,
+        sampling: sampling(20, 500, 1500, false),
     },
     Size {
         name: "l3",
         n: 1_000_000,
         inserts: 1_000_000,
         queries: 1 << 20,
-        sample_size: 15,
-        warm_up: Duration::from_secs(1),
-        measurement: Duration::from_secs(3),
-        flat: false,
+        sampling: sampling(15, 1000, 3000, false),
     },
     Size {
         name: "dram",
         n: 64_000_000,
         inserts: 1 << 21,
         queries: 1 << 21,
-        sample_size: 10,
-        warm_up: Duration::from_secs(1),
-        measurement: Duration::from_secs(3),
-        flat: true,
+        sampling: sampling(10, 1000, 3000, true),
     },
 ];
-
-/// The sizes named by `BLOCKBLOOM_BENCH_SIZES` (default: all).
-fn selected_sizes() -> Vec<Size> {
-    let spec = std::env::var("BLOCKBLOOM_BENCH_SIZES").unwrap_or_default();
-    let spec = spec.trim().to_ascii_lowercase();
-    if spec.is_empty() || spec == "all" {
-        return SIZES.to_vec();
-    }
-    let mut out = Vec::new();
-    for name in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let size = SIZES.iter().find(|s| s.name == name).unwrap_or_else(|| {
-            panic!("BLOCKBLOOM_BENCH_SIZES: unknown size {name:?} (expected l2, l3, dram or all)")
-        });
-        if !out.iter().any(|s: &Size| s.name == size.name) {
-            out.push(*size);
-        }
-    }
-    out
-}
 
 /// Keys of one size: members (all inserted), the slice the insert cases time, and a query
 /// slice of about half members, half non-members.
@@ -228,27 +211,49 @@ fn full_blockbloom(data: &Data, isa: Isa) -> BloomFilter {
     f
 }
 
-fn full_fast_sip(data: &Data) -> FastSip {
-    let mut f = fast_sip(data.members.len());
-    data.members.iter().for_each(|k| {
-        f.insert(k);
-    });
-    f
+/// A filter asked one `u64` key at a time (statically dispatched: the bench loops inline it).
+trait OneKey {
+    fn put(&mut self, k: u64);
+    fn has(&self, k: u64) -> bool;
 }
 
-fn full_fast_fold(data: &Data) -> FastFold {
-    let mut f = fast_fold(data.members.len());
-    data.members.iter().for_each(|k| {
-        f.insert(k);
-    });
-    f
+impl OneKey for BloomFilter {
+    #[inline(always)]
+    fn put(&mut self, k: u64) {
+        self.insert(&k);
+    }
+    #[inline(always)]
+    fn has(&self, k: u64) -> bool {
+        self.contains(&k)
+    }
 }
 
-fn full_sbbf(data: &Data) -> Sbbf {
-    let mut f = sbbf(data.members.len());
-    data.members.iter().for_each(|k| {
-        f.insert_u64(*k);
-    });
+impl<S: std::hash::BuildHasher> OneKey for fastbloom::BloomFilter<S> {
+    #[inline(always)]
+    fn put(&mut self, k: u64) {
+        self.insert(&k);
+    }
+    #[inline(always)]
+    fn has(&self, k: u64) -> bool {
+        self.contains(&k)
+    }
+}
+
+impl OneKey for Sbbf {
+    #[inline(always)]
+    fn put(&mut self, k: u64) {
+        self.insert_u64(k);
+    }
+    #[inline(always)]
+    fn has(&self, k: u64) -> bool {
+        self.contains_u64(k)
+    }
+}
+
+/// A peer built by `make` for the size, holding every member (inserted one at a time).
+fn full<F: OneKey>(data: &Data, make: fn(usize) -> F) -> F {
+    let mut f = make(data.members.len());
+    data.members.iter().for_each(|&k| f.put(k));
     f
 }
 
@@ -270,7 +275,7 @@ fn report(size: &Size, d: &Data) {
         d.queries.iter().filter(|&&q| bb.contains(&q)).count() as f64 / d.queries.len() as f64;
     drop(bb);
     let bb_bytes = blockbloom(size.n, Isa::Scalar).size_in_bytes();
-    let fs = full_fast_sip(d);
+    let fs = full(d, fast_sip);
     let fs_line = format!(
         "fastbloom {} B k={} fpr {:.4}",
         fs.num_bits() / 8,
@@ -278,7 +283,7 @@ fn report(size: &Size, d: &Data) {
         rate(d.absent.iter().filter(|k| fs.contains(*k)).count())
     );
     drop(fs);
-    let sb = full_sbbf(d);
+    let sb = full(d, sbbf);
     let sb_line = format!(
         "sbbf {} B fpr {:.4}",
         sb.as_bytes().len(),
@@ -304,72 +309,50 @@ fn report(size: &Size, d: &Data) {
     );
 }
 
-fn configure(group: &mut BenchmarkGroup<'_, WallTime>, size: &Size, elements: usize) {
-    group
-        .sample_size(size.sample_size)
-        .warm_up_time(size.warm_up)
-        .measurement_time(size.measurement)
-        .sampling_mode(if size.flat {
-            SamplingMode::Flat
-        } else {
-            SamplingMode::Auto
-        })
-        .throughput(Throughput::Elements(elements as u64));
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+/// `insert/<size>/<name>`: single-key inserts of the insert slice into one filter from `make`.
+fn insert_case<F: OneKey>(
+    g: &mut Group<'_>,
+    size: &Size,
+    cell: &OnceCell<Data>,
+    name: &str,
+    make: impl Fn(usize) -> F,
+) {
+    let mut f = None;
+    g.bench_function(BenchmarkId::new(size.name, name), |b| {
+        let d = data(cell, size);
+        let f = f.get_or_insert_with(|| make(size.n));
+        b.iter(|| d.insert_slice().iter().for_each(|&k| f.put(k)));
+        black_box(&f);
+    });
+}
+
+/// `contains/<size>/<name>`: single-key queries of the query slice on the full filter `full`.
+fn contains_case<F: OneKey>(
+    g: &mut Group<'_>,
+    size: &Size,
+    cell: &OnceCell<Data>,
+    name: &str,
+    full: impl Fn(&Data) -> F,
+) {
+    let f = OnceCell::new();
+    g.bench_function(BenchmarkId::new(size.name, name), |b| {
+        let d = data(cell, size);
+        let f = f.get_or_init(|| full(d));
+        b.iter(|| black_box(count_hits(&d.queries, |k| f.has(*k))));
+    });
 }
 
 fn insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("insert");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.inserts.min(size.n));
-        let id = |name: &str| BenchmarkId::new(size.name, name);
-
-        let mut f = None;
-        group.bench_function(id(BLOCKBLOOM_SINGLE), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_insert_with(|| blockbloom(size.n, Isa::detect()));
-            b.iter(|| {
-                for k in d.insert_slice() {
-                    f.insert(k);
-                }
-            });
-            black_box(&f);
-        });
-
-        let mut f = None;
-        group.bench_function(id("fastbloom-sip"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_insert_with(|| fast_sip(size.n));
-            b.iter(|| {
-                for k in d.insert_slice() {
-                    f.insert(k);
-                }
-            });
-            black_box(&f);
-        });
-
-        let mut f = None;
-        group.bench_function(id("fastbloom-foldhash"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_insert_with(|| fast_fold(size.n));
-            b.iter(|| {
-                for k in d.insert_slice() {
-                    f.insert(k);
-                }
-            });
-            black_box(&f);
-        });
-
-        let mut f = None;
-        group.bench_function(id("sbbf-xxh3"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_insert_with(|| sbbf(size.n));
-            b.iter(|| {
-                for k in d.insert_slice() {
-                    f.insert_u64(*k);
-                }
-            });
-            black_box(&f);
-        });
+        configure(&mut group, &size.sampling, size.inserts.min(size.n));
+        let ours = |n| blockbloom(n, Isa::detect());
+        insert_case(&mut group, size, cell, BLOCKBLOOM_SINGLE, ours);
+        insert_case(&mut group, size, cell, "fastbloom-sip", fast_sip);
+        insert_case(&mut group, size, cell, "fastbloom-foldhash", fast_fold);
+        insert_case(&mut group, size, cell, "sbbf-xxh3", sbbf);
     }
     group.finish();
 }
@@ -383,39 +366,16 @@ fn count_hits(queries: &[u64], mut contains: impl FnMut(&u64) -> bool) -> usize 
 fn contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("contains");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.queries);
-        let id = |name: &str| BenchmarkId::new(size.name, name);
-
-        let f = OnceCell::new();
-        group.bench_function(id(BLOCKBLOOM_SINGLE), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_init(|| full_blockbloom(d, Isa::detect()));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
+        configure(&mut group, &size.sampling, size.queries);
+        let ours = |d: &Data| full_blockbloom(d, Isa::detect());
+        contains_case(&mut group, size, cell, BLOCKBLOOM_SINGLE, ours);
+        contains_case(&mut group, size, cell, "fastbloom-sip", |d| {
+            full(d, fast_sip)
         });
-        drop(f);
-
-        let f = OnceCell::new();
-        group.bench_function(id("fastbloom-sip"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_init(|| full_fast_sip(d));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
+        contains_case(&mut group, size, cell, "fastbloom-foldhash", |d| {
+            full(d, fast_fold)
         });
-        drop(f);
-
-        let f = OnceCell::new();
-        group.bench_function(id("fastbloom-foldhash"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_init(|| full_fast_fold(d));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains(k))));
-        });
-        drop(f);
-
-        let f = OnceCell::new();
-        group.bench_function(id("sbbf-xxh3"), |b| {
-            let d = data(cell, size);
-            let f = f.get_or_init(|| full_sbbf(d));
-            b.iter(|| black_box(count_hits(&d.queries, |k| f.contains_u64(*k))));
-        });
+        contains_case(&mut group, size, cell, "sbbf-xxh3", |d| full(d, sbbf));
     }
     group.finish();
 }
@@ -423,7 +383,7 @@ fn contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
 fn batch_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("batch_insert");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.inserts.min(size.n));
+        configure(&mut group, &size.sampling, size.inserts.min(size.n));
         for isa in Isa::supported() {
             let mut f = None;
             group.bench_function(BenchmarkId::new(size.name, isa.name()), |b| {
@@ -444,7 +404,7 @@ fn batch_insert(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
 fn batch_contains(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("batch_contains");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.queries);
+        configure(&mut group, &size.sampling, size.queries);
         for isa in Isa::supported() {
             let f = OnceCell::new();
             group.bench_function(BenchmarkId::new(size.name, isa.name()), |b| {
@@ -484,7 +444,7 @@ fn contains_reference(f: &BloomFilter, key: u64, layout: Layout) -> bool {
 fn scalar_exit(c: &mut Criterion, sizes: &[(Size, OnceCell<Data>)]) {
     let mut group = c.benchmark_group("scalar_exit");
     for (size, cell) in sizes {
-        configure(&mut group, size, size.queries);
+        configure(&mut group, &size.sampling, size.queries);
         let f = OnceCell::new();
         group.bench_function(BenchmarkId::new(size.name, "branchless"), |b| {
             let d = data(cell, size);
@@ -598,7 +558,7 @@ fn construct(c: &mut Criterion) {
 }
 
 fn benches(c: &mut Criterion) {
-    let sizes: Vec<(Size, OnceCell<Data>)> = selected_sizes()
+    let sizes: Vec<(Size, OnceCell<Data>)> = common::selected(&SIZES, |s| s.name)
         .into_iter()
         .map(|s| (s, OnceCell::new()))
         .collect();

@@ -26,10 +26,15 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use blockbloom::{BloomFilter, ByteColumn};
+use blockbloom::{BatchKey, BloomFilter, ByteColumn};
 use blockbloom_measure::keys::Rng;
 use blockbloom_perf::peers::{self, Sbbf, sbbf_bits_per_key};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use blockbloom_perf::workload::string_key;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
+
+mod common;
+use common::{Sampling, configure};
 
 const FPR: f64 = 0.01;
 const BATCH: usize = 1024;
@@ -42,50 +47,40 @@ fn fast_fold(n: usize) -> peers::FastFold {
 /// `n` distinct keys of `len` bytes: printable, URL-like at 100 bytes.
 fn strings(seed: u64, n: usize, len: usize) -> Vec<Vec<u8>> {
     let mut r = Rng(seed);
-    (0..n)
-        .map(|i| {
-            let mut s = if len >= 32 {
-                format!("https://example.com/p/{i:x}/").into_bytes()
-            } else {
-                Vec::new()
-            };
-            while s.len() < len {
-                s.push(b'a' + (r.next() % 26) as u8);
-            }
-            s.truncate(len);
-            // Distinct whatever the random letters: the index in the last bytes.
-            let tag = (i as u64).to_le_bytes();
-            let at = len.saturating_sub(8);
-            for (d, t) in s[at..].iter_mut().zip(tag) {
-                *d ^= t & 0x0f;
-            }
-            s
-        })
-        .collect()
+    (0..n).map(|i| string_key(&mut r, i, len)).collect()
 }
 
 fn sizes() -> Vec<(&'static str, usize)> {
-    let all = [("50k", 50_000), ("1M", 1_000_000)];
-    match std::env::var("BLOCKBLOOM_BENCH_SIZES") {
-        Ok(s) if !s.is_empty() && s != "all" => all
-            .into_iter()
-            .filter(|(name, _)| s.split(',').any(|x| x.trim() == *name))
-            .collect(),
-        _ => all.to_vec(),
-    }
+    common::selected(&[("50k", 50_000), ("1M", 1_000_000)], |s| s.0)
 }
 
-fn group<'a>(
-    c: &'a mut Criterion,
-    name: &str,
-    elements: usize,
-) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+fn group<'a>(c: &'a mut Criterion, name: &str, elements: usize) -> BenchmarkGroup<'a, WallTime> {
     let mut g = c.benchmark_group(name);
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .throughput(Throughput::Elements(elements as u64));
+    let sampling = Sampling {
+        sample_size: 20,
+        warm_up: Duration::from_millis(500),
+        measurement: Duration::from_secs(2),
+        flat: false,
+    };
+    configure(&mut g, &sampling, elements);
     g
+}
+
+/// The members `bb` finds among `queries`, asked in calls of [`BATCH`] keys.
+fn batch_hits<K: BatchKey>(bb: &BloomFilter, queries: &[K], out: &mut [bool]) -> usize {
+    let mut hits = 0;
+    for chunk in queries.chunks(BATCH) {
+        let out = &mut out[..chunk.len()];
+        bb.contains_batch(chunk, out);
+        hits += out.iter().filter(|&&x| x).count();
+    }
+    black_box(hits)
+}
+
+/// The queries `contains` answers present, one key a call.
+#[inline(always)]
+fn hits<K>(queries: &[K], contains: impl Fn(&K) -> bool) -> usize {
+    black_box(queries.iter().filter(|q| contains(q)).count())
 }
 
 fn string_contains(c: &mut Criterion) {
@@ -127,17 +122,7 @@ fn string_contains(c: &mut Criterion) {
 
             let mut g = group(c, &format!("strings/{size}/{len}"), QUERIES);
             let mut out = vec![false; BATCH];
-            g.bench_function("batch", |b| {
-                b.iter(|| {
-                    let mut hits = 0;
-                    for chunk in queries.chunks(BATCH) {
-                        let out = &mut out[..chunk.len()];
-                        bb.contains_batch(chunk, out);
-                        hits += out.iter().filter(|&&x| x).count();
-                    }
-                    black_box(hits)
-                })
-            });
+            g.bench_function("batch", |b| b.iter(|| batch_hits(&bb, &queries, &mut out)));
             let mut all = vec![false; QUERIES];
             g.bench_function("column", |b| {
                 b.iter(|| {
@@ -146,16 +131,16 @@ fn string_contains(c: &mut Criterion) {
                 })
             });
             g.bench_function("single", |b| {
-                b.iter(|| black_box(queries.iter().filter(|q| bb.contains_bytes(q)).count()))
+                b.iter(|| hits(&queries, |q| bb.contains_bytes(q)))
             });
             g.bench_function("fastbloom-foldhash", |b| {
-                b.iter(|| black_box(queries.iter().filter(|q| ff.contains(**q)).count()))
+                b.iter(|| hits(&queries, |q| ff.contains(*q)))
             });
             g.bench_function("sbbf-xxh3", |b| {
-                b.iter(|| black_box(queries.iter().filter(|q| sb.contains_bytes(q)).count()))
+                b.iter(|| hits(&queries, |q| sb.contains_bytes(q)))
             });
             g.bench_function("parquet-sbbf", |b| {
-                b.iter(|| black_box(queries.iter().filter(|q| pq.check(**q)).count()))
+                b.iter(|| hits(&queries, |q| pq.check(*q)))
             });
             // No filter: the keys' hash alone, as the filter computes it (XXH3-64 of the bytes,
             // what `sbbf-xxh3` pays too), the part of the time no probe can remove.
@@ -195,49 +180,19 @@ fn string_contains(c: &mut Criterion) {
         }
         let mut g = group(c, &format!("strings/{size}/ipv6"), QUERIES);
         let mut out = vec![false; BATCH];
-        g.bench_function("batch", |b| {
-            b.iter(|| {
-                let mut hits = 0;
-                for chunk in queries.chunks(BATCH) {
-                    let out = &mut out[..chunk.len()];
-                    bb.contains_batch(chunk, out);
-                    hits += out.iter().filter(|&&x| x).count();
-                }
-                black_box(hits)
-            })
-        });
+        g.bench_function("batch", |b| b.iter(|| batch_hits(&bb, &queries, &mut out)));
+        let bytes = |q: &u128| q.to_le_bytes();
         g.bench_function("single", |b| {
-            b.iter(|| {
-                black_box(
-                    queries
-                        .iter()
-                        .filter(|q| bb.contains_bytes(&q.to_le_bytes()))
-                        .count(),
-                )
-            })
+            b.iter(|| hits(&queries, |q| bb.contains_bytes(&bytes(q))))
         });
         g.bench_function("fastbloom-foldhash", |b| {
-            b.iter(|| black_box(queries.iter().filter(|q| ff.contains(*q)).count()))
+            b.iter(|| hits(&queries, |q| ff.contains(q)))
         });
         g.bench_function("sbbf-xxh3", |b| {
-            b.iter(|| {
-                black_box(
-                    queries
-                        .iter()
-                        .filter(|q| sb.contains_bytes(&q.to_le_bytes()))
-                        .count(),
-                )
-            })
+            b.iter(|| hits(&queries, |q| sb.contains_bytes(&bytes(q))))
         });
         g.bench_function("parquet-sbbf", |b| {
-            b.iter(|| {
-                black_box(
-                    queries
-                        .iter()
-                        .filter(|q| pq.check(&q.to_le_bytes()[..]))
-                        .count(),
-                )
-            })
+            b.iter(|| hits(&queries, |q| pq.check(&bytes(q)[..])))
         });
         g.finish();
     }

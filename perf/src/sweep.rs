@@ -18,7 +18,6 @@ mod tables;
 use std::error::Error;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use blockbloom::{BloomFilter, Isa};
 use blockbloom_measure::format;
@@ -26,7 +25,7 @@ use blockbloom_measure::keys::Workload;
 use blockbloom_measure::progress::Progress;
 use blockbloom_measure::subject::{Blocked, Subject};
 use blockbloom_measure::system::Context;
-use blockbloom_measure::timing::{Timing, per_key};
+use blockbloom_measure::timing::Timing;
 
 use crate::ceiling::{anon_huge_kib, ceiling};
 use blockbloom_perf::peers::{FastBloom, Sbbf, fastbloom_fold_bits};
@@ -273,20 +272,13 @@ fn time_subject<S: Subject>(s: &mut S, w: &Workload, reps: usize) -> (f64, f64, 
     // Faults every page in outside the timing.
     s.clear();
     let inner = MIN_SAMPLE.div_ceil(w.members.len().max(1));
-    let mut insert = Timing::default();
-    for _ in 0..reps {
-        let t = Instant::now();
-        for _ in 0..inner {
-            s.insert(black_box(&w.members));
-        }
-        insert.samples.push(per_key(t, w.members.len() * inner));
-    }
+    let insert = Timing::repeat(reps, w.members.len() * inner, || {
+        (0..inner).for_each(|_| s.insert(black_box(&w.members)))
+    });
     let mut contains = Timing::default();
     let mut count = 0;
     for _ in 0..reps {
-        let t = Instant::now();
-        count = black_box(s.count(black_box(&w.queries)));
-        contains.samples.push(per_key(t, w.queries.len()));
+        count = contains.record(w.queries.len(), || s.count(black_box(&w.queries)));
     }
     (insert.median(), contains.median(), count)
 }
@@ -295,35 +287,26 @@ fn time_subject<S: Subject>(s: &mut S, w: &Workload, reps: usize) -> (f64, f64, 
 fn diagnose(f: &mut BloomFilter, w: &Workload, reps: usize) -> (f64, f64, f64) {
     let seed = f.seed();
     let mut qh = vec![0u64; w.queries.len()];
-    let mut hash = Timing::default();
-    for _ in 0..reps {
-        let t = Instant::now();
+    let hash = Timing::repeat(reps, w.queries.len(), || {
         for (k, o) in w.queries.chunks(BATCH).zip(qh.chunks_mut(BATCH)) {
             blockbloom::hash::hash_u64_batch(black_box(k), seed, o);
         }
         black_box(&qh);
-        hash.samples.push(per_key(t, w.queries.len()));
-    }
+    });
     let mut mh = vec![0u64; w.members.len()];
     blockbloom::hash::hash_u64_batch(&w.members, seed, &mut mh);
     let inner = MIN_SAMPLE.div_ceil(mh.len().max(1));
-    let mut ins = Timing::default();
-    for _ in 0..reps {
-        let t = Instant::now();
+    let ins = Timing::repeat(reps, mh.len() * inner, || {
         for _ in 0..inner {
-            for c in mh.chunks(BATCH) {
-                f.insert_hash_batch(black_box(c));
-            }
+            mh.chunks(BATCH)
+                .for_each(|c| f.insert_hash_batch(black_box(c)));
         }
-        ins.samples.push(per_key(t, mh.len() * inner));
-    }
-    let mut con = Timing::default();
-    for _ in 0..reps {
-        let t = Instant::now();
-        let n: usize = qh.chunks(BATCH).map(|c| f.count_hash_batch(c)).sum();
-        black_box(n);
-        con.samples.push(per_key(t, qh.len()));
-    }
+    });
+    let con = Timing::repeat(reps, qh.len(), || {
+        qh.chunks(BATCH)
+            .map(|c| f.count_hash_batch(c))
+            .sum::<usize>()
+    });
     (hash.median(), ins.median(), con.median())
 }
 

@@ -102,10 +102,104 @@ pub fn record_row(fields: Value) {
 
 /// Records a side's median ns per key in the current scope.
 pub fn record(side: &str, ns_per_key: f64) {
+    record_value(side, "ns_per_key", ns_per_key);
+}
+
+/// Records a side's figure `value` under the name `unit` (such as `us_per_build`) in the
+/// current scope.
+pub fn record_value(side: &str, unit: &str, value: impl Into<Value>) {
     let mut row = Map::new();
     row.insert("side".into(), json!(side));
-    row.insert("ns_per_key".into(), json!(ns_per_key));
+    row.insert(unit.into(), value.into());
     push(row);
+}
+
+/// Runs every side `rounds` times, the sides in a rotating order (round `r` starts at side
+/// `r`), so that the sides of every ratio see the same state of a shared machine; returns
+/// each side's times, ns per item of a run of `items` items.
+pub fn interleaved<R>(
+    rounds: usize,
+    sides: usize,
+    items: usize,
+    mut run: impl FnMut(usize) -> R,
+) -> Vec<Vec<f64>> {
+    let mut times = vec![Vec::with_capacity(rounds); sides];
+    for round in 0..rounds {
+        for j in 0..sides {
+            let s = (round + j) % sides;
+            let t = std::time::Instant::now();
+            std::hint::black_box(run(s));
+            times[s].push(t.elapsed().as_secs_f64() * 1e9 / items as f64);
+        }
+    }
+    times
+}
+
+/// Each side's median ns per key, recorded in the current scope and printed one line a side
+/// (`  NAME: median M ns/key`, the names right-aligned in `width`).
+pub fn medians(names: &[&str], times: &[Vec<f64>], width: usize) -> Vec<f64> {
+    let medians: Vec<f64> = times.iter().map(|t| median(&mut t.clone())).collect();
+    for (name, &m) in names.iter().zip(&medians) {
+        record(name, m);
+        crate::out!("  {name:>width$}: median {m:.2} ns/key");
+    }
+    medians
+}
+
+/// Each side's median ns per key, recorded in the current scope, as one line: `NAME M, ...`.
+pub fn median_line(names: &[&str], times: &[Vec<f64>]) -> String {
+    let medians = names.iter().zip(times).map(|(name, t)| {
+        let m = median(&mut t.clone());
+        record(name, m);
+        format!("{name} {m:.2}")
+    });
+    medians.collect::<Vec<_>>().join(", ")
+}
+
+/// Query `i` of a mixed set over `members`: even ones a member the stream `r` picks, odd ones
+/// the stream's next key (a member with probability `members.len() / 2^64`).
+pub fn mixed_query(r: &mut Rng, members: &[u64], i: usize) -> u64 {
+    if i.is_multiple_of(2) {
+        members[(r.next() % members.len() as u64) as usize]
+    } else {
+        r.next()
+    }
+}
+
+/// `count` queries of [`mixed_query`]: half members, half not, interleaved.
+pub fn mixed_queries(r: &mut Rng, members: &[u64], count: usize) -> Vec<u64> {
+    (0..count).map(|i| mixed_query(r, members, i)).collect()
+}
+
+/// Byte-string key `i` of `len` bytes from the stream `r`: random letters (URL-like from 32
+/// bytes), distinct by the index folded into its last bytes (`string-pairs`' keys and those of
+/// `perf/benches/keys.rs`).
+pub fn string_key(r: &mut Rng, i: usize, len: usize) -> Vec<u8> {
+    let mut s = if len >= 32 {
+        format!("https://example.com/p/{i:x}/").into_bytes()
+    } else {
+        Vec::new()
+    };
+    while s.len() < len {
+        s.push(b'a' + (r.next() % 26) as u8);
+    }
+    s.truncate(len);
+    let at = len.saturating_sub(8);
+    for (d, t) in s[at..].iter_mut().zip((i as u64).to_le_bytes()) {
+        *d ^= t & 0x0f;
+    }
+    s
+}
+
+/// The program's `i`-th word parsed (its first is 1), or `default` when it has fewer.
+///
+/// # Panics
+/// If the word does not parse: the message names it.
+pub fn arg<T: std::str::FromStr>(i: usize, default: T) -> T {
+    args().nth(i).map_or(default, |s| {
+        s.parse()
+            .unwrap_or_else(|_| panic!("argument {i} ({s:?}) is not a valid number"))
+    })
 }
 
 /// [`ratio_summary`] of `num / den`, recorded as the ratio `label` (its median and quartiles
@@ -153,17 +247,8 @@ fn ratio_quartiles(num: &[f64], den: &[f64]) -> (f64, f64, f64) {
     (m, quartile(1), quartile(3))
 }
 
-/// The CPU's model name, from `/proc/cpuinfo` (Linux), for the programs' first line.
-pub fn cpu_name() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
-}
+/// The CPU's model name, for the programs' first line.
+pub use blockbloom_measure::system::cpu_model as cpu_name;
 
 /// The arguments `[ROUNDS [N...]]` of a measurement over key counts: the rounds (at least one;
 /// `rounds` if not given) and the key counts (`sizes` if none is given).

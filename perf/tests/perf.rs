@@ -496,3 +496,29 @@ fn programs_print_their_rows_as_json() {
             .any(|r| r["ratio"] == "sbbf-contains / contains-8")
     );
 }
+
+/// Every measuring program records rows of its figures under `--format json` (here the ones
+/// that run in a moment with tiny arguments; the callgrind workloads' rows are the workload).
+#[test]
+fn every_program_records_rows() {
+    let mut programs: Vec<&[&str]> = vec![
+        &["batch-instructions", "u64", "8"],
+        &["build-pairs", "1", "1"],
+        &["burst-instructions", "8"],
+        &["classic-batch", "1", "1000"],
+        &["huge-pages", "--keys", "1000"],
+        &["plan-cost", "1", "1000", "0.01"],
+    ];
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") {
+        programs.push(&["hash-lanes", "1"]);
+    }
+    for args in programs {
+        let out = perf(&[&["--format", "json"], args].concat(), None);
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+        let rows = doc["results"]["rows"].as_array().expect("rows");
+        assert!(!rows.is_empty(), "{args:?}: no rows");
+    }
+}

@@ -9,30 +9,30 @@
 //!   against the plain filter's `insert_batch` into a fresh filter. Throughput is per key, so
 //!   criterion's time per element is the build time per key.
 
-use blockbloom::{BloomFilter, BloomierFilter};
-use criterion::{BatchSize, Criterion, Throughput};
+use blockbloom::BloomierFilter;
+use criterion::Criterion;
 
-use crate::{SIZES, keys};
+use crate::{SIZES, group, keys, plain_filter, plain_insert};
 
 pub fn bloomier(c: &mut Criterion) {
     for (name, n) in SIZES {
         let members = keys(n, 1);
         let values: Vec<u64> = members.iter().map(|k| k & 0xff).collect();
-        let map = BloomierFilter::builder(8, 8)
-            .build_batch(&members, &values)
-            .expect("valid");
-        let mut plain = BloomFilter::with_capacity(n as u64, 0.01).expect("valid");
-        plain.insert_batch(&members);
+        let build = || {
+            BloomierFilter::builder(8, 8)
+                .build_batch(&members, &values)
+                .expect("valid")
+        };
+        let map = build();
+        let plain = plain_filter(n, &members);
 
-        let mut g = c.benchmark_group(format!("bloomier/get_batch/{name}"));
-        g.throughput(Throughput::Elements(n as u64));
+        let mut g = group(c, format!("bloomier/get_batch/{name}"), n);
         let mut out = vec![None; n];
         g.bench_function("bloomier", |b| b.iter(|| map.get_batch(&members, &mut out)));
         g.bench_function("plain", |b| b.iter(|| plain.count_batch(&members)));
         g.finish();
 
-        let mut g = c.benchmark_group(format!("bloomier/get/{name}"));
-        g.throughput(Throughput::Elements(n as u64));
+        let mut g = group(c, format!("bloomier/get/{name}"), n);
         g.bench_function("bloomier", |b| {
             b.iter(|| members.iter().filter_map(|k| map.get(k)).sum::<u64>())
         });
@@ -41,23 +41,10 @@ pub fn bloomier(c: &mut Criterion) {
         });
         g.finish();
 
-        let mut g = c.benchmark_group(format!("bloomier/build/{name}"));
-        g.throughput(Throughput::Elements(n as u64));
+        let mut g = group(c, format!("bloomier/build/{name}"), n);
         g.sample_size(10);
-        g.bench_function("bloomier", |b| {
-            b.iter(|| {
-                BloomierFilter::builder(8, 8)
-                    .build_batch(&members, &values)
-                    .expect("valid")
-            })
-        });
-        g.bench_function("plain", |b| {
-            b.iter_batched_ref(
-                || BloomFilter::with_capacity(n as u64, 0.01).expect("valid"),
-                |f| f.insert_batch(&members),
-                BatchSize::LargeInput,
-            )
-        });
+        g.bench_function("bloomier", |b| b.iter(build));
+        plain_insert(&mut g, "plain", n, &members);
         g.finish();
     }
 }

@@ -13,11 +13,11 @@
 
 use std::hint::black_box;
 
-use blockbloom::{BloomFilter, ClassicBloomFilter};
+use blockbloom::ClassicBloomFilter;
 use blockbloom_perf::peers;
-use criterion::{BatchSize, Criterion, Throughput};
+use criterion::Criterion;
 
-use crate::keys;
+use crate::{Group, fresh, group, keys, plain_filter, plain_insert};
 
 fn fast(m: u64, k: u32) -> peers::FastFold {
     peers::fastbloom_fold_bits(m as usize, Some(k), 0)
@@ -29,6 +29,15 @@ fn sizes() -> Vec<(&'static str, usize)> {
         s.push(("dram", 1 << 25));
     }
     s
+}
+
+/// The group `name` of `n` keys; 10 samples beyond 2^24 keys.
+fn sized(c: &mut Criterion, name: String, n: usize) -> Group<'_> {
+    let mut g = group(c, name, n);
+    if n > 1 << 24 {
+        g.sample_size(10);
+    }
+    g
 }
 
 /// `classic/<operation>/<size>/<implementation>` at 1%.
@@ -44,60 +53,33 @@ pub fn classic(c: &mut Criterion) {
         for x in &members {
             peer.insert(x);
         }
-        let mut plain = BloomFilter::with_capacity(n as u64, 0.01).expect("valid");
-        plain.insert_batch(&members);
+        let plain = plain_filter(n, &members);
         eprintln!(
             "classic/{size}: m = {m} bits, k = {k}; measured FPR classic {:.4}, fastbloom {:.4}, plain {:.4}",
             ours.count_batch(&absent) as f64 / n as f64,
             absent.iter().filter(|x| peer.contains(x)).count() as f64 / n as f64,
             plain.count_batch(&absent) as f64 / n as f64,
         );
-
-        let mut g = c.benchmark_group(format!("classic/insert/{size}"));
-        g.throughput(Throughput::Elements(n as u64));
-        if n > 1 << 24 {
-            g.sample_size(10);
-        }
-        g.bench_function("classic-batch", |b| {
-            b.iter_batched_ref(
-                || design.clone(),
-                |f| f.insert_batch(&members),
-                BatchSize::LargeInput,
-            )
-        });
-        g.bench_function("classic-single", |b| {
-            b.iter_batched_ref(
-                || design.clone(),
-                |f| members.iter().for_each(|x| f.insert(x)),
-                BatchSize::LargeInput,
-            )
-        });
-        g.bench_function("fastbloom", |b| {
-            b.iter_batched_ref(
-                || fast(m, k),
-                |f| {
-                    for x in &members {
-                        f.insert(x);
-                    }
-                },
-                BatchSize::LargeInput,
-            )
-        });
-        g.bench_function("plain-batch", |b| {
-            b.iter_batched_ref(
-                || BloomFilter::with_capacity(n as u64, 0.01).expect("valid"),
-                |f| f.insert_batch(&members),
-                BatchSize::LargeInput,
-            )
-        });
+        let mut g = sized(c, format!("classic/insert/{size}"), n);
+        fresh(
+            &mut g,
+            "classic-batch",
+            || design.clone(),
+            |f| f.insert_batch(&members),
+        );
+        let single = |f: &mut ClassicBloomFilter| members.iter().for_each(|x| f.insert(x));
+        fresh(&mut g, "classic-single", || design.clone(), single);
+        let peer_insert = |f: &mut peers::FastFold| {
+            members.iter().for_each(|x| {
+                f.insert(x);
+            })
+        };
+        fresh(&mut g, "fastbloom", || fast(m, k), peer_insert);
+        plain_insert(&mut g, "plain-batch", n, &members);
         g.finish();
 
         for (op, queries) in [("contains", &members), ("absent", &absent)] {
-            let mut g = c.benchmark_group(format!("classic/{op}/{size}"));
-            g.throughput(Throughput::Elements(n as u64));
-            if n > 1 << 24 {
-                g.sample_size(10);
-            }
+            let mut g = sized(c, format!("classic/{op}/{size}"), n);
             g.bench_function("classic-batch", |b| b.iter(|| ours.count_batch(queries)));
             let gathering = ours.clone().with_gather(true);
             g.bench_function("classic-gather", |b| {

@@ -2,10 +2,10 @@
 //! target: batch insert, batch query (`count_batch`), batch remove, and the single-key query
 //! loop that the batch form replaces.
 
-use blockbloom::{BloomFilter, CounterBits, CountingBloomFilter};
-use criterion::{BatchSize, Criterion, Throughput};
+use blockbloom::{CounterBits, CountingBloomFilter};
+use criterion::Criterion;
 
-use crate::{SIZES, keys};
+use crate::{SIZES, fresh, group, keys, plain_filter, plain_insert};
 
 fn build(n: usize, bits: CounterBits) -> CountingBloomFilter {
     CountingBloomFilter::builder()
@@ -33,31 +33,21 @@ pub fn counting(c: &mut Criterion) {
                 (bits, f)
             })
             .collect();
-        let mut plain = BloomFilter::with_capacity(n as u64, 0.01).expect("valid");
-        plain.insert_batch(&members);
+        let plain = plain_filter(n, &members);
 
-        let mut g = c.benchmark_group(format!("counting/insert_batch/{size}"));
-        g.throughput(Throughput::Elements(n as u64));
+        let mut g = group(c, format!("counting/insert_batch/{size}"), n);
         for bits in CounterBits::ALL {
-            g.bench_function(name(bits), |b| {
-                b.iter_batched_ref(
-                    || build(n, bits),
-                    |f| f.insert_batch(&members),
-                    BatchSize::LargeInput,
-                )
-            });
-        }
-        g.bench_function("plain", |b| {
-            b.iter_batched_ref(
-                || BloomFilter::with_capacity(n as u64, 0.01).expect("valid"),
+            fresh(
+                &mut g,
+                &name(bits),
+                || build(n, bits),
                 |f| f.insert_batch(&members),
-                BatchSize::LargeInput,
-            )
-        });
+            );
+        }
+        plain_insert(&mut g, "plain", n, &members);
         g.finish();
 
-        let mut g = c.benchmark_group(format!("counting/contains/{size}"));
-        g.throughput(Throughput::Elements(n as u64));
+        let mut g = group(c, format!("counting/contains/{size}"), n);
         for (bits, f) in &filled {
             g.bench_function(name(*bits), |b| b.iter(|| f.count_batch(&queries)));
         }
@@ -69,16 +59,11 @@ pub fn counting(c: &mut Criterion) {
         g.finish();
 
         // No plain row: the plain filter cannot remove.
-        let mut g = c.benchmark_group(format!("counting/remove_batch/{size}"));
-        g.throughput(Throughput::Elements(n as u64));
+        let mut g = group(c, format!("counting/remove_batch/{size}"), n);
         for (bits, f) in &filled {
-            g.bench_function(name(*bits), |b| {
-                b.iter_batched_ref(
-                    || f.clone(),
-                    |f| f.remove_batch(&members).expect("no min-increase"),
-                    BatchSize::LargeInput,
-                )
-            });
+            let remove =
+                |f: &mut CountingBloomFilter| f.remove_batch(&members).expect("no min-increase");
+            fresh(&mut g, &name(*bits), || f.clone(), remove);
         }
         g.finish();
     }

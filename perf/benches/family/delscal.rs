@@ -8,10 +8,10 @@
 //!   r = 0.85) against one plain filter sized for the final count, then batch lookups of
 //!   members and of non-members.
 
-use blockbloom::{BloomFilter, DeletableBloomFilter, ScalableBloomFilter};
-use criterion::{BatchSize, Criterion, Throughput};
+use blockbloom::{DeletableBloomFilter, ScalableBloomFilter};
+use criterion::{Criterion, Throughput};
 
-use crate::{SIZES, keys};
+use crate::{SIZES, fresh, keys, plain_filter, plain_insert};
 
 const FPR: f64 = 0.01;
 
@@ -20,25 +20,14 @@ pub fn deletable(c: &mut Criterion) {
     for (name, n) in SIZES {
         let members = keys(n, 1);
         let queries = keys(n, 2);
+        let empty = || DeletableBloomFilter::with_capacity(n as u64, FPR).expect("valid");
         g.throughput(Throughput::Elements(n as u64));
-        g.bench_function(format!("insert_batch/{name}/deletable"), |b| {
-            b.iter_batched_ref(
-                || DeletableBloomFilter::with_capacity(n as u64, FPR).expect("valid"),
-                |f| f.insert_batch(&members),
-                BatchSize::LargeInput,
-            )
-        });
-        g.bench_function(format!("insert_batch/{name}/plain"), |b| {
-            b.iter_batched_ref(
-                || BloomFilter::with_capacity(n as u64, FPR).expect("valid"),
-                |f| f.insert_batch(&members),
-                BatchSize::LargeInput,
-            )
-        });
-        let mut d = DeletableBloomFilter::with_capacity(n as u64, FPR).expect("valid");
+        let id = format!("insert_batch/{name}/deletable");
+        fresh(&mut g, &id, empty, |f| f.insert_batch(&members));
+        plain_insert(&mut g, &format!("insert_batch/{name}/plain"), n, &members);
+        let mut d = empty();
         d.insert_batch(&members);
-        let mut p = BloomFilter::with_capacity(n as u64, FPR).expect("valid");
-        p.insert_batch(&members);
+        let p = plain_filter(n, &members);
         g.bench_function(format!("count_batch/{name}/deletable"), |b| {
             b.iter(|| d.count_batch(&queries))
         });
@@ -47,16 +36,11 @@ pub fn deletable(c: &mut Criterion) {
         });
         // A tenth of capacity, where most removals succeed and clear bits.
         let tenth = &members[..n / 10];
-        let mut sparse = DeletableBloomFilter::with_capacity(n as u64, FPR).expect("valid");
+        let mut sparse = empty();
         sparse.insert_batch(tenth);
         g.throughput(Throughput::Elements(tenth.len() as u64));
-        g.bench_function(format!("remove_batch/{name}/deletable"), |b| {
-            b.iter_batched_ref(
-                || sparse.clone(),
-                |f| f.remove_batch(tenth),
-                BatchSize::LargeInput,
-            )
-        });
+        let id = format!("remove_batch/{name}/deletable");
+        fresh(&mut g, &id, || sparse.clone(), |f| f.remove_batch(tenth));
     }
     g.finish();
 }
@@ -66,38 +50,29 @@ pub fn scalable(c: &mut Criterion) {
     for (name, n) in SIZES {
         let members = keys(n, 3);
         let queries = keys(n, 4);
-        let initial = (n / 100) as u64;
+        let empty = || ScalableBloomFilter::new((n / 100) as u64, FPR).expect("valid");
         g.throughput(Throughput::Elements(n as u64));
-        g.bench_function(format!("insert_batch_100x/{name}/scalable"), |b| {
-            b.iter_batched_ref(
-                || ScalableBloomFilter::new(initial, FPR).expect("valid"),
-                |f| f.insert_batch(&members).expect("grows"),
-                BatchSize::LargeInput,
-            )
+        let id = format!("insert_batch_100x/{name}/scalable");
+        fresh(&mut g, &id, empty, |f| {
+            f.insert_batch(&members).expect("grows")
         });
-        g.bench_function(format!("insert_batch_100x/{name}/plain"), |b| {
-            b.iter_batched_ref(
-                || BloomFilter::with_capacity(n as u64, FPR).expect("valid"),
-                |f| f.insert_batch(&members),
-                BatchSize::LargeInput,
-            )
-        });
-        let mut s = ScalableBloomFilter::new(initial, FPR).expect("valid");
+        plain_insert(
+            &mut g,
+            &format!("insert_batch_100x/{name}/plain"),
+            n,
+            &members,
+        );
+        let mut s = empty();
         s.insert_batch(&members).expect("grows");
-        let mut p = BloomFilter::with_capacity(n as u64, FPR).expect("valid");
-        p.insert_batch(&members);
-        g.bench_function(format!("count_batch_members/{name}/scalable"), |b| {
-            b.iter(|| s.count_batch(&members))
-        });
-        g.bench_function(format!("count_batch_members/{name}/plain"), |b| {
-            b.iter(|| p.count_batch(&members))
-        });
-        g.bench_function(format!("count_batch_non_members/{name}/scalable"), |b| {
-            b.iter(|| s.count_batch(&queries))
-        });
-        g.bench_function(format!("count_batch_non_members/{name}/plain"), |b| {
-            b.iter(|| p.count_batch(&queries))
-        });
+        let p = plain_filter(n, &members);
+        for (what, keys) in [("members", &members), ("non_members", &queries)] {
+            g.bench_function(format!("count_batch_{what}/{name}/scalable"), |b| {
+                b.iter(|| s.count_batch(keys))
+            });
+            g.bench_function(format!("count_batch_{what}/{name}/plain"), |b| {
+                b.iter(|| p.count_batch(keys))
+            });
+        }
     }
     g.finish();
 }

@@ -244,33 +244,13 @@ impl Build<'_> {
                 }
             }
             Build::Atomic(f, t, batch) => {
-                let (f, batch) = (f.as_ref().expect("filter"), *batch);
-                std::thread::scope(|s| {
-                    for share in shares(keys, *t) {
-                        s.spawn(move || {
-                            for chunk in share.chunks(batch) {
-                                f.insert_batch(chunk);
-                            }
-                        });
-                    }
-                });
+                insert_shared(f.as_ref().expect("filter"), keys, *t, *batch)
             }
             Build::Par(f, pool, how) => pool.install(|| match how {
                 None => f.par_insert_batch(keys),
                 Some(how) => f.par_insert_batch_with(keys, *how),
             }),
-            Build::PerThread(filters, _, batch) => {
-                let (t, batch) = (filters.len(), *batch);
-                std::thread::scope(|s| {
-                    for (f, share) in filters.iter_mut().zip(shares(keys, t)) {
-                        s.spawn(move || {
-                            for chunk in share.chunks(batch) {
-                                f.insert_batch(chunk);
-                            }
-                        });
-                    }
-                });
-            }
+            Build::PerThread(filters, _, batch) => insert_per_thread(filters, keys, *batch),
             Build::Peer(f, t) => f.pass(keys, *t),
         }
     }
@@ -308,9 +288,30 @@ impl Build<'_> {
     }
 }
 
+/// `t` scoped threads, each inserting its share of `keys` into the shared atomic filter in
+/// batches of `batch`.
+pub fn insert_shared(f: &AtomicBloomFilter, keys: &[u64], t: usize, batch: usize) {
+    std::thread::scope(|s| {
+        for share in shares(keys, t) {
+            s.spawn(move || share.chunks(batch).for_each(|c| f.insert_batch(c)));
+        }
+    });
+}
+
+/// One scoped thread per filter, each inserting its share of `keys` into its own filter in
+/// batches of `batch`.
+pub fn insert_per_thread(filters: &mut [BloomFilter], keys: &[u64], batch: usize) {
+    let t = filters.len();
+    std::thread::scope(|s| {
+        for (f, share) in filters.iter_mut().zip(shares(keys, t)) {
+            s.spawn(move || share.chunks(batch).for_each(|c| f.insert_batch(c)));
+        }
+    });
+}
+
 /// ORs the blocks of every filter into `out` with one scoped thread per filter, each over a
 /// contiguous range of blocks. (There is no union API; `out` stands for the merged filter.)
-fn or_merge(filters: &[BloomFilter], out: &mut [Block]) {
+pub fn or_merge(filters: &[BloomFilter], out: &mut [Block]) {
     let per = out.len().div_ceil(filters.len()).max(1);
     std::thread::scope(|s| {
         for (i, range) in out.chunks_mut(per).enumerate() {

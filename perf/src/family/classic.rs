@@ -31,6 +31,32 @@ fn rate(found: usize, of: usize) -> f64 {
     found as f64 / of as f64
 }
 
+/// A row's timings of the filter `full` (holding `keys`) and its empty form `empty`, medians
+/// of `reps` runs in ns/key: `insert_batch` of `keys` (cleared before each run), `count_batch`
+/// of `keys`, `count_batch` of `queries`.
+macro_rules! timings {
+    ($empty:expr, $full:expr, $keys:expr, $queries:expr, $reps:expr) => {{
+        let ns = |t: Timing| format!("{:.2}", t.median());
+        let (keys, queries) = ($keys, $queries);
+        let mut empty = $empty.clone();
+        [
+            ns(Timing::repeat_prepared(
+                $reps,
+                keys.len(),
+                &mut empty,
+                |f| f.clear(),
+                |f| f.insert_batch(keys),
+            )),
+            ns(Timing::repeat($reps, keys.len(), || {
+                $full.count_batch(keys)
+            })),
+            ns(Timing::repeat($reps, queries.len(), || {
+                $full.count_batch(queries)
+            })),
+        ]
+    }};
+}
+
 /// Classic against blocked at the same target: bits per key, measured rate, batch speed.
 pub fn section(
     scale: Scale,
@@ -59,61 +85,27 @@ pub fn section(
         if c.count_batch(&keys) != keys.len() {
             return Err("classic: a false negative".into());
         }
-        t.row(vec![
+        let mut row = vec![
             percent(p),
             "classic".into(),
             c.probes().to_string(),
             format!("{:.2}", c.num_bits() as f64 / n as f64),
             percent(rate(c.count_batch(&queries), queries.len())),
-            format!(
-                "{:.2}",
-                Timing::repeat_prepared(
-                    reps,
-                    keys.len(),
-                    &mut classic.clone(),
-                    |f| f.clear(),
-                    |f| f.insert_batch(&keys)
-                )
-                .median()
-            ),
-            format!(
-                "{:.2}",
-                Timing::repeat(reps, keys.len(), || c.count_batch(&keys)).median()
-            ),
-            format!(
-                "{:.2}",
-                Timing::repeat(reps, queries.len(), || c.count_batch(&queries)).median()
-            ),
-        ]);
+        ];
+        row.extend(timings!(classic, c, &keys, &queries, reps));
+        t.row(row);
         let plain = BloomFilter::with_capacity(n, p)?;
         let mut b = plain.clone();
         b.insert_batch(&keys);
-        t.row(vec![
+        let mut row = vec![
             percent(p),
             "blocked (BloomFilter)".into(),
             b.probes().to_string(),
             format!("{:.2}", b.bits_per_key()),
             percent(rate(b.count_batch(&queries), queries.len())),
-            format!(
-                "{:.2}",
-                Timing::repeat_prepared(
-                    reps,
-                    keys.len(),
-                    &mut plain.clone(),
-                    |f| f.clear(),
-                    |f| f.insert_batch(&keys)
-                )
-                .median()
-            ),
-            format!(
-                "{:.2}",
-                Timing::repeat(reps, keys.len(), || b.count_batch(&keys)).median()
-            ),
-            format!(
-                "{:.2}",
-                Timing::repeat(reps, queries.len(), || b.count_batch(&queries)).median()
-            ),
-        ]);
+        ];
+        row.extend(timings!(plain, b, &keys, &queries, reps));
+        t.row(row);
     }
     let mut out = String::new();
     let _ = writeln!(

@@ -25,17 +25,14 @@
 use std::hint::black_box;
 
 use blockbloom::{BloomFilter, KeyHash};
+use blockbloom_perf::workload;
 
 const QUERIES: u64 = 1 << 16;
 const BATCH: usize = 1024;
 
 pub fn main() -> Result<(), blockbloom::Error> {
-    let mut args = blockbloom_perf::workload::args().skip(1);
-    let kind = args.next().unwrap_or_else(|| "strings".into());
-    let len: usize = args.next().map_or(8, |s| s.parse().expect("a key length"));
-    let reps: usize = args
-        .next()
-        .map_or(1, |s| s.parse().expect("a repetition count"));
+    let kind: String = workload::arg(1, "strings".into());
+    let (len, reps): (usize, usize) = (workload::arg(2, 8), workload::arg(3, 1));
     let ints: Vec<u64> = (0..QUERIES)
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .collect();
@@ -86,5 +83,11 @@ pub fn main() -> Result<(), blockbloom::Error> {
     // The string members come back (the first 1,000 keys are in the first call's batch).
     assert!(kind.starts_with("u64") || hits >= 1000, "{hits}");
     black_box(hits);
+    // Its figure is callgrind's count; the row is the workload that count divides by.
+    let (bytes, depth) = (f.size_in_bytes(), f.prefetch_depth());
+    workload::record_row(serde_json::json!({
+        "kind": kind, "len": len, "queries": QUERIES as usize * reps, "hits": hits,
+        "filter_bytes": bytes, "prefetch_depth": depth,
+    }));
     Ok(())
 }

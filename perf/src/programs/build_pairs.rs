@@ -21,29 +21,20 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom::BloomFilter;
 use blockbloom_perf::out;
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{median, ratio_summary};
+use blockbloom_perf::workload::{self, median};
+use serde_json::json;
 
 const KEYS: u64 = 1000;
 const FPR: f64 = 0.01;
-
-fn arg(i: usize, default: usize) -> usize {
-    blockbloom_perf::workload::args()
-        .nth(i)
-        .map_or(default, |s| {
-            s.parse()
-                .ok()
-                .filter(|&v| v > 0)
-                .expect("a positive whole number")
-        })
-}
+const SIDES: [&str; 3] = ["blockbloom-cold", "blockbloom", "parquet-sbbf"];
 
 pub fn main() -> Result<(), blockbloom::Error> {
-    let (rounds, batch) = (arg(1, 400), arg(2, 16));
+    let (rounds, batch): (usize, usize) = (workload::arg(1, 400), workload::arg(2, 16));
+    assert!(rounds > 0 && batch > 0, "rounds and builds are positive");
     let keys: Vec<u64> = (0..KEYS)
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
         .collect();
@@ -62,36 +53,30 @@ pub fn main() -> Result<(), blockbloom::Error> {
     let s = build_sbbf();
     assert!(keys.iter().all(|k| s.check(k)));
 
-    // Microseconds per build, per side and round.
-    let mut times = [vec![], vec![], vec![]];
+    // Nanoseconds per build, per side and round.
     let mut next = 0u64;
-    for round in 0..rounds {
-        for j in 0..3 {
-            let side = (round + j) % 3;
-            let t = Instant::now();
-            for _ in 0..batch {
-                match side {
-                    0 => {
-                        next = (next + 1) % 64;
-                        black_box(build(KEYS + next)?.num_blocks())
-                    }
-                    1 => black_box(build(KEYS)?.num_blocks()),
-                    _ => black_box(build_sbbf().num_blocks() as u64),
-                };
-            }
-            times[side].push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+    let times = workload::interleaved(rounds, 3, batch, |side| {
+        for _ in 0..batch {
+            match side {
+                0 => {
+                    next = (next + 1) % 64;
+                    black_box(build(KEYS + next).expect("valid").num_blocks())
+                }
+                1 => black_box(build(KEYS).expect("valid").num_blocks()),
+                _ => black_box(build_sbbf().num_blocks() as u64),
+            };
         }
-    }
+    });
     out!("build_1000 at {FPR}: {rounds} rounds of {batch} builds per side, sides interleaved");
-    for (name, i) in [
-        ("blockbloom-cold", 0),
-        ("blockbloom", 1),
-        ("parquet-sbbf", 2),
-    ] {
-        out!("{name:>16}: median {:.2} us", median(&mut times[i].clone()));
+    workload::scope(json!({"keys": "u64", "n": KEYS, "fpr": FPR}));
+    for (name, t) in SIDES.iter().zip(&times) {
+        let us = median(&mut t.clone()) / 1e3;
+        workload::record_value(name, "us_per_build", us);
+        out!("{name:>16}: median {us:.2} us");
     }
     for (name, i) in [("cold", 0), ("warm", 1)] {
-        out!("sbbf / {name}: {}", ratio_summary(&times[2], &times[i]));
+        let label = format!("sbbf / {name}");
+        out!("{label}: {}", workload::ratio(&label, &times[2], &times[i]));
     }
     Ok(())
 }

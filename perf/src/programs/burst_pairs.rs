@@ -82,15 +82,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
         for &m in &members {
             sb.insert_u64(m);
         }
-        let queries: Vec<u64> = (0..QUERIES)
-            .map(|i| {
-                if i % 2 == 0 {
-                    members[r.next() as usize % n]
-                } else {
-                    r.next()
-                }
-            })
-            .collect();
+        let queries = workload::mixed_queries(&mut r, &members, QUERIES);
         let reinsert: Vec<u64> = (0..QUERIES)
             .map(|_| members[r.next() as usize % n])
             .collect();

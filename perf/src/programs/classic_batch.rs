@@ -12,16 +12,11 @@
 use std::time::Instant;
 
 use blockbloom_perf::out;
-
-fn arg(i: usize, default: u64) -> u64 {
-    blockbloom_perf::workload::args()
-        .nth(i)
-        .map(|s| s.parse().expect("a whole number"))
-        .unwrap_or(default)
-}
+use blockbloom_perf::workload::{self, record};
+use serde_json::json;
 
 pub fn main() -> Result<(), blockbloom::Error> {
-    let (reps, n) = (arg(1, 5), arg(2, 1_000_000));
+    let (reps, n): (u64, u64) = (workload::arg(1, 5), workload::arg(2, 1_000_000));
     let scramble = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let members: Vec<u64> = (0..n).map(scramble).collect();
     let absent: Vec<u64> = (n..2 * n).map(scramble).collect();
@@ -45,5 +40,12 @@ pub fn main() -> Result<(), blockbloom::Error> {
         f.num_bits(),
         f.probes()
     );
+    let (isa, m, k) = (f.isa().name(), f.num_bits(), f.probes());
+    workload::scope(json!({"keys": "u64", "n": n, "isa": isa, "bits": m, "probes": k}));
+    record("insert", insert);
+    if reps > 0 {
+        record("contains", contains);
+        record("absent", missing);
+    }
     Ok(())
 }

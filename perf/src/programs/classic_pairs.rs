@@ -28,12 +28,11 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom::ClassicBloomFilter;
 use blockbloom_perf::out;
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{self, Rng, median};
+use blockbloom_perf::workload::{self, Rng};
 use serde_json::json;
 
 /// Keys between a key's reads and the key whose lines are prefetched (8 keys of 7 probes:
@@ -111,28 +110,10 @@ fn or_lines(words: &mut [u64], pos: &[u32], k: usize, ahead: bool) {
 
 const SIDES: [&str; 4] = ["batch", "fastbloom", "lines", "lines-prefetch"];
 
-/// Runs `side(j)` for every side in a rotating order, `rounds` times; ns per query.
-fn rounds(rounds: usize, queries: usize, mut side: impl FnMut(usize)) -> Vec<Vec<f64>> {
-    let mut times = vec![Vec::new(); SIDES.len()];
-    for round in 0..rounds {
-        for j in 0..SIDES.len() {
-            let s = (round + j) % SIDES.len();
-            let t = Instant::now();
-            side(s);
-            times[s].push(t.elapsed().as_secs_f64() * 1e9 / queries as f64);
-        }
-    }
-    times
-}
-
-fn report(n: usize, what: &str, mut times: Vec<Vec<f64>>) {
+fn report(n: usize, what: &str, times: Vec<Vec<f64>>) {
     out!("  {what}:");
     workload::scope(json!({"keys": "u64", "n": n, "op": what}));
-    for (name, t) in SIDES.iter().zip(&mut times) {
-        let m = median(&mut t.clone());
-        workload::record(name, m);
-        out!("{name:>18}: median {m:.2} ns/key");
-    }
+    workload::medians(&SIDES, &times, 16);
     for i in [0, 2, 3] {
         let label = format!("fastbloom / {}", SIDES[i]);
         out!(
@@ -155,10 +136,7 @@ fn report(n: usize, what: &str, mut times: Vec<Vec<f64>>) {
 }
 
 pub fn main() -> Result<(), blockbloom::Error> {
-    let n_rounds: usize = blockbloom_perf::workload::args()
-        .nth(1)
-        .map(|s| s.parse().expect("a whole number of rounds"))
-        .unwrap_or(20);
+    let n_rounds: usize = workload::arg(1, 20);
     out!("classic filter at 1% against fastbloom and the memory ceiling: {n_rounds} rounds");
     for n in [1usize << 20, 1 << 25] {
         let scramble = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -188,18 +166,16 @@ pub fn main() -> Result<(), blockbloom::Error> {
         ];
         assert!(found.iter().all(|&f| f == queries.len()), "{found:?}");
 
-        let times = rounds(n_rounds, queries.len(), |s| {
-            black_box(match s {
-                0 => ours.count_batch(queries),
-                1 => queries
-                    .iter()
-                    .filter(|x| black_box(&peer).contains(*x))
-                    .count(),
-                _ => read_lines(&lines, &pos, k as usize, s == 3),
-            });
+        let times = workload::interleaved(n_rounds, SIDES.len(), queries.len(), |s| match s {
+            0 => ours.count_batch(queries),
+            1 => queries
+                .iter()
+                .filter(|x| black_box(&peer).contains(*x))
+                .count(),
+            _ => read_lines(&lines, &pos, k as usize, s == 3),
         });
         report(n, "contains (members)", times);
-        let times = rounds(n_rounds, queries.len(), |s| match s {
+        let times = workload::interleaved(n_rounds, SIDES.len(), queries.len(), |s| match s {
             0 => ours.insert_batch(queries),
             1 => queries.iter().for_each(|x| {
                 peer.insert(x);

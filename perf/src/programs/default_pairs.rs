@@ -25,7 +25,8 @@ use std::time::Instant;
 
 use blockbloom::{BloomFilter, Isa, KeyHash, Layout};
 use blockbloom_perf::out;
-use blockbloom_perf::workload::{Rng, cpu_name, median};
+use blockbloom_perf::workload::{self, Rng, cpu_name};
+use serde_json::json;
 
 const BATCH_QUERIES: usize = 1 << 22;
 const SINGLE_QUERIES: usize = 1 << 20;
@@ -59,7 +60,7 @@ fn build(
 }
 
 pub fn main() -> Result<(), blockbloom::Error> {
-    let (rounds, sizes) = blockbloom_perf::workload::rounds_and_sizes(10, &[50_000, 1_000_000]);
+    let (rounds, sizes) = workload::rounds_and_sizes(10, &[50_000, 1_000_000]);
     let defaults = BloomFilter::with_capacity(1_000_000, 0.01)?;
     assert_eq!(
         (defaults.key_hash(), defaults.layout()),
@@ -80,7 +81,11 @@ pub fn main() -> Result<(), blockbloom::Error> {
             .iter()
             .map(|c| {
                 let f = build(c, 1_000_000, fpr, None).expect("valid");
-                format!("{} {:.3}", c.0, f.size_in_bytes() as f64 / least)
+                let share = f.size_in_bytes() as f64 / least;
+                let row =
+                    json!({"side": c.0, "n": 1_000_000, "fpr": fpr, "memory_over_least": share});
+                workload::record_row(row);
+                format!("{} {share:.3}", c.0)
             })
             .collect();
         out!(
@@ -102,18 +107,12 @@ pub fn main() -> Result<(), blockbloom::Error> {
                     .expect("16 bytes")
             })
             .collect();
-        let pick = |r: &mut Rng, i: usize| -> u64 {
-            if i.is_multiple_of(2) {
-                members[r.next() as usize % members.len()]
-            } else {
-                r.next()
-            }
-        };
-        let batch_q: Vec<u64> = (0..BATCH_QUERIES).map(|i| pick(&mut r, i)).collect();
-        let single_q: Vec<u64> = (0..SINGLE_QUERIES).map(|i| pick(&mut r, i)).collect();
+        let pick = workload::mixed_query;
+        let batch_q = workload::mixed_queries(&mut r, &members, BATCH_QUERIES);
+        let single_q = workload::mixed_queries(&mut r, &members, SINGLE_QUERIES);
         let string_q: Vec<[u8; 16]> = (0..STRING_QUERIES)
             .map(|i| {
-                format!("{:016x}", pick(&mut r, i))
+                format!("{:016x}", pick(&mut r, &members, i))
                     .into_bytes()
                     .try_into()
                     .expect("16")
@@ -157,12 +156,11 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 ("u64 single contains", 1),
                 ("16-byte single contains", 2),
             ] {
-                let line: Vec<String> = CANDIDATES
-                    .iter()
-                    .enumerate()
-                    .map(|(c, cand)| format!("{} {:.2}", cand.0, median(&mut times[c][i].clone())))
-                    .collect();
-                out!("  {what:>24}: {}", line.join(", "));
+                let isa = isa.name();
+                workload::scope(json!({"keys": what, "n": n, "isa": isa}));
+                let names = CANDIDATES.map(|c| c.0);
+                let times: Vec<Vec<f64>> = times.iter().map(|t| t[i].clone()).collect();
+                out!("  {what:>24}: {}", workload::median_line(&names, &times));
             }
         }
     }

@@ -38,7 +38,6 @@ pub fn main() {
 mod x86 {
     use std::arch::x86_64::*;
     use std::hint::black_box;
-    use std::time::Instant;
 
     use blockbloom::BloomFilter;
     use blockbloom::hash::{hash_u64_batch, hash_u64_mx32};
@@ -47,7 +46,8 @@ mod x86 {
     use blockbloom_perf::workload::candidate::{
         FOLD_MUL, MX32_A as A, MX32_B as B, MX32_SEED_MASK as SEED_MASK, MX32_T8 as T8, fold2,
     };
-    use blockbloom_perf::workload::{Rng, median, ratio_summary};
+    use blockbloom_perf::workload::{self, Rng};
+    use serde_json::json;
 
     const KEYS: usize = 1 << 20;
     const CALL: usize = 1024;
@@ -119,12 +119,8 @@ mod x86 {
     }
 
     pub fn main() {
-        let rounds: usize = blockbloom_perf::workload::args().nth(1).map_or(15, |s| {
-            s.parse()
-                .ok()
-                .filter(|&r| r > 0)
-                .expect("a positive number of rounds")
-        });
+        let rounds: usize = workload::arg(1, 15);
+        assert!(rounds > 0, "a positive number of rounds");
         assert!(is_x86_feature_detected!("avx2"), "hash_lanes: needs AVX2");
         let mut rng = Rng(7);
         let keys: Vec<u64> = (0..KEYS).map(|_| rng.next()).collect();
@@ -155,46 +151,38 @@ mod x86 {
             "library",
             "count_batch",
         ];
-        let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
-        for round in 0..rounds {
-            for j in 0..names.len() {
-                let side = (round + j) % names.len();
-                let t = Instant::now();
-                let mut acc = 0u64;
-                for c in keys.chunks(CALL) {
-                    let o = &mut out[..c.len()];
-                    match side {
-                        // SAFETY: AVX2 was detected above.
-                        0 => unsafe { mx32_lanes(c, seed, o) },
-                        1 => o
-                            .iter_mut()
-                            .zip(c)
-                            .for_each(|(h, &k)| *h = hash_u64_mx32(k, seed)),
-                        // SAFETY: as above.
-                        2 => unsafe { fold2_lanes(c, seed, o) },
-                        3 => o.iter_mut().zip(c).for_each(|(h, &k)| *h = fold2(k, seed)),
-                        4 => hash_u64_batch(c, seed, o),
-                        _ => o[0] = filter.count_batch(c) as u64,
-                    }
-                    acc ^= black_box(o[0]);
+        let times = workload::interleaved(rounds, names.len(), KEYS, |side| {
+            let mut acc = 0u64;
+            for c in keys.chunks(CALL) {
+                let o = &mut out[..c.len()];
+                match side {
+                    // SAFETY: AVX2 was detected above.
+                    0 => unsafe { mx32_lanes(c, seed, o) },
+                    1 => o
+                        .iter_mut()
+                        .zip(c)
+                        .for_each(|(h, &k)| *h = hash_u64_mx32(k, seed)),
+                    // SAFETY: as above.
+                    2 => unsafe { fold2_lanes(c, seed, o) },
+                    3 => o.iter_mut().zip(c).for_each(|(h, &k)| *h = fold2(k, seed)),
+                    4 => hash_u64_batch(c, seed, o),
+                    _ => o[0] = filter.count_batch(c) as u64,
                 }
-                black_box(acc);
-                times[side].push(t.elapsed().as_secs_f64() * 1e9 / KEYS as f64);
+                acc ^= black_box(o[0]);
             }
-        }
+            acc
+        });
         out!(
             "hash_lanes: {KEYS} u64 keys, {CALL} a call, {rounds} rounds, sides interleaved; {}",
-            blockbloom_perf::workload::cpu_name()
+            workload::cpu_name()
         );
-        let line: Vec<String> = (0..names.len())
-            .map(|i| format!("{} {:.2}", names[i], median(&mut times[i].clone())))
-            .collect();
-        out!("  ns/key: {}", line.join(", "));
-        for i in 1..names.len() {
+        workload::scope(json!({"keys": "u64", "n": KEYS, "call": CALL}));
+        out!("  ns/key: {}", workload::median_line(&names, &times));
+        for (i, name) in names.iter().enumerate().skip(1) {
+            let label = format!("{name} / mx32-lanes");
             out!(
-                "  {} / mx32-lanes: {}",
-                names[i],
-                ratio_summary(&times[i], &times[0])
+                "  {label}: {}",
+                workload::ratio(&label, &times[i], &times[0])
             );
         }
     }

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use blockbloom::{BloomFilter, memory};
-use blockbloom_perf::out;
+use blockbloom_perf::{out, workload};
+use serde_json::json;
 
 /// SplitMix64 output `i`: members are `0..n`, queries `n..2n` (disjoint).
 fn key(i: u64) -> u64 {
@@ -26,7 +27,7 @@ fn key(i: u64) -> u64 {
 
 pub fn main() -> ExitCode {
     let mut n: u64 = 64_000_000;
-    let mut args = blockbloom_perf::workload::args().skip(1);
+    let mut args = workload::args().skip(1);
     while let Some(a) = args.next() {
         match (a.as_str(), args.next().and_then(|v| v.parse().ok())) {
             ("--keys", Some(v)) if v > 0 => n = v,
@@ -39,10 +40,9 @@ pub fn main() -> ExitCode {
     let members: Vec<u64> = (0..n).map(key).collect();
     let queries: Vec<u64> = (n..2 * n).map(key).collect();
     let mut out = vec![false; n as usize];
-    out!(
-        "{n} keys at 1%; transparent huge pages: {}",
-        memory::transparent_huge_pages().unwrap_or("unknown")
-    );
+    let thp = memory::transparent_huge_pages().unwrap_or("unknown");
+    out!("{n} keys at 1%; transparent huge pages: {thp}");
+    workload::scope(json!({"keys": "u64", "n": n, "transparent_huge_pages": thp}));
     for huge in [true, false, true, false] {
         let built = Instant::now();
         let mut f = match BloomFilter::builder()
@@ -80,6 +80,15 @@ pub fn main() -> ExitCode {
             alloc.as_secs_f64() * 1e3,
             build.as_secs_f64() * 1e3,
         );
+        workload::record_row(json!({
+            "side": if huge { "huge pages" } else { "4 KiB pages" },
+            "bytes": f.size_in_bytes(),
+            "huge_page_bytes": f.huge_page_bytes(),
+            "allocate_ms": alloc.as_secs_f64() * 1e3,
+            "build_ms": build.as_secs_f64() * 1e3,
+            "insert_ns_per_key": insert,
+            "contains_ns_per_key": contains,
+        }));
     }
     // Loaded filters ask for huge pages the same way: `from_bytes` reserves the whole array
     // up front, `read_from` grows it as the bytes arrive; and a clone.
@@ -121,4 +130,6 @@ fn report(what: &str, t: Instant, f: &BloomFilter) {
         f.size_in_bytes() >> 20,
         mib(f.huge_page_bytes()),
     );
+    let (bytes, huge) = (f.size_in_bytes(), f.huge_page_bytes());
+    workload::record_row(json!({"side": what, "bytes": bytes, "huge_page_bytes": huge, "ms": ms}));
 }

@@ -12,7 +12,8 @@
 use std::time::Instant;
 
 use blockbloom::{BatchKey, BloomFilter};
-use blockbloom_perf::out;
+use blockbloom_perf::{out, workload};
+use serde_json::json;
 
 const QUERIES: usize = 1 << 16;
 const PASSES: usize = 300;
@@ -32,9 +33,16 @@ fn fastest<K: BatchKey>(f: &BloomFilter, keys: &[K]) -> f64 {
     best
 }
 
+/// Prints and records one key type's figure.
+fn show(keys: &str, ns: f64) {
+    out!("{keys:9}: {ns:.3} ns/key");
+    workload::record_row(json!({"keys": keys, "ns_per_key": ns}));
+}
+
 pub fn main() -> Result<(), blockbloom::Error> {
     let mut f = BloomFilter::with_capacity(50_000, 0.01)?;
     out!("kernel: {}", f.isa());
+    workload::scope(json!({"n": 50_000, "isa": f.isa().name()}));
     let mut x = 1u64;
     let mut next = move || {
         x = x
@@ -44,28 +52,28 @@ pub fn main() -> Result<(), blockbloom::Error> {
     };
     let values: Vec<u64> = (0..QUERIES).map(|_| next()).collect();
     f.insert_batch(&values[..40_000]);
-    out!("u64      : {:.3} ns/key", fastest(&f, &values));
+    show("u64", fastest(&f, &values));
     // The same values where they fit (the first 40,000 are members at every width).
     let u32s: Vec<u32> = values.iter().map(|&x| x as u32).collect();
-    out!("u32      : {:.3} ns/key", fastest(&f, &u32s));
+    show("u32", fastest(&f, &u32s));
     let i32s: Vec<i32> = u32s.iter().map(|&x| x as i32).collect();
-    out!("i32      : {:.3} ns/key", fastest(&f, &i32s));
+    show("i32", fastest(&f, &i32s));
     let i16s: Vec<i16> = values.iter().map(|&x| x as i16).collect();
-    out!("i16      : {:.3} ns/key", fastest(&f, &i16s));
+    show("i16", fastest(&f, &i16s));
     let u8s: Vec<u8> = values.iter().map(|&x| x as u8).collect();
-    out!("u8       : {:.3} ns/key", fastest(&f, &u8s));
+    show("u8", fastest(&f, &u8s));
     for len in [4usize, 8, 12, 16, 24, 32] {
         let values: Vec<u8> = (0..QUERIES * len).map(|_| next() as u8).collect();
         let keys: Vec<&[u8]> = values.chunks(len).collect();
         f.insert_batch(&keys[..40_000]);
-        out!("bytes {len:3}: {:.3} ns/key", fastest(&f, &keys));
+        show(&format!("bytes {len}"), fastest(&f, &keys));
     }
     let wide: Vec<u128> = (0..QUERIES as u128)
         .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835))
         .collect();
     f.insert_batch(&wide[..40_000]);
-    out!("u128     : {:.3} ns/key", fastest(&f, &wide));
+    show("u128", fastest(&f, &wide));
     let fixed: Vec<[u8; 16]> = wide.iter().map(|k| k.to_le_bytes()).collect();
-    out!("[u8; 16] : {:.3} ns/key", fastest(&f, &fixed));
+    show("[u8; 16]", fastest(&f, &fixed));
     Ok(())
 }

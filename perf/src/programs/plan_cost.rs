@@ -21,7 +21,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use blockbloom_perf::out;
+use blockbloom_perf::{out, workload};
+use serde_json::json;
 
 /// Small and large filters, common and extreme targets, and the slowest plans the grid
 /// tests have found.
@@ -38,7 +39,7 @@ const CASES: [(u64, f64); 9] = [
 ];
 
 pub fn main() -> Result<(), blockbloom::Error> {
-    let args: Vec<String> = blockbloom_perf::workload::args().skip(1).collect();
+    let args: Vec<String> = workload::args().skip(1).collect();
     let reps: u32 = args.first().map_or(2000, |s| s.parse().expect("reps"));
     let cases: Vec<(u64, f64)> = match (args.get(1), args.get(2)) {
         (Some(n), Some(p)) => vec![(
@@ -76,6 +77,10 @@ pub fn main() -> Result<(), blockbloom::Error> {
             plan.layout,
             plan.probes
         );
+        let (blocks, layout, k) = (plan.num_blocks, plan.layout.to_string(), plan.probes);
+        workload::record_row(json!({
+            "n": n, "fpr": p, "blocks": blocks, "layout": layout, "probes": k, "us_per_plan": best
+        }));
     }
     Ok(())
 }

@@ -263,14 +263,8 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
     );
     for (op, times) in [("contains", &contains), ("insert", &insert)] {
         workload::scope(json!({"keys": what, "n": n, "op": op}));
-        let line: Vec<String> = (0..SIDES)
-            .map(|i| {
-                let m = median(&mut times[i].clone());
-                workload::record(NAMES[i], m);
-                format!("{} {m:.2}", NAMES[i])
-            })
-            .collect();
-        out!("  {op:>8} ns/key: {}", line.join(", "));
+        let line = workload::median_line(&NAMES, &times[..]);
+        out!("  {op:>8} ns/key: {line}");
         for peer in 1..SIDES {
             let label = format!("{} / ours", NAMES[peer]);
             out!(
@@ -362,25 +356,12 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         ));
     }
     sides.push(("sbbf", Box::new(|q| s.count(1, q))));
-    let per_key = |t: Instant| t.elapsed().as_secs_f64() * 1e9 / queries.len() as f64;
-    let mut times = vec![Vec::new(); sides.len()];
-    for round in 0..rounds {
-        for j in 0..sides.len() {
-            let side = (round + j) % sides.len();
-            let t = Instant::now();
-            black_box(sides[side].1(queries));
-            times[side].push(per_key(t));
-        }
-    }
+    let times = workload::interleaved(rounds, sides.len(), queries.len(), |i| sides[i].1(queries));
     let names: Vec<&str> = sides.iter().map(|s| s.0).collect();
-    let line: Vec<String> = (0..sides.len())
-        .map(|i| {
-            let m = median(&mut times[i].clone());
-            workload::record(names[i], m);
-            format!("{} {m:.2}", names[i])
-        })
-        .collect();
-    out!("     floor ns/key: {}", line.join(", "));
+    out!(
+        "     floor ns/key: {}",
+        workload::median_line(&names, &times)
+    );
     let at = |name: &str| names.iter().position(|&n| n == name);
     for (a, b) in [
         ("ours", "ours-inline"),

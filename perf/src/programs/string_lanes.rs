@@ -16,10 +16,10 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom_perf::out;
-use blockbloom_perf::workload::{Rng, median, ratio_summary};
+use blockbloom_perf::workload::{self, Rng};
+use serde_json::json;
 
 const KEYS: usize = 1 << 16;
 
@@ -179,10 +179,7 @@ mod lanes {
 }
 
 pub fn main() {
-    let rounds: usize = blockbloom_perf::workload::args()
-        .nth(1)
-        .map(|s| s.parse().expect("a whole number of rounds"))
-        .unwrap_or(200);
+    let rounds: usize = workload::arg(1, 200);
     #[cfg(target_arch = "x86_64")]
     {
         let avx512 = is_x86_feature_detected!("avx512f")
@@ -221,48 +218,34 @@ pub fn main() {
                 }
             }
             const SIDES: [&str; 3] = ["one at a time", "gathered", "hash_bytes_batch"];
-            let mut times = [Vec::new(), Vec::new(), Vec::new()];
-            for round in 0..rounds {
-                for j in 0..SIDES.len() {
-                    let side = (round + j) % SIDES.len();
-                    let t = Instant::now();
-                    match side {
-                        0 => {
-                            for (o, k) in out.iter_mut().zip(&keys) {
-                                *o = blockbloom::hash::hash_bytes(k, 0);
-                            }
+            let times = workload::interleaved(rounds, SIDES.len(), KEYS, |side| {
+                match side {
+                    0 => {
+                        for (o, k) in out.iter_mut().zip(&keys) {
+                            *o = blockbloom::hash::hash_bytes(k, 0);
                         }
-                        // SAFETY: as above.
-                        1 => unsafe { lanes::hash_all(black_box(&keys), 0, &mut out) },
-                        _ => blockbloom::hash::hash_bytes_batch(black_box(&keys), 0, &mut out),
                     }
-                    black_box(&out);
-                    times[side].push(t.elapsed().as_secs_f64() * 1e9 / KEYS as f64);
+                    // SAFETY: as above.
+                    1 => unsafe { lanes::hash_all(black_box(&keys), 0, &mut out) },
+                    _ => blockbloom::hash::hash_bytes_batch(black_box(&keys), 0, &mut out),
                 }
-            }
+                black_box(&out);
+            });
             out!("{lens:?} bytes:");
-            for (name, t) in SIDES.iter().zip(&times) {
-                out!("{name:>18}: median {:.2} ns/key", median(&mut t.clone()));
-            }
+            workload::scope(json!({"keys": format!("{lens:?} bytes"), "n": KEYS}));
+            workload::medians(&SIDES, &times, 16);
             for i in [1, 2] {
+                let label = format!("one at a time / {}", SIDES[i]);
                 out!(
-                    "  one at a time / {}: {}",
-                    SIDES[i],
-                    ratio_summary(&times[0], &times[i])
+                    "  {label}: {}",
+                    workload::ratio(&label, &times[0], &times[i])
                 );
             }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (
-            rounds,
-            black_box(0),
-            Instant::now(),
-            Rng(0),
-            ratio_summary,
-            median,
-        );
+        let _ = (rounds, black_box(0), Rng(0), json!(0));
         out!("x86_64 only");
     }
 }

@@ -52,7 +52,7 @@ use std::time::Instant;
 use blockbloom::{BloomFilter, KeyHash};
 use blockbloom_perf::out;
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{self, Rng, median};
+use blockbloom_perf::workload::{self, Rng, median, string_key as key};
 use serde_json::json;
 
 /// The members when `--keys` does not say.
@@ -62,25 +62,6 @@ const QUERIES: usize = 1 << 16;
 /// The most queries a round asks under `--once` (4M: 64 MiB of 16-byte keys, past any L3).
 const ONCE_MAX: usize = 1 << 22;
 const BATCH: usize = 1024;
-
-/// Key `i` of `len` bytes: random letters (URL-like from 32 bytes), distinct by the index
-/// folded into its last bytes (as `perf/benches/keys.rs` makes them).
-fn key(r: &mut Rng, i: usize, len: usize) -> Vec<u8> {
-    let mut s = if len >= 32 {
-        format!("https://example.com/p/{i:x}/").into_bytes()
-    } else {
-        Vec::new()
-    };
-    while s.len() < len {
-        s.push(b'a' + (r.next() % 26) as u8);
-    }
-    s.truncate(len);
-    let at = len.saturating_sub(8);
-    for (d, t) in s[at..].iter_mut().zip((i as u64).to_le_bytes()) {
-        *d ^= t & 0x0f;
-    }
-    s
-}
 
 /// The members `query` finds among `keys`, asked in calls of [`BATCH`] keys whose answers go
 /// to `out` (at least a call's length).

@@ -39,14 +39,12 @@
 //! cargo run --release -p blockbloom-perf -- u64-pairs 100 1000000  # only these key counts
 //! ```
 
-use std::hint::black_box;
-use std::time::Instant;
-
 use blockbloom::parquet::SplitBlockFilter;
 use blockbloom::{BloomFilter, KeyHash};
 use blockbloom_perf::out;
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{Rng, cpu_name, median, ratio_summary};
+use blockbloom_perf::workload::{self, Rng, cpu_name};
+use serde_json::json;
 
 const BATCH: usize = 1024;
 const SIDES: [&str; 10] = [
@@ -65,8 +63,7 @@ const SIDES: [&str; 10] = [
 const OURS: usize = 7;
 
 pub fn main() -> Result<(), blockbloom::Error> {
-    let (rounds, sizes) =
-        blockbloom_perf::workload::rounds_and_sizes(100, &[50_000, 1_000_000, 64_000_000]);
+    let (rounds, sizes) = workload::rounds_and_sizes(100, &[50_000, 1_000_000, 64_000_000]);
     let probe = BloomFilter::with_capacity(1, 0.01)?;
     out!(
         "u64 keys, count_batch vs sbbf-rs, fastbloom and parquet at 1%: {rounds} rounds, sides \
@@ -125,15 +122,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
             rounds
         };
         for &queries in query_sets {
-            let q: Vec<u64> = (0..queries)
-                .map(|i| {
-                    if i % 2 == 0 {
-                        members[(r.next() % n as u64) as usize]
-                    } else {
-                        r.next()
-                    }
-                })
-                .collect();
+            let q = workload::mixed_queries(&mut r, &members, queries);
             let hashes: Vec<u64> = q.iter().map(|k| ours[1].hash(k)).collect();
             let blocks = ours[1].num_blocks();
             let lines = vec![[1u64; 8]; blocks as usize];
@@ -179,15 +168,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 let hits = side(s);
                 assert!(hits >= queries / 2, "{name}: {hits}");
             }
-            let mut times: Vec<Vec<f64>> = vec![Vec::new(); SIDES.len()];
-            for round in 0..rounds {
-                for j in 0..SIDES.len() {
-                    let s = (round + j) % SIDES.len();
-                    let t = Instant::now();
-                    black_box(side(s));
-                    times[s].push(t.elapsed().as_secs_f64() * 1e9 / queries as f64);
-                }
-            }
+            let times = workload::interleaved(rounds, SIDES.len(), queries, side);
             out!(
                 "8x32 filter: {} KiB, {} probes, depth {}",
                 ours[2].size_in_bytes() >> 10,
@@ -200,19 +181,17 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 ours[0].prefetch_depth(),
                 queries * 8 / 1024
             );
-            let medians: Vec<f64> = times.iter().map(|t| median(&mut t.clone())).collect();
-            for (name, m) in SIDES.iter().zip(&medians) {
-                out!("  {name:>10}: median {m:.2} ns/key");
-            }
+            workload::scope(json!({"keys": "u64", "n": n, "queries": queries}));
+            let medians = workload::medians(&SIDES, &times, 10);
             // The best peer of this set: the lowest median.
             let best = (OURS..SIDES.len())
                 .min_by(|&a, &b| medians[a].total_cmp(&medians[b]))
                 .expect("peers");
             for (s, name) in SIDES.iter().enumerate().take(OURS) {
+                let label = format!("{} / {name}", SIDES[best]);
                 out!(
-                    "  {} / {name}: {}",
-                    SIDES[best],
-                    ratio_summary(&times[best], &times[s])
+                    "  {label}: {}",
+                    workload::ratio(&label, &times[best], &times[s])
                 );
             }
         }
