@@ -275,9 +275,11 @@ impl Stripes {
     }
 
     /// Writes `hashes` into `out` (same length) grouped by stripe, each stripe's in their
-    /// order, the groups in the order of [`walk`](Self::walk) from the first hash, so that a
-    /// writer applying `out` takes each stripe's lock once: a counting sort, one pass to count
-    /// and one to place.
+    /// order, so that a writer applying `out` takes each stripe's lock once: a counting sort,
+    /// one pass to count and one to place. The groups start from the stripe of the first hash
+    /// and go round, so that writers partitioning at the same time do not walk the stripes
+    /// in step, each waiting at the lock the one ahead of it holds (the first hash is as good
+    /// as a random stripe, and costs no shared counter).
     ///
     /// # Panics
     /// If the lengths differ, or a hash selects a block outside `num_blocks` (only when
@@ -292,8 +294,9 @@ impl Stripes {
         for &h in hashes {
             at[self.stripe_of_hash(h, num_blocks)] += 1;
         }
+        let first = self.stripe_of_hash(head, num_blocks);
         let mut start = 0;
-        for s in self.walk(head, num_blocks) {
+        for s in (first..at.len()).chain(0..first) {
             let count = at[s];
             at[s] = start;
             start += count;
@@ -303,22 +306,6 @@ impl Stripes {
             out[*slot as usize] = h;
             *slot += 1;
         }
-    }
-
-    /// Every stripe once, in the order a partition led by `head` takes them: from `head`'s
-    /// stripe, in steps of an odd stride (taken from `head`'s low bits) through the next power
-    /// of two, skipping the numbers past the last stripe. Writers whose calls start from
-    /// different keys walk the stripes in different orders, so one that waits for another's
-    /// lock is not behind it at the next lock too: in one order for every call (from
-    /// different starts), a writer that caught up with another waited at every lock after
-    /// it (perf-reports/2026-12-05-small-calls.md measures both).
-    pub fn walk(&self, head: u64, num_blocks: u64) -> impl Iterator<Item = usize> {
-        let (len, first) = (self.len(), self.stripe_of_hash(head, num_blocks));
-        let mask = len.next_power_of_two() - 1;
-        let stride = (head as usize).rotate_right(3) | 1;
-        (0..=mask)
-            .map(move |i| first.wrapping_add(i.wrapping_mul(stride)) & mask)
-            .filter(move |&s| s < len)
     }
 
     /// Takes the lock of `stripe`, after at most W - 1 holds of it by other writers (W the
@@ -688,11 +675,11 @@ mod tests {
         assert_eq!(order.into_inner().unwrap(), [0, 1, 2]);
     }
 
-    /// A walk takes every stripe once, from the first hash's; a partition keeps every hash
-    /// once, each stripe's together in their order, the stripes in the walk's order: for
-    /// filters of one and of many stripes (a power of two of them and not), and empty input.
+    /// A partition keeps every hash once, groups each stripe's hashes together in their
+    /// order, and starts from the first hash's stripe, going round: for filters of one and
+    /// of many stripes, and empty input.
     #[test]
-    fn a_partition_groups_each_stripes_hashes_in_order_in_the_walks_order() {
+    fn a_partition_groups_each_stripes_hashes_in_order_from_the_first_hashs_stripe() {
         let mut s = 0x0123_4567_89ab_cdefu64;
         let hashes: Vec<u64> = (0..3000)
             .map(|_| {
@@ -702,23 +689,16 @@ mod tests {
             .collect();
         for num_blocks in [1u64, 64, 65, 1000, 1 << 16, 3 << 20] {
             let stripes = Stripes::new(num_blocks as usize);
-            let stripe = |h: u64| stripes.stripe_of_hash(h, num_blocks);
-            for &head in &hashes[..20] {
-                let mut walk: Vec<usize> = stripes.walk(head, num_blocks).collect();
-                assert_eq!(walk[0], stripe(head), "{num_blocks} blocks");
-                walk.sort_unstable();
-                let every: Vec<usize> = (0..stripes.len()).collect();
-                assert_eq!(walk, every, "{num_blocks} blocks");
-            }
             for len in [0, 1, 7, 3000] {
                 let input = &hashes[..len];
                 let mut out = vec![0u64; len];
                 stripes.partition(input, num_blocks, &mut out);
+                let stripe = |h: u64| stripes.stripe_of_hash(h, num_blocks);
+                // Each stripe's run, as the stripes come round from the first hash's.
+                let first = input.first().map_or(0, |&h| stripe(h));
                 let mut want = Vec::new();
-                if let Some(&head) = input.first() {
-                    for st in stripes.walk(head, num_blocks) {
-                        want.extend(input.iter().filter(|&&h| stripe(h) == st));
-                    }
+                for st in (first..stripes.len()).chain(0..first) {
+                    want.extend(input.iter().filter(|&&h| stripe(h) == st));
                 }
                 assert_eq!(out, want, "{num_blocks} blocks, {len} hashes");
             }
