@@ -27,9 +27,10 @@ pub fn read_locked(words: &[AtomicU64; 8]) -> [u64; 8] {
 ///
 /// Why no longer spins with `std`: a ticket lock serves its waiters in order, so a waiter
 /// that notices its turn late delays every writer behind it, the one whose run it waited for
-/// included. Spinning up to 512 pauses at once (10 steps) noticed a turn up to tens of
-/// microseconds late, which calls of 1,000 keys paid on every hand-over
-/// (perf-reports/2026-12-05-small-calls.md).
+/// included. Spinning up to 512 pauses at once (10 steps) could notice a turn that long
+/// late, on every hand-over of a lock that small calls take often; the change came with the
+/// partitioned shared batches and perf-reports/2026-12-05-small-calls.md measures the two
+/// together.
 #[derive(Default)]
 pub struct Backoff {
     step: u32,
