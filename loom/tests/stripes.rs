@@ -9,6 +9,8 @@
 //!   a racing reader only ever sees words gain bits;
 //! * writers taking one stripe lock at a time, in any order, and writers taking every
 //!   stripe's lock in stripe order, never deadlock;
+//! * a holder that unwinds while it applies another writer's run hands it back: that writer
+//!   returns with its run applied once, and the locks and the hand-over work afterwards;
 //! * and, as a control, the same writers without the lock do lose bits, which loom finds.
 
 use std::sync::Arc;
@@ -275,11 +277,27 @@ impl Runs {
     /// store can race with it) and stored back, as `or_locked` does with a block's eight
     /// (eight words would multiply the model's steps for nothing the hand-over depends on).
     fn apply_all(&self, stripes: &Stripes, words: &[AtomicU64], t: usize, bit: u32) {
+        self.apply_all_or_fail(stripes, words, t, bit, false)
+    }
+
+    /// As [`apply_all`](Self::apply_all); with `fail`, this writer panics (the injected
+    /// failure) when, holding the locks, it comes to another writer's run, before it reads it.
+    fn apply_all_or_fail(
+        &self,
+        stripes: &Stripes,
+        words: &[AtomicU64],
+        t: usize,
+        bit: u32,
+        fail: bool,
+    ) {
         // SAFETY: checked by loom (a write racing with the holder's read fails the model).
         self.bits[t].with_mut(|b| unsafe { *b = bit });
         stripes.apply_all(&[t as u64], |_all, run| {
             for &w in run {
                 let w = w as usize;
+                if fail && w != t {
+                    panic!("injected: the holder fails applying a posted run");
+                }
                 // SAFETY: checked by loom, as above.
                 let bit = self.bits[w].with(|b| unsafe { *b });
                 let word = &words[bit as usize % words.len()];
@@ -430,4 +448,40 @@ fn without_the_lock_loom_finds_a_lost_bit() {
         })
     });
     assert!(lost.is_err(), "loom did not find the lost update");
+}
+
+/// The injected failure: a holder that unwinds while it applies another writer's run (the
+/// panic caught by its caller). Under every interleaving the other writer returns (it does not
+/// wait for ever for a run nobody will apply) with its run applied exactly once, by itself
+/// once handed back or by a holder that did not fail; the failing writer's own run is applied
+/// before its panic; and the locks and the hand-over work afterwards.
+#[test]
+fn a_holder_that_unwinds_applying_a_posted_run_hangs_no_one_and_loses_nothing() {
+    // The injected panics would each print a message; the model runs many interleavings.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    bounded_by(2).check(|| {
+        let stripes = Arc::new(Stripes::new(1));
+        let blocks: Arc<[AtomicU64]> = Arc::new([AtomicU64::new(0)]);
+        let runs = Runs::new();
+        let poster = {
+            let (stripes, blocks, runs) = (stripes.clone(), blocks.clone(), runs.clone());
+            thread::spawn(move || runs.apply_all(&stripes, &blocks, 1, 8))
+        };
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runs.apply_all_or_fail(&stripes, &blocks, 0, 3, true)
+        }))
+        .is_err();
+        poster.join().unwrap();
+        assert_eq!(
+            [runs.applied(0), runs.applied(1)],
+            [1, 1],
+            "failed: {failed}"
+        );
+        assert_eq!(blocks[0].load(Ordering::Relaxed), 1 << 3 | 1 << 8);
+        // The locks are free, and a run posted or applied now is applied once.
+        runs.apply_all(&stripes, &blocks, 2, 13);
+        assert_eq!(runs.applied(2), 1);
+    });
+    std::panic::set_hook(hook);
 }
