@@ -506,6 +506,7 @@ fn every_program_records_rows() {
         &["build-pairs", "1", "1"],
         &["burst-instructions", "8"],
         &["classic-batch", "1", "1000"],
+        &["hash-quality", "2000", "20000"],
         &["huge-pages", "--keys", "1000"],
         &["plan-cost", "1", "1000", "0.01"],
     ];

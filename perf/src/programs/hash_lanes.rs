@@ -17,6 +17,12 @@
 //! * `library`: `hash::hash_u64_batch` (hash id 2, XXH3-64 in the active tier's lanes);
 //! * `count_batch`: the defaults' `BloomFilter::count_batch` over a filter of 1M keys at 1%,
 //!   the whole batch (hash and probe), for scale.
+//! * `moremur-lanes`, `moremur-small-lanes`: issue 84's multiply-xorshift candidate
+//!   (`workload::candidate::Xorshift`, moremur's constants) four keys to an AVX2 register,
+//!   each 64-bit product's low half from three `vpmuludq` (two for the second multiplier of
+//!   `moremur-small`, under 2^32); `moremur-scalar`: one key at a time (`imul`);
+//! * `moremur-lanes512` (when the CPU has AVX-512F and DQ): eight keys to a register, each
+//!   product one `vpmullq`.
 //!
 //! x86-64 with AVX2 only.
 //!
@@ -44,7 +50,8 @@ mod x86 {
 
     use blockbloom_perf::out;
     use blockbloom_perf::workload::candidate::{
-        FOLD_MUL, MX32_A as A, MX32_B as B, MX32_SEED_MASK as SEED_MASK, MX32_T8 as T8, fold2,
+        FOLD_MUL, MX32_A as A, MX32_B as B, MX32_SEED_MASK as SEED_MASK, MX32_T8 as T8, Xorshift,
+        fold2,
     };
     use blockbloom_perf::workload::{self, Rng};
     use serde_json::json;
@@ -118,6 +125,79 @@ mod x86 {
         }
     }
 
+    /// The low 64 bits of each lane's product with `m` (`ml`, `mh`: its halves in the low
+    /// half of each lane): three `vpmuludq`, two when `m` is under 2^32 (`SMALL`: `mh` is 0).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn mul_lo_lanes<const SMALL: bool>(x: __m256i, ml: __m256i, mh: __m256i) -> __m256i {
+        let p0 = _mm256_mul_epu32(x, ml);
+        let mut cross = _mm256_mul_epu32(_mm256_srli_epi64::<32>(x), ml);
+        if !SMALL {
+            cross = _mm256_add_epi64(cross, _mm256_mul_epu32(x, mh));
+        }
+        _mm256_add_epi64(p0, _mm256_slli_epi64::<32>(cross))
+    }
+
+    /// A multiply-xorshift candidate ([`Xorshift`]) four keys to an AVX2 register; `A`, `B`,
+    /// `C` are its shifts, `SMALL` whether its second multiplier is under 2^32.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn xorshift_lanes<const A: i32, const B: i32, const C: i32, const SMALL: bool>(
+        h: Xorshift,
+        keys: &[u64],
+        seed: u64,
+        out: &mut [u64],
+    ) {
+        assert!(h.shifts == [A as u32, B as u32, C as u32] && (h.mul[1] >> 32 == 0) == SMALL);
+        let s = _mm256_set1_epi64x((seed ^ SEED_MASK) as i64);
+        let half = |m: u64, shift: u32| _mm256_set1_epi64x((m >> shift) as u32 as i64);
+        let (l0, h0) = (half(h.mul[0], 0), half(h.mul[0], 32));
+        let (l1, h1) = (half(h.mul[1], 0), half(h.mul[1], 32));
+        for (c, o) in keys.chunks_exact(4).zip(out.chunks_exact_mut(4)) {
+            // SAFETY: as in `mx32_lanes`.
+            unsafe {
+                let mut x = _mm256_xor_si256(_mm256_loadu_si256(c.as_ptr().cast()), s);
+                x = _mm256_xor_si256(x, _mm256_srli_epi64::<A>(x));
+                x = mul_lo_lanes::<false>(x, l0, h0);
+                x = _mm256_xor_si256(x, _mm256_srli_epi64::<B>(x));
+                x = mul_lo_lanes::<SMALL>(x, l1, h1);
+                x = _mm256_xor_si256(x, _mm256_srli_epi64::<C>(x));
+                _mm256_storeu_si256(o.as_mut_ptr().cast(), x);
+            }
+        }
+    }
+
+    /// A multiply-xorshift candidate eight keys to an AVX-512 register, each product one
+    /// `vpmullq`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F and AVX-512DQ.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn xorshift_lanes512<const A: u32, const B: u32, const C: u32>(
+        h: Xorshift,
+        keys: &[u64],
+        seed: u64,
+        out: &mut [u64],
+    ) {
+        assert!(h.shifts == [A, B, C]);
+        let s = _mm512_set1_epi64((seed ^ SEED_MASK) as i64);
+        let m = h.mul.map(|m| _mm512_set1_epi64(m as i64));
+        for (c, o) in keys.chunks_exact(8).zip(out.chunks_exact_mut(8)) {
+            // SAFETY: `c` and `o` hold eight `u64`s (64 bytes), read and written unaligned.
+            unsafe {
+                let mut x = _mm512_xor_si512(_mm512_loadu_si512(c.as_ptr().cast()), s);
+                x = _mm512_xor_si512(x, _mm512_srli_epi64::<A>(x));
+                x = _mm512_mullo_epi64(x, m[0]);
+                x = _mm512_xor_si512(x, _mm512_srli_epi64::<B>(x));
+                x = _mm512_mullo_epi64(x, m[1]);
+                x = _mm512_xor_si512(x, _mm512_srli_epi64::<C>(x));
+                _mm512_storeu_si512(o.as_mut_ptr().cast(), x);
+            }
+        }
+    }
+
     pub fn main() {
         let rounds: usize = workload::arg(1, 15);
         assert!(rounds > 0, "a positive number of rounds");
@@ -142,15 +222,34 @@ mod x86 {
         // SAFETY: as above.
         unsafe { fold2_lanes(sample, seed, &mut out) };
         assert!(sample.iter().zip(&out).all(|(&k, &h)| h == fold2(k, seed)));
+        let (moremur, small) = (Xorshift::MOREMUR, Xorshift::MOREMUR_SMALL);
+        // SAFETY: as above.
+        unsafe { xorshift_lanes::<27, 33, 27, false>(moremur, sample, seed, &mut out) };
+        assert!(sample.iter().zip(&out).all(|(&k, &h)| h == moremur.hash(k, seed)));
+        // SAFETY: as above.
+        unsafe { xorshift_lanes::<27, 33, 27, true>(small, sample, seed, &mut out) };
+        assert!(sample.iter().zip(&out).all(|(&k, &h)| h == small.hash(k, seed)));
+        let avx512 = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512dq");
+        if avx512 {
+            // SAFETY: AVX-512F and DQ were detected.
+            unsafe { xorshift_lanes512::<27, 33, 27>(moremur, sample, seed, &mut out) };
+            assert!(sample.iter().zip(&out).all(|(&k, &h)| h == moremur.hash(k, seed)));
+        }
 
-        let names = [
+        let mut names = vec![
             "mx32-lanes",
             "mx32-scalar",
             "fold2-lanes",
             "fold2-scalar",
             "library",
             "count_batch",
+            "moremur-lanes",
+            "moremur-small-lanes",
+            "moremur-scalar",
         ];
+        if avx512 {
+            names.push("moremur-lanes512");
+        }
         let times = workload::interleaved(rounds, names.len(), KEYS, |side| {
             let mut acc = 0u64;
             for c in keys.chunks(CALL) {
@@ -166,7 +265,17 @@ mod x86 {
                     2 => unsafe { fold2_lanes(c, seed, o) },
                     3 => o.iter_mut().zip(c).for_each(|(h, &k)| *h = fold2(k, seed)),
                     4 => hash_u64_batch(c, seed, o),
-                    _ => o[0] = filter.count_batch(c) as u64,
+                    5 => o[0] = filter.count_batch(c) as u64,
+                    // SAFETY: AVX2 was detected above.
+                    6 => unsafe { xorshift_lanes::<27, 33, 27, false>(moremur, c, seed, o) },
+                    // SAFETY: as above.
+                    7 => unsafe { xorshift_lanes::<27, 33, 27, true>(small, c, seed, o) },
+                    8 => o
+                        .iter_mut()
+                        .zip(c)
+                        .for_each(|(h, &k)| *h = moremur.hash(k, seed)),
+                    // SAFETY: side 9 runs only when AVX-512F and DQ were detected.
+                    _ => unsafe { xorshift_lanes512::<27, 33, 27>(moremur, c, seed, o) },
                 }
                 acc ^= black_box(o[0]);
             }

@@ -55,6 +55,9 @@ programs! {
     DefaultPairs default_pairs,
     /// What hashing `u64` keys costs a batch, per hash (x86-64 with AVX2): `[ROUNDS]`.
     HashLanes hash_lanes,
+    /// The false-positive rate of candidate hashes of `u64` keys over key families that break
+    /// weak hashes: `[SIZES [STRANGERS]]`.
+    HashQuality hash_quality,
     /// A DRAM-sized filter with and without transparent huge pages: `[--keys N]`.
     HugePages huge_pages,
     /// Many threads filling one shared filter against fastbloom's atomic filter, the plain

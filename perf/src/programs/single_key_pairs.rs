@@ -47,7 +47,11 @@
 //!   rounds (hash id 3 takes three), as cheap in the batches' 32-bit lanes as hash id 3;
 //! * `fold2-inline` and `batch-1024` (`u64` keys): `ours-inline`'s loop under two folded
 //!   multiplies, beside the defaults' `count_batch` over the same queries 1,024 at a time, to
-//!   show whether that hash would cost the batches their speed.
+//!   show whether that hash would cost the batches their speed;
+//! * `moremur-called`, `moremur-inline`, `murmur3-called` and `murmur3-inline` (`u64` keys):
+//!   the same two floors under issue 84's multiply-xorshift candidates with moremur's
+//!   constants and murmur3's (`candidate::Xorshift`; their quality over key families is
+//!   `hash-quality`'s).
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-perf -- single-key-pairs 10            # rounds
@@ -315,6 +319,10 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
     let fold1 = Floor::folded::<K, { FloorHash::FOLD1 }>(&s.ours, (0..n as u64).map(K::make));
     let fold2 = Floor::folded::<K, { FloorHash::FOLD2 }>(&s.ours, (0..n as u64).map(K::make));
     let mx2 = Floor::folded::<K, { FloorHash::MX2 }>(&s.ours, (0..n as u64).map(K::make));
+    let moremur =
+        Floor::folded::<K, { FloorHash::MOREMUR }>(&s.ours, (0..n as u64).map(K::make));
+    let murmur3 =
+        Floor::folded::<K, { FloorHash::MURMUR3 }>(&s.ours, (0..n as u64).map(K::make));
     // The same queries as `u64`s, taken apart before the clock starts.
     let words: Option<Vec<u64>> = queries.iter().map(Probe::word).collect();
     type Side<'a, K> = (&'static str, Box<dyn Fn(&[K]) -> usize + 'a>);
@@ -349,6 +357,26 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
             Box::new(|q| mx2.count_called::<_, { FloorHash::MX2 }>(q)),
         ));
     }
+    if let Some(moremur) = &moremur {
+        sides.push((
+            "moremur-called",
+            Box::new(|q| moremur.count_called::<_, { FloorHash::MOREMUR }>(q)),
+        ));
+        sides.push((
+            "moremur-inline",
+            Box::new(|q| moremur.count::<_, { FloorHash::MOREMUR }>(q)),
+        ));
+    }
+    if let Some(murmur3) = &murmur3 {
+        sides.push((
+            "murmur3-called",
+            Box::new(|q| murmur3.count_called::<_, { FloorHash::MURMUR3 }>(q)),
+        ));
+        sides.push((
+            "murmur3-inline",
+            Box::new(|q| murmur3.count::<_, { FloorHash::MURMUR3 }>(q)),
+        ));
+    }
     if let Some(words) = &words {
         sides.push((
             "batch-1024",
@@ -371,6 +399,10 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         ("sbbf", "fold1-called"),
         ("sbbf", "fold2-called"),
         ("sbbf", "mx2-called"),
+        ("sbbf", "moremur-called"),
+        ("sbbf", "moremur-inline"),
+        ("sbbf", "murmur3-called"),
+        ("sbbf", "murmur3-inline"),
         ("batch-1024", "fold2-inline"),
     ] {
         if let (Some(i), Some(j)) = (at(a), at(b)) {
@@ -395,6 +427,18 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         rates.push(("fold1", fpr(&|q| f1.count::<_, { FloorHash::FOLD1 }>(q))));
         rates.push(("fold2", fpr(&|q| f2.count::<_, { FloorHash::FOLD2 }>(q))));
         rates.push(("mx2", fpr(&|q| m2.count::<_, { FloorHash::MX2 }>(q))));
+    }
+    if let Some(m) = &moremur {
+        rates.push((
+            "moremur",
+            fpr(&|q| m.count::<_, { FloorHash::MOREMUR }>(q)),
+        ));
+    }
+    if let Some(m) = &murmur3 {
+        rates.push((
+            "murmur3",
+            fpr(&|q| m.count::<_, { FloorHash::MURMUR3 }>(q)),
+        ));
     }
     rates.push(("sbbf", fpr(&|q| s.count(1, q))));
     out!(
@@ -488,6 +532,12 @@ mod inline {
         pub const FOLD2: u8 = 2;
         /// A candidate: MX32-64's first two rounds for 8-byte keys (hash id 3 takes three).
         pub const MX2: u8 = 3;
+        /// A candidate of issue 84: multiply-xorshift with moremur's constants
+        /// (`candidate::Xorshift::MOREMUR`).
+        pub const MOREMUR: u8 = 4;
+        /// A candidate of issue 84: murmur3's `fmix64` (`candidate::Xorshift::MURMUR3`), whose
+        /// final shift of 33 leaves the block index (the high 32 bits) as before it.
+        pub const MURMUR3: u8 = 5;
     }
 
     /// Candidate `HASH` of an 8-byte key (`blockbloom_perf::workload::candidate`).
@@ -496,6 +546,8 @@ mod inline {
         match HASH {
             FloorHash::FOLD1 => candidate::fold1(key, seed),
             FloorHash::FOLD2 => candidate::fold2(key, seed),
+            FloorHash::MOREMUR => candidate::Xorshift::MOREMUR.hash(key, seed),
+            FloorHash::MURMUR3 => candidate::Xorshift::MURMUR3.hash(key, seed),
             _ => candidate::mx2(key, seed),
         }
     }
