@@ -11,7 +11,7 @@
 //! | 8 | 2 | format version, `u16` (1) |
 //! | 10 | 1 | layout id: 1 = 8x64, 2 = 4x128 |
 //! | 11 | 1 | probes per key `k` |
-//! | 12 | 1 | hash id ([`KeyHash`](crate::KeyHash)): 1 = XXH3-64, seeded, of the key's canonical little-endian bytes; 2 = the same for keys of 4 and 8 bytes, AESH-64 for every other key |
+//! | 12 | 1 | hash id ([`KeyHash`](crate::KeyHash)): 1 = XXH3-64, seeded, of the key's canonical little-endian bytes; 2 = the same for keys of 4 and 8 bytes, AESH-64 for every other key; 3 = MX32-64 for keys of 4, 8 and 16 bytes, AESH-64 for every other key; 4 = MM64 for those keys, AESH-64 for every other |
 //! | 13 | 3 | reserved, zero |
 //! | 16 | 8 | hash seed, `u64` |
 //! | 24 | 8 | block count, `u64`, in `1..=2^32` |
@@ -39,5 +39,6 @@
 
 // The codec (`src/codec/`) defines these once; this module is its public face.
 pub use crate::codec::{
-    HASH_AESH, HASH_MX32, HASH_XXH3, HEADER_BYTES, MAGIC, NO_TARGET_FPR, VERSION, kind,
+    HASH_AESH, HASH_MOREMUR, HASH_MX32, HASH_XXH3, HEADER_BYTES, MAGIC, NO_TARGET_FPR, VERSION,
+    kind,
 };

@@ -19,10 +19,10 @@ use alloc::vec::Vec;
 use core::hash::{Hash, Hasher};
 
 use crate::hashing::aes::hash_bytes_aes;
-use crate::hashing::mx32;
 use crate::hashing::{
     KeyHash, StableHasher, bytes_with_seed, hash_u64, u64_with_flip, u128_with_seed,
 };
+use crate::hashing::{moremur, mx32};
 
 /// The canonical form of a key: what the filter hashes (XXH3-64 with the filter's seed of the
 /// form's little-endian bytes). Two keys with the same form are the same key to every filter
@@ -96,8 +96,9 @@ impl KeyForm<'_> {
     /// under [`KeyHash::Xxh3`]; under [`KeyHash::Aesh`], the same for the `U64` and `ByHash`
     /// forms and byte strings of 4 and 8 bytes, and AESH-64 of the form's bytes for every
     /// other key; under [`KeyHash::Mx32`], MX32-64 for the `U64` and `U128` forms and byte
-    /// strings of 4, 8 and 16 bytes, XXH3 for `ByHash`, and AESH-64 for every other key. What
-    /// a filter of that hash computes for the key.
+    /// strings of 4, 8 and 16 bytes, XXH3 for `ByHash`, and AESH-64 for every other key; under
+    /// [`KeyHash::Moremur`], the same with MM64 for MX32-64. What a filter of that hash
+    /// computes for the key.
     ///
     /// ```
     /// use blockbloom::{KeyForm, KeyHash, hash::hash_bytes_aes};
@@ -112,6 +113,10 @@ impl KeyForm<'_> {
     /// assert_eq!(mx32(KeyForm::U64(7)), blockbloom::hash::hash_u64_mx32(7, 3));
     /// assert_eq!(mx32(KeyForm::Bytes(&7u128.to_le_bytes())), mx32(KeyForm::U128(7)));
     /// assert_eq!(mx32(KeyForm::Bytes(b"user:17")), aesh(KeyForm::Bytes(b"user:17")));
+    ///
+    /// let mm = |k: KeyForm<'_>| k.hash_with(KeyHash::Moremur, 3);
+    /// assert_eq!(mm(KeyForm::U64(7)), blockbloom::hash::hash_u64_moremur(7, 3));
+    /// assert_eq!(mm(KeyForm::Bytes(&7u128.to_le_bytes())), mm(KeyForm::U128(7)));
     /// ```
     #[inline(always)]
     pub fn hash_with(self, hash: KeyHash, seed: u64) -> u64 {
@@ -119,6 +124,19 @@ impl KeyForm<'_> {
             KeyHash::Xxh3 => self.hash(seed),
             KeyHash::Aesh => self.hash_aesh(seed),
             KeyHash::Mx32 => self.hash_mx32(seed),
+            KeyHash::Moremur => self.hash_moremur(seed),
+        }
+    }
+
+    /// The hash under [`KeyHash::Moremur`].
+    #[inline(always)]
+    fn hash_moremur(self, seed: u64) -> u64 {
+        match self {
+            KeyForm::U64(v) => moremur::u64_with_key(v, moremur::key(seed)),
+            KeyForm::U128(v) => moremur::u128_with_key(v, moremur::key(seed)),
+            KeyForm::Bytes(b) => KeyHash::Moremur.bytes(b, seed),
+            // The `Hash` stream as under the other ids.
+            KeyForm::ByHash(_) => self.hash(seed),
         }
     }
 

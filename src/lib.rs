@@ -214,7 +214,7 @@ pub use key::{ByHash, HashInto, Key, KeyForm};
 pub use layout::{Block, Layout};
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 
-/// The stable key hashes: XXH3-64, AESH-64 and MX32-64, with a seed.
+/// The stable key hashes: XXH3-64, AESH-64, MX32-64 and MM64, with a seed.
 ///
 /// Every key becomes one 64-bit hash, and the filter derives everything else from it, so these
 /// functions *are* the persisted format's hashes: they give the same bits on every platform,
@@ -249,13 +249,18 @@ pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 /// on every machine, faster than XXH3 where the CPU has AES instructions.
 /// [`hash_u64_mx32`](hash::hash_u64_mx32) and its siblings are the third, MX32-64, hash id 3's
 /// hash of keys of 4, 8 and 16 bytes, built from 32-by-32-bit multiplies (defined in
-/// `docs/FORMAT.md`). [`KeyForm::hash_with`] gives any key's hash under any [`KeyHash`].
+/// `docs/FORMAT.md`). [`hash_u64_moremur`](hash::hash_u64_moremur) and its siblings are the
+/// fourth, MM64, hash id 4's, a multiply-xorshift hash of two 64-bit multiplies.
+/// [`KeyForm::hash_with`] gives any key's hash under any [`KeyHash`].
 ///
 /// (The scalar hashes live in the bottom layer; the batch forms run on the kernel tiers, a
 /// layer up, and meet here.)
 pub mod hash {
     pub use crate::filter::keys::hash_key_batch;
     pub use crate::hashing::aes::{hash_bytes_aes, hash_bytes_aes_batch};
+    pub use crate::hashing::moremur::{
+        hash_bytes_moremur, hash_u32_moremur, hash_u64_moremur, hash_u128_moremur,
+    };
     pub use crate::hashing::mx32::{hash_bytes_mx32, hash_u32_mx32, hash_u64_mx32, hash_u128_mx32};
     pub use crate::hashing::{KeyHash, StableHasher, hash_bytes, hash_u32, hash_u64};
     pub use crate::kernel::{hash_bytes_batch, hash_u64_batch};

@@ -63,24 +63,28 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     c.insert_batch(&(0..40u64).collect::<Vec<_>>());
     c.insert("golden, hash id 2");
     c.insert(&0xfeed_u128);
-    // Hash id 3: the same keys (4, 8 and 16 bytes take MX32) and `u32` keys (as their 4 bytes,
-    // as 0.1 hashed them).
-    let mut d = BloomFilter::builder()
-        .capacity(250)
-        .fpr(0.01)
-        .seed(0x0123_4567_89ab_cdef)
-        .key_hash(KeyHash::Mx32)
-        .least_memory()
-        .build()
-        .unwrap();
-    d.insert_batch(&strs);
-    d.insert_batch(&(0..40u128).map(|i| i << 64 | i).collect::<Vec<_>>());
-    d.insert_batch(&(0..40u64).collect::<Vec<_>>());
-    let old_u32: Vec<[u8; 4]> = (0..40u32).map(|i| (i << 20).to_le_bytes()).collect();
-    d.insert_batch(&old_u32.iter().map(|k| &k[..]).collect::<Vec<_>>());
-    d.insert("golden, hash id 3");
-    d.insert(&0xfeed_u128);
-    d.insert_bytes(&7u32.to_le_bytes());
+    // Hash ids 3 and 4: the same keys (4, 8 and 16 bytes take MX32-64 or MM64) and `u32` keys
+    // (as their 4 bytes, as 0.1 hashed them).
+    let fixed_width = |hash: KeyHash| {
+        let mut d = BloomFilter::builder()
+            .capacity(250)
+            .fpr(0.01)
+            .seed(0x0123_4567_89ab_cdef)
+            .key_hash(hash)
+            .least_memory()
+            .build()
+            .unwrap();
+        d.insert_batch(&strs);
+        d.insert_batch(&(0..40u128).map(|i| i << 64 | i).collect::<Vec<_>>());
+        d.insert_batch(&(0..40u64).collect::<Vec<_>>());
+        let old_u32: Vec<[u8; 4]> = (0..40u32).map(|i| (i << 20).to_le_bytes()).collect();
+        d.insert_batch(&old_u32.iter().map(|k| &k[..]).collect::<Vec<_>>());
+        d.insert(&format!("golden, hash id {}", hash.id()));
+        d.insert(&0xfeed_u128);
+        d.insert_bytes(&7u32.to_le_bytes());
+        d
+    };
+    let d = fixed_width(KeyHash::Mx32);
     // Layout id 3 (8x32) on hash id 3: keys in both halves of the blocks, batch and single.
     let mut e = BloomFilter::builder()
         .capacity(300)
@@ -108,7 +112,7 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     for k in narrow_keys() {
         k.insert_into(&mut g);
     }
-    // Integers as their 64-bit values, at every width, on hash ids 2 and 3:
+    // Integers as their 64-bit values, at every width, on hash ids 2, 3 and 4:
     // `python/tests/test_rust_interop.py` rebuilds both from NumPy, pyarrow and `int` keys.
     let ints = |hash: KeyHash| {
         let mut f = BloomFilter::builder()
@@ -134,6 +138,8 @@ fn golden() -> Vec<(&'static str, BloomFilter)> {
     vec![
         ("v1-ints-aesh.bin", ints(KeyHash::Aesh)),
         ("v1-ints-mx32.bin", ints(KeyHash::Mx32)),
+        ("v1-ints-moremur.bin", ints(KeyHash::Moremur)),
+        ("v1-moremur.bin", fixed_width(KeyHash::Moremur)),
         ("v1-narrow-keys.bin", g),
         ("v1-8x64.bin", a),
         ("v1-4x128.bin", b),
@@ -265,7 +271,7 @@ fn every_decoding_error_is_typed() {
     assert_eq!(err(&with(8, 2)), Error::UnsupportedVersion(2));
     assert_eq!(err(&with(10, 9)), Error::UnsupportedLayout(9));
     assert!(matches!(err(&with(11, 7)), Error::InvalidHeader(_)));
-    assert_eq!(err(&with(12, 4)), Error::UnsupportedHash(4));
+    assert_eq!(err(&with(12, 5)), Error::UnsupportedHash(5));
     assert!(matches!(err(&with(13, 1)), Error::InvalidHeader(_)));
     assert!(matches!(err(&with(60, 1)), Error::InvalidHeader(_)));
     // Block count 0, and more than 2^32.

@@ -75,7 +75,7 @@ class BloomFilter(_Filter):
         layout: Layout | None = None,
         probes: int | None = None,
         keyed: bool = False,
-        key_hash: Literal["aesh-64", "mx32-64", "xxh3-64"] = "mx32-64",
+        key_hash: Literal["aesh-64", "mx32-64", "moremur-64", "xxh3-64"] = "mx32-64",
         least_memory: bool = False,
     ) -> None:
         """A filter for ``capacity`` keys at ``fpr``, in the library's default configuration:
@@ -103,11 +103,12 @@ class BloomFilter(_Filter):
     @property
     def seed(self) -> int: ...
     @property
-    def key_hash(self) -> Literal["aesh-64", "mx32-64", "xxh3-64"]:
+    def key_hash(self) -> Literal["aesh-64", "mx32-64", "moremur-64", "xxh3-64"]:
         """The key hash: ``"mx32-64"`` (hash id 3, the default: MX32-64 for keys of 4, 8 and 16
         bytes, the integers among them, AESH-64 for the others), ``"aesh-64"`` (hash id 2:
-        AESH-64, XXH3-64 for keys of 4 and 8 bytes) or ``"xxh3-64"`` (hash id 1, every filter's
-        hash before id 2)."""
+        AESH-64, XXH3-64 for keys of 4 and 8 bytes), ``"moremur-64"`` (hash id 4: MM64 where id 3
+        takes MX32-64, single keys hashed sooner, batches slower on AVX2) or ``"xxh3-64"`` (hash
+        id 1, every filter's hash before id 2)."""
     @property
     def probes(self) -> int: ...
     @property
@@ -132,7 +133,7 @@ class AtomicBloomFilter(_Filter):
         layout: Layout | None = None,
         probes: int | None = None,
         keyed: bool = False,
-        key_hash: Literal["aesh-64", "mx32-64", "xxh3-64"] = "mx32-64",
+        key_hash: Literal["aesh-64", "mx32-64", "moremur-64", "xxh3-64"] = "mx32-64",
         least_memory: bool = False,
     ) -> None:
         """A filter for ``capacity`` keys at ``fpr``, in the library's default configuration:
@@ -157,11 +158,12 @@ class AtomicBloomFilter(_Filter):
     @property
     def seed(self) -> int: ...
     @property
-    def key_hash(self) -> Literal["aesh-64", "mx32-64", "xxh3-64"]:
+    def key_hash(self) -> Literal["aesh-64", "mx32-64", "moremur-64", "xxh3-64"]:
         """The key hash: ``"mx32-64"`` (hash id 3, the default: MX32-64 for keys of 4, 8 and 16
         bytes, the integers among them, AESH-64 for the others), ``"aesh-64"`` (hash id 2:
-        AESH-64, XXH3-64 for keys of 4 and 8 bytes) or ``"xxh3-64"`` (hash id 1, every filter's
-        hash before id 2)."""
+        AESH-64, XXH3-64 for keys of 4 and 8 bytes), ``"moremur-64"`` (hash id 4: MM64 where id 3
+        takes MX32-64, single keys hashed sooner, batches slower on AVX2) or ``"xxh3-64"`` (hash
+        id 1, every filter's hash before id 2)."""
     @property
     def probes(self) -> int: ...
     @property

@@ -220,8 +220,8 @@ impl PyBloomFilter {
     fn seed(&self) -> u64 {
         read(&self.inner).seed()
     }
-    /// The key hash: `"aesh-64"` (hash id 2), `"mx32-64"` (hash id 3) or `"xxh3-64"` (hash
-    /// id 1).
+    /// The key hash: `"aesh-64"` (hash id 2), `"mx32-64"` (hash id 3), `"moremur-64"` (hash
+    /// id 4) or `"xxh3-64"` (hash id 1).
     #[getter]
     fn key_hash(&self) -> &'static str {
         read(&self.inner).key_hash().name()

@@ -90,11 +90,13 @@ fn builder(
 }
 
 /// The `key_hash` argument of the constructors: `"mx32-64"` (hash id 3, the default),
-/// `"aesh-64"` (hash id 2) or `"xxh3-64"` (hash id 1, every filter's hash before id 2).
+/// `"aesh-64"` (hash id 2), `"xxh3-64"` (hash id 1, every filter's hash before id 2) or
+/// `"moremur-64"` (hash id 4).
 fn parse_key_hash(name: &str) -> PyResult<KeyHash> {
     KeyHash::from_name(name).ok_or_else(|| {
         pyo3::exceptions::PyValueError::new_err(format!(
-            "unknown key_hash {name:?}: expected \"aesh-64\", \"mx32-64\" or \"xxh3-64\""
+            "unknown key_hash {name:?}: expected \"aesh-64\", \"mx32-64\", \"moremur-64\" \
+             or \"xxh3-64\""
         ))
     })
 }

@@ -94,14 +94,18 @@ def test_key_hash_is_chosen_kept_and_checked():
     old = bb.BloomFilter(1000, 0.01, key_hash="xxh3-64", least_memory=True)
     assert (new.key_hash, v2.key_hash, old.key_hash) == ("mx32-64", "aesh-64", "xxh3-64")
     assert bb.AtomicBloomFilter(1000, 0.01).key_hash == "mx32-64"
+    mm = bb.BloomFilter(1000, 0.01, key_hash="moremur-64")
     # The library's default layout at 1% (8x32, within 5% of the least memory), or the least.
     assert new.layout == "8x32" and v2.layout == "8x64"
-    for f in (new, v2, old):
+    for f in (new, v2, old, mm):
         f.add("user:17")
         f.add(7)
         g = bb.BloomFilter.from_bytes(f.to_bytes())
         assert g.key_hash == f.key_hash and "user:17" in g and 7 in g
-    assert [bytes(f.to_bytes())[12] for f in (new, v2, old)] == [3, 2, 1]
+    assert [bytes(f.to_bytes())[12] for f in (new, v2, old, mm)] == [3, 2, 1, 4]
+    assert mm.key_hash == "moremur-64"
+    with pytest.raises(bb.IncompatibleFiltersError, match="key hash"):
+        mm.union(new)
     # Integers hash alike under ids 1 and 2; strings do not, so the two cannot merge; nor
     # can either merge with id 3, which hashes integers with MX32-64.
     with pytest.raises(bb.IncompatibleFiltersError, match="key hash"):

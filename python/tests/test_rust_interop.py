@@ -60,23 +60,24 @@ def test_golden_hash_id_2_filter_is_rebuilt_bit_for_bit():
     assert g == f and g.key_hash == "aesh-64" and all(text[:n] in g for n in range(41))
 
 
-def test_golden_hash_id_3_filter_is_rebuilt_bit_for_bit():
-    # tests/format.rs: capacity 250, fpr 0.01, seed GOLDEN_SEED, hash id 3: the keys of the
-    # hash id 2 file, the u32 keys i << 20 for i in 0..40, and three single keys.
-    stored = golden("v1-mx32.bin")
-    f = bb.BloomFilter(250, 0.01, seed=GOLDEN_SEED, key_hash="mx32-64", least_memory=True)
+@pytest.mark.parametrize("name,key_hash,hash_id", [("v1-mx32.bin", "mx32-64", 3), ("v1-moremur.bin", "moremur-64", 4)])
+def test_golden_hash_id_3_and_4_filters_are_rebuilt_bit_for_bit(name, key_hash, hash_id):
+    # tests/format.rs: capacity 250, fpr 0.01, seed GOLDEN_SEED, hash id 3 or 4: the keys of
+    # the hash id 2 file, the u32 keys i << 20 for i in 0..40, and three single keys.
+    stored = golden(name)
+    f = bb.BloomFilter(250, 0.01, seed=GOLDEN_SEED, key_hash=key_hash, least_memory=True)
     text = "the quick brown fox jumps over the lazy dog"
     f.insert_batch(pa.array([text[:n] for n in range(41)]))
     f.insert_batch(pa.array([(i << 64 | i).to_bytes(16, "little") for i in range(40)], pa.binary(16)))
     f.insert_batch(np.arange(40, dtype=np.uint64))
     # Python widens integers to 64 bits; a u32 key is its 4 little-endian bytes.
     f.insert_batch(pa.array([(i << 20).to_bytes(4, "little") for i in range(40)]))
-    f.add("golden, hash id 3")
+    f.add(f"golden, hash id {hash_id}")
     f.add((0xFEED).to_bytes(16, "little"))
     f.add((7).to_bytes(4, "little"))
     assert f.to_bytes() == stored
     g = bb.BloomFilter.from_bytes(stored)
-    assert g == f and g.key_hash == "mx32-64" and all(text[:n] in g for n in range(41))
+    assert g == f and g.key_hash == key_hash and all(text[:n] in g for n in range(41))
 
 
 # tests/format.rs `ints`: capacity 64, fpr 0.001, seed GOLDEN_SEED, integers at every width
@@ -100,7 +101,10 @@ INT_RANGES = {
 }
 
 
-@pytest.mark.parametrize("name,key_hash", [("v1-ints-aesh.bin", "aesh-64"), ("v1-ints-mx32.bin", "mx32-64")])
+@pytest.mark.parametrize(
+    "name,key_hash",
+    [("v1-ints-aesh.bin", "aesh-64"), ("v1-ints-mx32.bin", "mx32-64"), ("v1-ints-moremur.bin", "moremur-64")],
+)
 @pytest.mark.parametrize("source", ["numpy", "pyarrow", "int"])
 def test_integers_are_one_key_with_rust_at_every_width(name, key_hash, source):
     # Rust -> Python: Python rebuilds Rust's filter bit for bit from NumPy arrays, pyarrow

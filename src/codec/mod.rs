@@ -61,6 +61,9 @@ pub const HASH_AESH: u8 = KeyHash::Aesh.id();
 /// The hash id of MX32-64 for keys of 4, 8 and 16 bytes, AESH-64 for the others
 /// ([`KeyHash::Mx32`]).
 pub const HASH_MX32: u8 = KeyHash::Mx32.id();
+/// The hash id of MM64 for keys of 4, 8 and 16 bytes, AESH-64 for the others
+/// ([`KeyHash::Moremur`]).
+pub const HASH_MOREMUR: u8 = KeyHash::Moremur.id();
 
 /// The bits of the target-FPR field for a filter sized by a budget: the canonical quiet NaN.
 pub const NO_TARGET_FPR: u64 = 0x7ff8_0000_0000_0000;

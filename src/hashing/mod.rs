@@ -3,6 +3,7 @@
 //! (in `lib.rs`) re-exports these beside the kernel tiers' batch forms.
 
 pub(crate) mod aes;
+pub(crate) mod moremur;
 pub(crate) mod mx32;
 
 use alloc::boxed::Box;
@@ -116,6 +117,7 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
 /// | [`Xxh3`](KeyHash::Xxh3) | 1 | XXH3-64 | XXH3-64 |
 /// | [`Aesh`](KeyHash::Aesh) | 2 | XXH3-64 | AESH-64 ([`hash_bytes_aes`](crate::hash::hash_bytes_aes)) |
 /// | [`Mx32`](KeyHash::Mx32) (default) | 3 | MX32-64 ([`hash_u64_mx32`](crate::hash::hash_u64_mx32)), and 16-byte keys | AESH-64 |
+/// | [`Moremur`](KeyHash::Moremur) | 4 | MM64 ([`hash_u64_moremur`](crate::hash::hash_u64_moremur)), and 16-byte keys | AESH-64 |
 ///
 /// A key is its form's little-endian bytes ([`KeyForm`](crate::KeyForm)). Every integer of up
 /// to 64 bits is the 8 bytes of its 64-bit value, so under either hash an integer key and its
@@ -129,6 +131,10 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
 /// of those lengths) with MX32-64, built from the 32-by-32-bit multiplies every SIMD
 /// tier has in its lanes, where XXH3 needs 64-by-64-bit ones that AVX2 and NEON build from
 /// three (`docs/PERFORMANCE.md` has the figures); other byte strings as under id 2.
+///
+/// Hash id 4 hashes the same keys with MM64, two 64-bit multiplies and three xorshifts: a
+/// single key's hash is ready sooner than MX32-64's, batches in AVX2 and NEON lanes cost more.
+/// It is an opt-in for callers of single keys and short calls; the default stays id 3.
 ///
 /// ```
 /// use blockbloom::{BloomFilter, KeyHash};
@@ -144,6 +150,10 @@ pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
 /// // Id 3 hashes integers with MX32-64 and other byte strings as id 2.
 /// assert_eq!(new.hash("user:17"), v2.hash("user:17"));
 /// assert_eq!(new.hash(&7u64), blockbloom::hash::hash_u64_mx32(7, 0));
+/// // Id 4 hashes integers with MM64 and other byte strings as ids 2 and 3.
+/// let mm = BloomFilter::builder().capacity(1000).key_hash(KeyHash::Moremur).build()?;
+/// assert_eq!(mm.hash(&7u64), blockbloom::hash::hash_u64_moremur(7, 0));
+/// assert_eq!(mm.hash("user:17"), v2.hash("user:17"));
 /// # Ok::<(), blockbloom::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -160,6 +170,12 @@ pub enum KeyHash {
     /// AVX2 and portable tiers (`docs/PERFORMANCE.md`, "The defaults").
     #[default]
     Mx32,
+    /// Hash id 4: MM64 ([`hash_u64_moremur`](crate::hash::hash_u64_moremur), a
+    /// multiply-xorshift hash with moremur's constants) for keys of 4, 8 and 16 bytes, AESH-64
+    /// for every other key. Opt-in: two 64-bit multiplies hash a single key sooner than
+    /// MX32-64, but cost batches more in AVX2 and NEON lanes (`docs/PERFORMANCE.md`,
+    /// "Choosing a key hash").
+    Moremur,
 }
 
 impl KeyHash {
@@ -169,6 +185,7 @@ impl KeyHash {
             KeyHash::Xxh3 => 1,
             KeyHash::Aesh => 2,
             KeyHash::Mx32 => 3,
+            KeyHash::Moremur => 4,
         }
     }
 
@@ -184,16 +201,19 @@ impl KeyHash {
             1 => Some(KeyHash::Xxh3),
             2 => Some(KeyHash::Aesh),
             3 => Some(KeyHash::Mx32),
+            4 => Some(KeyHash::Moremur),
             _ => None,
         }
     }
 
-    /// Its name, as `blockbloom info` prints it: `xxh3-64`, `aesh-64` or `mx32-64`.
+    /// Its name, as `blockbloom info` prints it: `xxh3-64`, `aesh-64`, `mx32-64` or
+    /// `moremur-64`.
     pub const fn name(self) -> &'static str {
         match self {
             KeyHash::Xxh3 => "xxh3-64",
             KeyHash::Aesh => "aesh-64",
             KeyHash::Mx32 => "mx32-64",
+            KeyHash::Moremur => "moremur-64",
         }
     }
 
@@ -209,22 +229,39 @@ impl KeyHash {
     }
 
     /// Every hash this build knows, in id order.
-    pub const ALL: [KeyHash; 3] = [KeyHash::Xxh3, KeyHash::Aesh, KeyHash::Mx32];
+    pub const ALL: [KeyHash; 4] = [
+        KeyHash::Xxh3,
+        KeyHash::Aesh,
+        KeyHash::Mx32,
+        KeyHash::Moremur,
+    ];
 
     /// The hash of a byte string: XXH3-64 under id 1, and under id 2 for 4 and 8 bytes
     /// (what the integer forms of those widths hash to), AESH-64 for every other length;
-    /// under id 3, MX32-64 for 4, 8 and 16 bytes, AESH-64 for every other length.
+    /// under id 3, MX32-64 for 4, 8 and 16 bytes, AESH-64 for every other length; under id 4
+    /// the same with MM64 for MX32-64.
     #[inline]
     pub(crate) fn bytes(self, b: &[u8], seed: u64) -> u64 {
         match (self, b.len()) {
             (KeyHash::Xxh3, _) | (KeyHash::Aesh, 4 | 8) => bytes_with_seed(b, seed),
             (KeyHash::Mx32, 4 | 8 | 16) => mx32::hash_bytes_mx32(b, seed).unwrap_or_default(),
-            (KeyHash::Aesh | KeyHash::Mx32, _) => aes::hash_bytes_aes(b, seed),
+            (KeyHash::Moremur, 4 | 8 | 16) => {
+                moremur::hash_bytes_moremur(b, seed).unwrap_or_default()
+            }
+            (KeyHash::Aesh | KeyHash::Mx32 | KeyHash::Moremur, _) => aes::hash_bytes_aes(b, seed),
         }
     }
 
+    /// Whether this hash takes keys of 4, 8 and 16 bytes with an integer hash of its own that
+    /// the tiers run in lanes (MX32-64 under id 3, MM64 under id 4), 16-byte keys included.
+    #[inline(always)]
+    pub(crate) const fn fixed_width_in_lanes(self) -> bool {
+        matches!(self, KeyHash::Mx32 | KeyHash::Moremur)
+    }
+
     /// Whether this hash gives a byte string of `len` bytes another hash than AESH-64: 4 and
-    /// 8 bytes under id 2 (XXH3), 4, 8 and 16 bytes under id 3 (MX32); none under id 1, which
+    /// 8 bytes under id 2 (XXH3), 4, 8 and 16 bytes under ids 3 and 4 (MX32-64, MM64); none
+    /// under id 1, which
     /// does not use AESH-64. The AES batch hashes the others and leaves these to
     /// [`bytes`](Self::bytes).
     #[inline(always)]
@@ -238,7 +275,7 @@ impl KeyHash {
         match self {
             KeyHash::Xxh3 => 0,
             KeyHash::Aesh => 1 << 4 | 1 << 8,
-            KeyHash::Mx32 => 1 << 4 | 1 << 8 | 1 << 16,
+            KeyHash::Mx32 | KeyHash::Moremur => 1 << 4 | 1 << 8 | 1 << 16,
         }
     }
 }

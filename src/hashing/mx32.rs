@@ -25,7 +25,7 @@
 //! a hash depends on the seed, as for any two keys.
 //!
 //! A filter takes the block from the hash's high half and the probes from its low half, as
-//! under every hash id. Its quality is shown by `tests/mx32_hash.rs`: avalanche and bit
+//! under every hash id. Its quality is shown by `tests/integer_hashes.rs`: avalanche and bit
 //! independence within the noise of their samples, and the false-positive rate of
 //! sequential, strided and sparse key sets at the filter's target.
 

@@ -1,14 +1,12 @@
 //! The shapes of keys a batch can take ([`Keys`]): integer slices of every width, 16-byte
 //! keys, byte strings in their four layouts, and hashes; and, for the filters whose hash
-//! treats some shapes apart, the same keys grouped by the hash that takes them ([`Mx32`],
-//! [`Aesh`], made by the hash plan). Data and its layout only: how a shape becomes hashes is
+//! treats some shapes apart, the same keys grouped by the hash that takes them
+//! ([`FixedWidth`], [`Aesh`], made by the hash plan). Data and its layout only: how a shape becomes hashes is
 //! `kernel::hash` (the routines) and `kernel::plan` (which routine). A new key shape is a
 //! variant here, and its arms in the plan.
 
 use super::simd::Lanes;
 use crate::error::Error;
-// Named in doc comments only.
-#[cfg(doc)]
 use crate::hashing::KeyHash;
 use crate::hashing::aes::ByteSource;
 
@@ -124,50 +122,115 @@ pub enum Keys<'a> {
     Fixed16(&'a [[u8; 16]]),
     Bytes(ByteKeys<'a>),
     Hashes(&'a [u64]),
-    /// Keys of a filter of `KeyHash::Aesh` or `KeyHash::Mx32` that AESH-64 hashes
-    /// ([`Keys::under`]).
+    /// Keys of a filter of `KeyHash::Aesh`, `KeyHash::Mx32` or `KeyHash::Moremur` that
+    /// AESH-64 hashes ([`Keys::under`]).
     Aesh(Aesh<'a>),
     /// Keys of 4, 8 and 16 bytes of a filter of `KeyHash::Mx32`, which MX32-64 hashes.
-    Mx32(Mx32<'a>),
+    Mx32(FixedWidth<'a>),
+    /// Keys of 4, 8 and 16 bytes of a filter of `KeyHash::Moremur`, which MM64 hashes.
+    Moremur(FixedWidth<'a>),
 }
 
-/// The keys [`KeyHash::Mx32`] hashes with MX32-64: the integer forms of 4, 8 and
-/// 16 bytes (byte strings of those lengths are among [`Aesh::BytesMx32`]).
+/// The keys [`KeyHash::Mx32`] hashes with MX32-64 and [`KeyHash::Moremur`] with MM64: the
+/// integer forms of 4, 8 and 16 bytes (byte strings of those lengths are among
+/// [`Aesh::BytesMx32`] and [`Aesh::BytesMoremur`]).
 #[derive(Clone, Copy)]
-pub enum Mx32<'a> {
+pub enum FixedWidth<'a> {
     Narrow(Narrow<'a>),
     U64(&'a [u64]),
     U128(&'a [u128]),
     Fixed16(&'a [[u8; 16]]),
 }
 
-impl<'a> Mx32<'a> {
+impl<'a> FixedWidth<'a> {
     /// The same keys as `KeyHash::Xxh3` holds them.
     #[inline(always)]
     pub(crate) fn plain(self) -> Keys<'a> {
         match self {
-            Mx32::Narrow(k) => Keys::Narrow(k),
-            Mx32::U64(k) => Keys::U64(k),
-            Mx32::U128(k) => Keys::U128(k),
-            Mx32::Fixed16(k) => Keys::Fixed16(k),
+            FixedWidth::Narrow(k) => Keys::Narrow(k),
+            FixedWidth::U64(k) => Keys::U64(k),
+            FixedWidth::U128(k) => Keys::U128(k),
+            FixedWidth::Fixed16(k) => Keys::Fixed16(k),
         }
     }
 
     /// Keys `start..end`.
     #[inline(always)]
-    pub(crate) fn slice(self, start: usize, end: usize) -> Mx32<'a> {
+    pub(crate) fn slice(self, start: usize, end: usize) -> FixedWidth<'a> {
         match self {
-            Mx32::Narrow(k) => Mx32::Narrow(k.slice(start, end)),
-            Mx32::U64(k) => Mx32::U64(&k[start..end]),
-            Mx32::U128(k) => Mx32::U128(&k[start..end]),
-            Mx32::Fixed16(k) => Mx32::Fixed16(&k[start..end]),
+            FixedWidth::Narrow(k) => FixedWidth::Narrow(k.slice(start, end)),
+            FixedWidth::U64(k) => FixedWidth::U64(&k[start..end]),
+            FixedWidth::U128(k) => FixedWidth::U128(&k[start..end]),
+            FixedWidth::Fixed16(k) => FixedWidth::Fixed16(&k[start..end]),
         }
+    }
+
+    /// Hashes every key into `out` (same length), one at a time, `word` taking each integer's
+    /// 64-bit value and `wide` each 16-byte key's: the scalar reference's.
+    #[inline(always)]
+    pub(crate) fn hash_each(
+        self,
+        word: impl Fn(u64) -> u64,
+        wide: impl Fn(u128) -> u64,
+        out: &mut [u64],
+    ) {
+        match self {
+            FixedWidth::Narrow(keys) => keys.values_into(out, word),
+            FixedWidth::U64(keys) => {
+                for (o, &x) in out.iter_mut().zip(keys) {
+                    *o = word(x);
+                }
+            }
+            FixedWidth::U128(keys) => {
+                for (o, &x) in out.iter_mut().zip(keys) {
+                    *o = wide(x);
+                }
+            }
+            FixedWidth::Fixed16(keys) => {
+                for (o, x) in out.iter_mut().zip(keys) {
+                    *o = wide(u128::from_le_bytes(*x));
+                }
+            }
+        }
+    }
+}
+
+/// A 16-byte key form that the integer hashes' 16-byte lanes read: its value, and eight of
+/// them split into their low and high halves by the tier.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Key16: Copy {
+    fn value(&self) -> u128;
+    fn split<L: Lanes>(l: L, keys: &[Self]) -> (L::V, L::V);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Key16 for u128 {
+    #[inline(always)]
+    fn value(&self) -> u128 {
+        *self
+    }
+    #[inline(always)]
+    fn split<L: Lanes>(l: L, keys: &[u128]) -> (L::V, L::V) {
+        l.split_u128(keys)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Key16 for [u8; 16] {
+    #[inline(always)]
+    fn value(&self) -> u128 {
+        u128::from_le_bytes(*self)
+    }
+    #[inline(always)]
+    fn split<L: Lanes>(l: L, keys: &[[u8; 16]]) -> (L::V, L::V) {
+        l.split_fixed16(keys)
     }
 }
 
 /// The keys [`KeyHash::Aesh`] hashes with AESH-64: byte strings (but those of 4
 /// and 8 bytes, which XXH3 hashes as under `KeyHash::Xxh3`, as it does the integer forms of those
-/// widths) and 16-byte keys; and the byte strings of [`KeyHash::Mx32`].
+/// widths) and 16-byte keys; and the byte strings of [`KeyHash::Mx32`] and
+/// [`KeyHash::Moremur`].
 #[derive(Clone, Copy)]
 pub enum Aesh<'a> {
     Bytes(ByteKeys<'a>),
@@ -176,6 +239,8 @@ pub enum Aesh<'a> {
     /// Byte strings under `KeyHash::Mx32`: those of 4, 8 and 16 bytes hash with MX32-64, as the
     /// integer forms of those widths do.
     BytesMx32(ByteKeys<'a>),
+    /// Byte strings under `KeyHash::Moremur`: those of 4, 8 and 16 bytes hash with MM64.
+    BytesMoremur(ByteKeys<'a>),
 }
 
 impl<'a> Aesh<'a> {
@@ -183,7 +248,7 @@ impl<'a> Aesh<'a> {
     #[inline(always)]
     pub(crate) fn plain(self) -> Keys<'a> {
         match self {
-            Aesh::Bytes(b) | Aesh::BytesMx32(b) => Keys::Bytes(b),
+            Aesh::Bytes(b) | Aesh::BytesMx32(b) | Aesh::BytesMoremur(b) => Keys::Bytes(b),
             Aesh::U128(k) => Keys::U128(k),
             Aesh::Fixed16(k) => Keys::Fixed16(k),
         }
@@ -197,6 +262,7 @@ impl<'a> Aesh<'a> {
             Aesh::U128(k) => Aesh::U128(&k[start..end]),
             Aesh::Fixed16(k) => Aesh::Fixed16(&k[start..end]),
             Aesh::BytesMx32(b) => Aesh::BytesMx32(b.slice(start, end)),
+            Aesh::BytesMoremur(b) => Aesh::BytesMoremur(b.slice(start, end)),
         }
     }
 }
@@ -315,7 +381,9 @@ impl<'a> Keys<'a> {
             Keys::U128(k) => k.len(),
             Keys::Fixed16(k) => k.len(),
             Keys::Bytes(k) => k.len(),
-            Keys::Aesh(_) | Keys::Mx32(_) => unreachable!("`source` unwraps the hash's keys"),
+            Keys::Aesh(_) | Keys::Mx32(_) | Keys::Moremur(_) => {
+                unreachable!("`source` unwraps the hash's keys")
+            }
         }
     }
 
@@ -340,7 +408,9 @@ impl<'a> Keys<'a> {
             Keys::Bytes(ByteKeys::Strs(k)) => (k.as_ptr().cast(), size_of::<&str>()),
             Keys::Bytes(ByteKeys::Offsets32 { offsets, .. }) => (offsets.as_ptr().cast(), 4),
             Keys::Bytes(ByteKeys::Offsets64 { offsets, .. }) => (offsets.as_ptr().cast(), 8),
-            Keys::Aesh(_) | Keys::Mx32(_) => unreachable!("`source` unwraps the hash's keys"),
+            Keys::Aesh(_) | Keys::Mx32(_) | Keys::Moremur(_) => {
+                unreachable!("`source` unwraps the hash's keys")
+            }
         }
     }
 
@@ -355,7 +425,7 @@ impl<'a> Keys<'a> {
     fn source(&self) -> Keys<'a> {
         match *self {
             Keys::Aesh(a) => a.plain(),
-            Keys::Mx32(m) => m.plain(),
+            Keys::Mx32(m) | Keys::Moremur(m) => m.plain(),
             keys => keys,
         }
     }
@@ -372,6 +442,18 @@ impl<'a> Keys<'a> {
             Keys::Hashes(k) => Keys::Hashes(&k[start..end]),
             Keys::Aesh(a) => Keys::Aesh(a.slice(start, end)),
             Keys::Mx32(m) => Keys::Mx32(m.slice(start, end)),
+            Keys::Moremur(m) => Keys::Moremur(m.slice(start, end)),
+        }
+    }
+
+    /// Fixed-width keys as a filter of `hash` holds them for its integer hash in lanes
+    /// ([`KeyHash::fixed_width_in_lanes`]): [`Keys::Moremur`] under `KeyHash::Moremur`, else
+    /// [`Keys::Mx32`].
+    #[inline(always)]
+    pub(crate) fn fixed_width(hash: KeyHash, keys: FixedWidth<'a>) -> Keys<'a> {
+        match hash {
+            KeyHash::Moremur => Keys::Moremur(keys),
+            _ => Keys::Mx32(keys),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The hash plan: the only place a hash is chosen. A filter's hash ([`KeyHash`]) and the
 //! shape of its keys ([`Keys`]) pick the routine that hashes them: which hash (XXH3, MX32-64,
-//! AESH-64), in lanes or one key at a time, and in which of the tier's functions (inline, or
+//! MM64, AESH-64), in lanes or one key at a time, and in which of the tier's functions (inline, or
 //! out of line with its features). The routines themselves are `kernel::hash`, written once
 //! over the primitives; the tier's facts they are chosen by are its [`Lanes`] constants.
 //!
@@ -9,20 +9,22 @@
 //! | `KeyHash::Xxh3` | XXH3 in lanes | XXH3 in lanes on AVX2 and AVX-512, else one at a time | XXH3: 4-16 bytes in lanes on AVX-512, else one at a time |
 //! | `KeyHash::Aesh` | XXH3 in lanes | AESH-64 | AESH-64; 4 and 8 bytes XXH3 |
 //! | `KeyHash::Mx32` | MX32-64 in lanes | MX32-64, in lanes on AVX2 and AVX-512 | AESH-64; 4, 8 and 16 bytes MX32-64 |
+//! | `KeyHash::Moremur` | MM64 in lanes | MM64, in lanes on AVX2 and AVX-512 | AESH-64; 4, 8 and 16 bytes MM64 |
 //!
 //! The single-key path chooses the same way: one key, one hash ([`burst_keys`] for the burst
 //! entries).
 
-use crate::hashing::{KeyHash, mx32, seed_from_flip, u64_with_flip, u128_with_seed};
+use crate::hashing::{KeyHash, moremur, mx32, seed_from_flip, u64_with_flip, u128_with_seed};
 use crate::kernel::hash::{self, xxh3};
-use crate::kernel::keys::{Aesh, ByteKeys, Keys, Mx32, Word, each_width};
+use crate::kernel::keys::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
 use crate::kernel::simd::{Lanes, Routine};
 
 impl<'a> Keys<'a> {
     /// These keys as a filter of `hash` hashes them: under `KeyHash::Aesh`, byte strings and
     /// 16-byte keys become [`Keys::Aesh`]; under `KeyHash::Mx32`, byte strings become
-    /// [`Keys::Aesh`] and the integer forms and 16-byte keys [`Keys::Mx32`]; other keys, and
-    /// every key under `KeyHash::Xxh3`, as they are.
+    /// [`Keys::Aesh`] and the integer forms and 16-byte keys [`Keys::Mx32`]; under
+    /// `KeyHash::Moremur` the same with [`Keys::Moremur`]; other keys, and every key under
+    /// `KeyHash::Xxh3`, as they are.
     #[inline(always)]
     pub(crate) fn under(self, hash: KeyHash) -> Keys<'a> {
         match (hash, self) {
@@ -30,10 +32,15 @@ impl<'a> Keys<'a> {
             (KeyHash::Aesh, Keys::U128(k)) => Keys::Aesh(Aesh::U128(k)),
             (KeyHash::Aesh, Keys::Fixed16(k)) => Keys::Aesh(Aesh::Fixed16(k)),
             (KeyHash::Mx32, Keys::Bytes(b)) => Keys::Aesh(Aesh::BytesMx32(b)),
-            (KeyHash::Mx32, Keys::Narrow(k)) => Keys::Mx32(Mx32::Narrow(k)),
-            (KeyHash::Mx32, Keys::U64(k)) => Keys::Mx32(Mx32::U64(k)),
-            (KeyHash::Mx32, Keys::U128(k)) => Keys::Mx32(Mx32::U128(k)),
-            (KeyHash::Mx32, Keys::Fixed16(k)) => Keys::Mx32(Mx32::Fixed16(k)),
+            (KeyHash::Mx32, Keys::Narrow(k)) => Keys::Mx32(FixedWidth::Narrow(k)),
+            (KeyHash::Mx32, Keys::U64(k)) => Keys::Mx32(FixedWidth::U64(k)),
+            (KeyHash::Mx32, Keys::U128(k)) => Keys::Mx32(FixedWidth::U128(k)),
+            (KeyHash::Mx32, Keys::Fixed16(k)) => Keys::Mx32(FixedWidth::Fixed16(k)),
+            (KeyHash::Moremur, Keys::Bytes(b)) => Keys::Aesh(Aesh::BytesMoremur(b)),
+            (KeyHash::Moremur, Keys::Narrow(k)) => Keys::Moremur(FixedWidth::Narrow(k)),
+            (KeyHash::Moremur, Keys::U64(k)) => Keys::Moremur(FixedWidth::U64(k)),
+            (KeyHash::Moremur, Keys::U128(k)) => Keys::Moremur(FixedWidth::U128(k)),
+            (KeyHash::Moremur, Keys::Fixed16(k)) => Keys::Moremur(FixedWidth::Fixed16(k)),
             (_, keys) => keys,
         }
     }
@@ -67,7 +74,16 @@ impl<'a> Keys<'a> {
             Keys::Bytes(k) => k.hash(seed_from_flip(flip), out),
             Keys::Hashes(k) => out.copy_from_slice(k),
             Keys::Aesh(a) => aesh_scalar(*a, flip, out),
-            Keys::Mx32(m) => m.hash_scalar(mx32::key(seed_from_flip(flip)), out),
+            Keys::Mx32(m) => {
+                let k = mx32::key(seed_from_flip(flip));
+                let word = |x| mx32::u64_with_key(x, k);
+                m.hash_each(word, |x| mx32::u128_with_key(x, k), out)
+            }
+            Keys::Moremur(m) => {
+                let k = moremur::key(seed_from_flip(flip));
+                let word = |x| moremur::u64_with_key(x, k);
+                m.hash_each(word, |x| moremur::u128_with_key(x, k), out)
+            }
         }
     }
 
@@ -94,11 +110,16 @@ impl<'a> Keys<'a> {
             Keys::U128(_) | Keys::Fixed16(_) => xxh3_keys16(l, flip, self.slice(start, end), out),
             Keys::Bytes(b) => xxh3_bytes(l, flip, b.slice(start, end), out),
             Keys::Aesh(a) => aesh(l, flip, a.slice(start, end), out),
-            Keys::Mx32(Mx32::U64(k)) => hash::mx32::hash_words(l, flip, &k[start..end], out),
-            Keys::Mx32(Mx32::Narrow(n)) => {
+            Keys::Mx32(FixedWidth::U64(k)) => hash::mx32::hash_words(l, flip, &k[start..end], out),
+            Keys::Mx32(FixedWidth::Narrow(n)) => {
                 each_width!(n, k => hash::mx32::hash_words(l, flip, &k[start..end], out))
             }
             Keys::Mx32(m) => mx32_fixed(l, flip, m.slice(start, end), out),
+            Keys::Moremur(FixedWidth::U64(k)) => moremur_words(l, flip, &k[start..end], out),
+            Keys::Moremur(FixedWidth::Narrow(n)) => {
+                each_width!(n, k => moremur_words(l, flip, &k[start..end], out))
+            }
+            Keys::Moremur(m) => moremur_fixed(l, flip, m.slice(start, end), out),
         }
     }
 }
@@ -109,7 +130,7 @@ pub(crate) trait EachHash {
 }
 
 /// Hashes `keys` (as [`Keys::under`] gave them) one at a time, the reference way, and hands
-/// them in order to `to`: integer keys (and `u64` keys under MX32-64) hashed inline, one loop
+/// them in order to `to`: integer keys (and `u64` keys under MX32-64 and MM64) hashed inline, one loop
 /// per width; other keys a chunk at a time (one dispatch per chunk, not per key).
 #[inline(always)]
 pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
@@ -119,11 +140,20 @@ pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
             to.each(k.iter().map(|&x| u64_with_flip(x.value(), flip)))
         }),
         Keys::Hashes(k) => to.each(k.iter().copied()),
-        Keys::Mx32(Mx32::U64(k)) => {
+        Keys::Mx32(FixedWidth::U64(k)) => {
             let key = mx32::key(seed_from_flip(flip));
             to.each(k.iter().map(|&x| mx32::u64_with_key(x, key)))
         }
-        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) | Keys::Aesh(_) | Keys::Mx32(_) => {
+        Keys::Moremur(FixedWidth::U64(k)) => {
+            let key = moremur::key(seed_from_flip(flip));
+            to.each(k.iter().map(|&x| moremur::u64_with_key(x, key)))
+        }
+        Keys::U128(_)
+        | Keys::Fixed16(_)
+        | Keys::Bytes(_)
+        | Keys::Aesh(_)
+        | Keys::Mx32(_)
+        | Keys::Moremur(_) => {
             const CHUNK: usize = 64;
             let len = keys.len();
             let hashes = (0..len).step_by(CHUNK).flat_map(move |start| {
@@ -151,7 +181,7 @@ pub(crate) fn burst_keys<'k>(hash: KeyHash, keys: Keys<'k>, max: usize) -> Optio
 /// A burst's `u64` keys as the scalar reference takes them (`KeyHash::Mx32`'s).
 #[inline(always)]
 pub(crate) fn burst_scalar_keys(keys: &[u64]) -> (KeyHash, Keys<'_>) {
-    (KeyHash::Mx32, Keys::Mx32(Mx32::U64(keys)))
+    (KeyHash::Mx32, Keys::Mx32(FixedWidth::U64(keys)))
 }
 
 /// The hashes of a burst entry's `u64` keys ([`burst_keys`]), in lanes, inline.
@@ -236,12 +266,12 @@ fn xxh3_bytes<L: Lanes>(l: L, flip: u64, keys: ByteKeys<'_>, out: &mut [u64]) {
 /// line, where the tier splits them in registers ([`Lanes::KEYS16_IN_LANES`]); else 8-byte
 /// ones in lanes here and 16-byte ones one at a time.
 #[inline(always)]
-fn mx32_fixed<L: Lanes>(l: L, flip: u64, keys: Mx32<'_>, out: &mut [u64]) {
+fn mx32_fixed<L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if L::KEYS16_IN_LANES {
         struct Fixed<'k, 'o> {
             flip: u64,
-            keys: Mx32<'k>,
+            keys: FixedWidth<'k>,
             out: &'o mut [u64],
         }
         impl Routine for Fixed<'_, '_> {
@@ -254,8 +284,53 @@ fn mx32_fixed<L: Lanes>(l: L, flip: u64, keys: Mx32<'_>, out: &mut [u64]) {
         return l.outlined(Fixed { flip, keys, out });
     }
     match keys {
-        Mx32::U64(w) => hash::mx32::hash_words(l, flip, w, out),
+        FixedWidth::U64(w) => hash::mx32::hash_words(l, flip, w, out),
         other => one_by_one(flip, Keys::Mx32(other), out),
+    }
+}
+
+/// MM64 of integer keys, where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
+#[inline(always)]
+fn moremur_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
+    struct Words<'k, 'o, W> {
+        flip: u64,
+        keys: &'k [W],
+        out: &'o mut [u64],
+    }
+    impl<W: Word> Routine for Words<'_, '_, W> {
+        type Output = ();
+        #[inline(always)]
+        fn run<L: Lanes>(self, l: L) {
+            hash::moremur::hash_words(l, self.flip, self.keys, self.out)
+        }
+    }
+    l.with_mul64(Words { flip, keys, out })
+}
+
+/// MM64 of fixed-width keys (`u64`, `u128`, `[u8; 16]`): 16-byte ones in lanes, out of line
+/// with the tier's 64-bit multiply, where the tier splits them in registers
+/// ([`Lanes::KEYS16_IN_LANES`]); else 8-byte ones in lanes here and 16-byte ones one at a time.
+#[inline(always)]
+fn moremur_fixed<L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if L::KEYS16_IN_LANES {
+        struct Fixed<'k, 'o> {
+            flip: u64,
+            keys: FixedWidth<'k>,
+            out: &'o mut [u64],
+        }
+        impl Routine for Fixed<'_, '_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<L: Lanes>(self, l: L) {
+                hash::moremur::hash_fixed(l, self.flip, self.keys, self.out)
+            }
+        }
+        return l.outlined_mul64(Fixed { flip, keys, out });
+    }
+    match keys {
+        FixedWidth::U64(w) => moremur_words(l, flip, w, out),
+        other => one_by_one(flip, Keys::Moremur(other), out),
     }
 }
 
@@ -275,6 +350,7 @@ fn aesh<L: Lanes>(l: L, flip: u64, keys: Aesh<'_>, out: &mut [u64]) {
         },
         &mut |k, o| match k {
             Keys::Mx32(m) => mx32_fixed(l, flip, m, o),
+            Keys::Moremur(m) => moremur_fixed(l, flip, m, o),
             other => other.hash_scalar(flip, o),
         },
     )
@@ -408,12 +484,13 @@ mod tests {
         }
     }
 
-    /// `KeyHash::Mx32` on every tier this CPU runs: `u64`, `u32` and 16-byte keys in MX32's lanes
-    /// and byte strings of every length (4, 8 and 16 bytes by MX32, the rest by AESH), equal to
-    /// the single-key hash, from several starts and lengths (whole chunks of eight and
-    /// remainders), in chunks with and without keys of those widths.
+    /// `KeyHash::Mx32` and `KeyHash::Moremur` on every tier this CPU runs: `u64`, `u32` and
+    /// 16-byte keys in the hash's lanes and byte strings of every length (4, 8 and 16 bytes by
+    /// MX32-64 or MM64, the rest by AESH), equal to the single-key hash, from several starts
+    /// and lengths (whole chunks of eight and remainders), in chunks with and without keys of
+    /// those widths.
     #[test]
-    fn hash_id_3_batches_equal_single_keys_on_every_tier() {
+    fn hash_ids_3_and_4_batches_equal_single_keys_on_every_tier() {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -440,16 +517,19 @@ mod tests {
         // No key of 4, 8 or 16 bytes (the AES pass alone), lengths past 63 among them.
         let others = [0, 3, 5, 9, 17, 32, 63, 64, 72, 80];
         let no_words: Vec<&[u8]> = (0..75).map(|i| &text[i..i + others[i % 10]]).collect();
-        for seed in [0, 0xfeed, u64::MAX] {
+        for (hash, seed) in [KeyHash::Mx32, KeyHash::Moremur]
+            .into_iter()
+            .flat_map(|h| [0, 0xfeed, u64::MAX].map(|s| (h, s)))
+        {
             let flip = seed_flip(seed);
-            let one = |k: KeyForm<'_>| k.hash_with(KeyHash::Mx32, seed);
+            let one = |k: KeyForm<'_>| k.hash_with(hash, seed);
             for isa in Isa::supported() {
                 let kernel = Kernel::get(isa).unwrap();
                 for start in [0, 3, 8, 200] {
                     let check = |keys: Keys<'_>, want: Vec<u64>, what: &str| {
                         let mut out = alloc::vec![0u64; want.len() - start];
-                        kernel.hash_keys(flip, keys.under(KeyHash::Mx32), start, &mut out);
-                        assert_eq!(out, want[start..], "{isa}, {what}, from {start}");
+                        kernel.hash_keys(flip, keys.under(hash), start, &mut out);
+                        assert_eq!(out, want[start..], "{hash}, {isa}, {what}, from {start}");
                     };
                     check(
                         Keys::U64(&words),

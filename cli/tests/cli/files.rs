@@ -103,7 +103,8 @@ fn build_from_stdin_equals_build_from_file() {
     assert_eq!(&a[..8], b"BLKBLOOM");
 }
 
-/// `--hash xxh3-64` writes hash id 1, `--hash aesh-64` hash id 2, the default hash id 3;
+/// `--hash xxh3-64` writes hash id 1, `--hash aesh-64` hash id 2, the default hash id 3,
+/// `--hash moremur-64` hash id 4;
 /// `query` hashes lines with the file's hash each way (the members include lines of 8 bytes,
 /// which hash ids 2 and 3 hash apart from the others), a batch of stdin lines as the keys given one by one.
 #[test]
@@ -114,6 +115,7 @@ fn build_writes_either_hash_and_query_reads_it() {
         ("xxh3-64", "xxh3-64 (hash id 1)"),
         ("aesh-64", "aesh-64 (hash id 2)"),
         ("mx32-64", "mx32-64 (hash id 3)"),
+        ("moremur-64", "moremur-64 (hash id 4)"),
     ] {
         let f = path(&dir, &format!("{hash}.bb"));
         ok(&blockbloom(
@@ -123,7 +125,8 @@ fn build_writes_either_hash_and_query_reads_it() {
         let id = match hash {
             "xxh3-64" => 1,
             "aesh-64" => 2,
-            _ => 3,
+            "mx32-64" => 3,
+            _ => 4,
         };
         assert_eq!(std::fs::read(&f).unwrap()[12], id);
         assert_eq!(field(&ok(&blockbloom(&["info", &f], None)), "hash"), shown);

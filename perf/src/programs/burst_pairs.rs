@@ -21,7 +21,11 @@
 //! cargo run --release -p blockbloom-perf -- burst-pairs 20              # rounds
 //! cargo run --release -p blockbloom-perf -- burst-pairs 20 1000000      # only these key counts
 //! BURST_FPR=0.001 cargo run --release -p blockbloom-perf -- burst-pairs    # another target rate
+//! BURST_HASH=moremur-64 cargo run --release -p blockbloom-perf -- burst-pairs # another key hash
 //! ```
+//!
+//! `BURST_HASH` builds our filter with another key hash (a `KeyHash` name: `moremur-64` is
+//! hash id 4, the opt-in for single keys and short calls; default: the defaults' hash).
 //!
 //! `BURST_FPR` sets the target rate (default 0.01; at 0.001 the defaults take the 8x64 layout,
 //! and sbbf-rs 17 bits a key: before the peers were defined once, sbbf-rs kept 11 at every
@@ -30,7 +34,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use blockbloom::BloomFilter;
+use blockbloom::{BloomFilter, KeyHash};
 use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, Rng, cpu_name, median};
@@ -76,7 +80,14 @@ pub fn main() -> Result<(), blockbloom::Error> {
     for n in sizes {
         let mut r = Rng(n as u64);
         let members: Vec<u64> = (0..n).map(|_| r.next()).collect();
-        let mut f = BloomFilter::with_capacity(n as u64, fpr)?;
+        let mut f = match std::env::var("BURST_HASH") {
+            Ok(name) => BloomFilter::builder()
+                .capacity(n as u64)
+                .fpr(fpr)
+                .key_hash(KeyHash::from_name(&name).expect("BURST_HASH: a KeyHash name"))
+                .build()?,
+            Err(_) => BloomFilter::with_capacity(n as u64, fpr)?,
+        };
         f.insert_batch(&members);
         let mut sb = peers::Sbbf::new(n, fpr);
         for &m in &members {

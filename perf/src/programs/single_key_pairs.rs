@@ -19,7 +19,9 @@
 //!   `hash::hash_u64_mx32`/`hash_u128_mx32`: the same bits as `contains` computes, in scalar
 //!   registers where `contains` runs MX32-64's rounds in one SSE2 register on x86-64, so one
 //!   run shows which of the two shapes this CPU favours (the register's `pmuludq` takes 3
-//!   cycles on AMD Zen and 5 on Intel cores since Skylake, uops.info).
+//!   cycles on AMD Zen and 5 on Intel cores since Skylake, uops.info);
+//! * `ours-mm64`: ours in the defaults but hash id 4 (`KeyHash::Moremur`, MM64), the opt-in
+//!   for single keys; its line `sbbf / ours-mm64` is the peer's time over it.
 //!
 //! It prints each side's median ns/key and, per peer, the median and quartiles over the rounds
 //! of the peer's time over ours (above 1: ours is faster). Then it splits `contains` between
@@ -140,16 +142,20 @@ struct Sides {
     parquet: parquet::bloom_filter::Sbbf,
     ours_v2: BloomFilter,
     ours_scalar: BloomFilter,
+    ours_mm64: BloomFilter,
 }
 
-const NAMES: [&str; 6] = [
+const NAMES: [&str; 7] = [
     "ours",
     "sbbf",
     "fastbloom",
     "parquet",
     "ours-v2",
     "ours-scalar",
+    "ours-mm64",
 ];
+/// The index of `ours-mm64` in [`NAMES`].
+const MM64: usize = 6;
 const SIDES: usize = NAMES.len();
 
 impl Sides {
@@ -166,6 +172,11 @@ impl Sides {
                 .least_memory()
                 .build()?,
             ours_scalar: BloomFilter::with_capacity(n as u64, 0.01)?,
+            ours_mm64: BloomFilter::builder()
+                .capacity(n as u64)
+                .fpr(0.01)
+                .key_hash(blockbloom::KeyHash::Moremur)
+                .build()?,
         })
     }
 
@@ -178,6 +189,7 @@ impl Sides {
             }),
             3 => keys.iter().for_each(|k| self.parquet.insert(k)),
             4 => keys.iter().for_each(|k| self.ours_v2.insert(k)),
+            MM64 => keys.iter().for_each(|k| self.ours_mm64.insert(k)),
             _ => {
                 let seed = self.ours_scalar.seed();
                 keys.iter()
@@ -196,6 +208,7 @@ impl Sides {
             2 => keys.iter().filter(|k| self.fast.contains(*k)).count(),
             3 => keys.iter().filter(|k| self.parquet.check(*k)).count(),
             4 => keys.iter().filter(|k| self.ours_v2.contains(*k)).count(),
+            MM64 => keys.iter().filter(|k| self.ours_mm64.contains(*k)).count(),
             _ => {
                 let seed = self.ours_scalar.seed();
                 keys.iter()
@@ -276,6 +289,11 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
                 workload::ratio(&label, &times[peer], &times[0])
             );
         }
+        let label = "sbbf / ours-mm64";
+        out!(
+            "  {op:>8} {label}: {}",
+            workload::ratio(label, &times[1], &times[MM64])
+        );
     }
     for (part, times) in [("hash", &split[0]), ("probe", &split[1])] {
         workload::scope(json!({"keys": what, "n": n, "op": "contains", "part": part}));

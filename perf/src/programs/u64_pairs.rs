@@ -17,6 +17,8 @@
 //! * `fastbloom`: fastbloom 0.17 at 1% with foldhash (`peers::fastbloom_fold`), `contains` per
 //!   key;
 //! * `parquet`: parquet's `Sbbf` at 1% (`peers::parquet_sbbf`, XXH64), `check` per key;
+//! * `batch-mm64`: the defaults but hash id 4 (`KeyHash::Moremur`, MM64: 64-bit lane
+//!   multiplies, three 32-bit products each on AVX2), the opt-in for single keys;
 //! * `hashed`: the hash id 3 filter's `count_hash_batch` over the queries' hashes computed
 //!   beforehand: the probe alone, as if hashing cost nothing (the floor a faster hash could
 //!   reach);
@@ -47,10 +49,11 @@ use blockbloom_perf::workload::{self, Rng, cpu_name};
 use serde_json::json;
 
 const BATCH: usize = 1024;
-const SIDES: [&str; 10] = [
+const SIDES: [&str; 11] = [
     "batch-xxh3",
     "batch-mx32",
     "batch-8x32",
+    "batch-mm64",
     "hashed",
     "hashed-8x32",
     "lines",
@@ -60,7 +63,7 @@ const SIDES: [&str; 10] = [
     "parquet",
 ];
 /// The sides that are ours (the rest are peers).
-const OURS: usize = 7;
+const OURS: usize = 8;
 
 pub fn main() -> Result<(), blockbloom::Error> {
     let (rounds, sizes) = workload::rounds_and_sizes(100, &[50_000, 1_000_000, 64_000_000]);
@@ -74,14 +77,13 @@ pub fn main() -> Result<(), blockbloom::Error> {
     for n in sizes {
         let mut r = Rng(n as u64);
         let members: Vec<u64> = (0..n).map(|_| r.next()).collect();
-        let build_in = |hash: Option<KeyHash>| -> Result<BloomFilter, blockbloom::Error> {
+        // `Some((hash, least))`: that hash, in the layout of least memory if `least`.
+        let build_in = |hash: Option<(KeyHash, bool)>| -> Result<BloomFilter, blockbloom::Error> {
             let mut f = match hash {
-                Some(h) => BloomFilter::builder()
-                    .capacity(n as u64)
-                    .fpr(0.01)
-                    .key_hash(h)
-                    .least_memory()
-                    .build()?,
+                Some((h, least)) => {
+                    let b = BloomFilter::builder().capacity(n as u64).fpr(0.01).key_hash(h);
+                    if least { b.least_memory() } else { b }.build()?
+                }
                 None => BloomFilter::with_capacity(n as u64, 0.01)?,
             };
             f.insert_batch(&members);
@@ -94,9 +96,10 @@ pub fn main() -> Result<(), blockbloom::Error> {
             Ok(f)
         };
         let ours = [
-            build_in(Some(KeyHash::Aesh))?,
-            build_in(Some(KeyHash::Mx32))?,
+            build_in(Some((KeyHash::Aesh, true)))?,
+            build_in(Some((KeyHash::Mx32, true)))?,
             build_in(None)?,
+            build_in(Some((KeyHash::Moremur, false)))?,
         ];
         assert_eq!(
             (ours[2].layout(), ours[2].key_hash()),
@@ -137,28 +140,28 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 .collect();
             let side = |s: usize| -> usize {
                 match s {
-                    0..=2 => q.chunks(BATCH).map(|c| ours[s].count_batch(c)).sum(),
-                    3 => hashes
+                    0..=3 => q.chunks(BATCH).map(|c| ours[s].count_batch(c)).sum(),
+                    4 => hashes
                         .chunks(BATCH)
                         .map(|c| ours[1].count_hash_batch(c))
                         .sum(),
-                    4 => hashes
+                    5 => hashes
                         .chunks(BATCH)
                         .map(|c| ours[2].count_hash_batch(c))
                         .sum(),
-                    5 => index
+                    6 => index
                         .iter()
                         .map(|&i| {
                             let line = &lines[i as usize];
                             (line[0] & line[7]) as usize
                         })
                         .sum(),
-                    6 => hashes
+                    7 => hashes
                         .chunks(BATCH)
                         .map(|c| split.count_hash_batch(c))
                         .sum(),
-                    7 => q.iter().filter(|&&k| sb.contains_u64(k)).count(),
-                    8 => q.iter().filter(|k| fast.contains(k)).count(),
+                    8 => q.iter().filter(|&&k| sb.contains_u64(k)).count(),
+                    9 => q.iter().filter(|k| fast.contains(k)).count(),
                     _ => q.iter().filter(|k| pq.check(*k)).count(),
                 }
             };

@@ -1,20 +1,22 @@
 //! AESH-64 over a batch: [`Aesh`] keys (byte strings and 16-byte keys of a filter whose hash
 //! takes them with AESH-64) on the CPU's AES rounds or the software round (the same bits),
 //! and, for the byte strings whose hash is the integer hash of their width (4 and 8 bytes
-//! with XXH3 under `KeyHash::Aesh`; 4, 8 and 16 bytes with MX32-64 under `KeyHash::Mx32`),
-//! those keys picked out and handed back to the tier's lanes.
+//! with XXH3 under `KeyHash::Aesh`; 4, 8 and 16 bytes with MX32-64 under `KeyHash::Mx32` and
+//! with MM64 under `KeyHash::Moremur`), those keys picked out and handed back to the tier's
+//! lanes.
 
 use crate::hashing::KeyHash;
 use crate::hashing::aes::{self, AesKeys, ByteSource, Fixed};
 use crate::hashing::seed_from_flip;
-use crate::kernel::keys::{Aesh, ByteKeys, Keys, Mx32, Offsets, Strs};
+use crate::kernel::keys::{Aesh, ByteKeys, FixedWidth, Keys, Offsets, Strs};
 
 impl<'a> Aesh<'a> {
     /// Hashes every key into `out` (same length): AESH-64 on this CPU's AES instructions if
     /// `machine`, else with the software round (the same bits); byte strings of 4 and 8 bytes
     /// with XXH3, a chunk of nothing else by `xxh3` (the tier's way), else one at a time.
-    /// `fixed` hashes fixed-width keys (`Keys::Mx32` of `u64` or `u128`) with MX32-64 in the
-    /// tier's lanes: the 8- and 16-byte strings of `KeyHash::Mx32`, gathered out of a chunk.
+    /// `fixed` hashes fixed-width keys (`Keys::Mx32` or `Keys::Moremur` of `u64` or `u128`)
+    /// with their hash in the tier's lanes: the 8- and 16-byte strings of `KeyHash::Mx32` and
+    /// `KeyHash::Moremur`, gathered out of a chunk.
     #[inline(always)]
     pub(crate) fn hash(
         self,
@@ -60,6 +62,7 @@ impl<'a> Aesh<'a> {
             }
             Aesh::Bytes(b) => bytes(b, KeyHash::Aesh, &k, seed, machine, out, fixed),
             Aesh::BytesMx32(b) => bytes(b, KeyHash::Mx32, &k, seed, machine, out, fixed),
+            Aesh::BytesMoremur(b) => bytes(b, KeyHash::Moremur, &k, seed, machine, out, fixed),
         }
     }
 }
@@ -100,7 +103,8 @@ fn run<'k, S: ByteSource<'k>>(k: &AesKeys, src: S, machine: bool, out: &mut [u64
     }
 }
 
-/// How a chunk of byte strings under `KeyHash::Aesh` or `KeyHash::Mx32` is hashed ([`Split::run`]).
+/// How a chunk of byte strings under `KeyHash::Aesh`, `KeyHash::Mx32` or `KeyHash::Moremur`
+/// is hashed ([`Split::run`]).
 struct Split<'k> {
     hash: KeyHash,
     k: &'k AesKeys,
@@ -113,12 +117,14 @@ struct Split<'k> {
 const GATHER: usize = 32;
 
 impl Split<'_> {
-    /// Byte strings under `KeyHash::Aesh` or `KeyHash::Mx32`: AESH-64, then the hash of the
-    /// integer form for those of its widths ([`KeyHash::bytes`]: XXH3 for 4 and 8 bytes under
-    /// `Aesh`, MX32 for 4, 8 and 16 under `Mx32`). Under `Aesh`, `true` (and nothing written)
-    /// when every key is of 4 or 8 bytes. Under `Mx32` a chunk of 8- or 16-byte keys only, and
-    /// the 16-byte keys of any chunk, are gathered 32 at a time and hashed in the tier's lanes
-    /// (`fixed`): one at a time they made a 16-byte string batch much slower (perf-reports/2026-12-01-defaults.md).
+    /// Byte strings under `KeyHash::Aesh`, `KeyHash::Mx32` or `KeyHash::Moremur`: AESH-64,
+    /// then the hash of the integer form for those of its widths ([`KeyHash::bytes`]: XXH3 for
+    /// 4 and 8 bytes under `Aesh`, MX32-64 or MM64 for 4, 8 and 16 under the other two). Under
+    /// `Aesh`, `true` (and nothing written) when every key is of 4 or 8 bytes. Under the other
+    /// two ([`KeyHash::fixed_width_in_lanes`]) a chunk of 8- or 16-byte keys only, and the
+    /// 16-byte keys of any chunk, are gathered 32 at a time and hashed in the tier's lanes
+    /// (`fixed`): one at a time they made a 16-byte string batch much slower
+    /// (perf-reports/2026-12-01-defaults.md).
     #[inline(always)]
     fn run<'a, S: ByteSource<'a>>(
         &self,
@@ -129,8 +135,8 @@ impl Split<'_> {
         let (hash, seed) = (self.hash, self.seed);
         let n = src.count();
         // Whether some keys take the integer hash (4 and 8 bytes) and some are 16 bytes,
-        // which under `Mx32` take it in lanes.
-        let (words, wide) = if hash == KeyHash::Mx32 {
+        // which under `Mx32` and `Moremur` take it in lanes.
+        let (words, wide) = if hash.fixed_width_in_lanes() {
             if self.one_width(src, out, fixed) {
                 return false;
             }
@@ -161,7 +167,8 @@ impl Split<'_> {
         if words {
             for (i, o) in out.iter_mut().enumerate() {
                 let key = src.key(i);
-                // 16-byte keys are words only under `Mx32`, where `gather16` hashes them.
+                // 16-byte keys are words only under `Mx32` and `Moremur`, where `gather16`
+                // hashes them.
                 if hash.word_width(key.len()) && key.len() != 16 {
                     *o = hash.bytes(key, seed);
                 }
@@ -173,7 +180,7 @@ impl Split<'_> {
         false
     }
 
-    /// A chunk of keys of one width that MX32-64 hashes in lanes, 8 or 16 bytes (a column of
+    /// A chunk of keys of one width that the hash takes in lanes, 8 or 16 bytes (a column of
     /// one width), gathered and hashed straight into `out` in one pass; `false` at the first
     /// key of another length (`out` then partly written, which the general path overwrites).
     #[inline(always)]
@@ -184,13 +191,23 @@ impl Split<'_> {
         fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
     ) -> bool {
         match src.count().checked_sub(1).map(|last| src.key(last).len()) {
-            Some(8) => gather(src, out, u64::from_le_bytes, |k| Mx32::U64(k), fixed),
-            Some(16) => gather(src, out, u128::from_le_bytes, |k| Mx32::U128(k), fixed),
+            Some(8) => gather(
+                self.hash,
+                src,
+                out,
+                u64::from_le_bytes,
+                |k| FixedWidth::U64(k),
+                fixed,
+            ),
+            Some(16) => {
+                let (hash, word) = (self.hash, u128::from_le_bytes);
+                gather(hash, src, out, word, |k| FixedWidth::U128(k), fixed)
+            }
             _ => false,
         }
     }
 
-    /// MX32-64 of the 16-byte keys of `src` into their places of `out`, in the tier's lanes,
+    /// The hash of the 16-byte keys of `src` into their places of `out`, in the tier's lanes,
     /// through a buffer of their places (a chunk of mixed lengths).
     #[inline(always)]
     fn gather16<'a, S: ByteSource<'a>>(
@@ -204,7 +221,8 @@ impl Split<'_> {
         let (mut at, mut hashed) = ([0usize; GATHER], [0u64; GATHER]);
         let mut m = 0;
         let mut flush = |keys: &[u128], at: &[usize], out: &mut [u64]| {
-            fixed(Keys::Mx32(Mx32::U128(keys)), &mut hashed[..keys.len()]);
+            let keys = Keys::fixed_width(self.hash, FixedWidth::U128(keys));
+            fixed(keys, &mut hashed[..keys.len()]);
             for (&i, &h) in at.iter().zip(&hashed) {
                 out[i] = h;
             }
@@ -230,10 +248,11 @@ impl Split<'_> {
 /// a stack buffer, then hashed into their places of `out` by `fixed`.
 #[inline(always)]
 fn gather<'a, S: ByteSource<'a>, const W: usize, T: Copy + Default>(
+    hash: KeyHash,
     src: S,
     out: &mut [u64],
     word: fn([u8; W]) -> T,
-    keys: impl for<'t> Fn(&'t [T]) -> Mx32<'t>,
+    keys: impl for<'t> Fn(&'t [T]) -> FixedWidth<'t>,
     fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
 ) -> bool {
     let mut buf = [T::default(); GATHER];
@@ -244,7 +263,7 @@ fn gather<'a, S: ByteSource<'a>, const W: usize, T: Copy + Default>(
                 Err(_) => return false,
             }
         }
-        fixed(Keys::Mx32(keys(&buf[..out.len()])), out);
+        fixed(Keys::fixed_width(hash, keys(&buf[..out.len()])), out);
     }
     true
 }

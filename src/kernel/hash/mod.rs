@@ -4,6 +4,7 @@
 //! nowhere else.
 
 pub(crate) mod aesh;
+pub(crate) mod moremur;
 pub(crate) mod mx32;
 pub(crate) mod xxh3;
 pub(crate) mod xxh64;

@@ -4,9 +4,11 @@
 //! `hashing::mx32` on each key.
 
 use crate::hashing::{mx32, seed_from_flip};
+use crate::kernel::keys::Word;
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::keys::each_width;
-use crate::kernel::keys::{Mx32, Word};
+#[cfg(target_arch = "x86_64")]
+use crate::kernel::keys::{FixedWidth, Key16};
 use crate::kernel::simd::Lanes;
 
 /// One MX32-64 round (`hashing::mx32`) on eight lanes: two 32x32->64-bit products, a shift,
@@ -46,44 +48,12 @@ pub(crate) fn hash_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &m
 /// the hash plan runs it on in a function with their features.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn hash_fixed<L: Lanes>(l: L, flip: u64, keys: Mx32<'_>, out: &mut [u64]) {
+pub(crate) fn hash_fixed<L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
     match keys {
-        Mx32::U64(keys) => hash_words(l, flip, keys, out),
-        Mx32::Narrow(n) => each_width!(n, k => hash_words(l, flip, k, out)),
-        Mx32::U128(keys) => keys16(l, flip, keys, out),
-        Mx32::Fixed16(keys) => keys16(l, flip, keys, out),
-    }
-}
-
-/// A 16-byte key form that [`keys16`] reads: its value, and eight of them split into
-/// their low and high halves by the tier.
-#[cfg(target_arch = "x86_64")]
-pub(crate) trait Key16: Copy {
-    fn value(&self) -> u128;
-    fn split<L: Lanes>(l: L, keys: &[Self]) -> (L::V, L::V);
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Key16 for u128 {
-    #[inline(always)]
-    fn value(&self) -> u128 {
-        *self
-    }
-    #[inline(always)]
-    fn split<L: Lanes>(l: L, keys: &[u128]) -> (L::V, L::V) {
-        l.split_u128(keys)
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Key16 for [u8; 16] {
-    #[inline(always)]
-    fn value(&self) -> u128 {
-        u128::from_le_bytes(*self)
-    }
-    #[inline(always)]
-    fn split<L: Lanes>(l: L, keys: &[[u8; 16]]) -> (L::V, L::V) {
-        l.split_fixed16(keys)
+        FixedWidth::U64(keys) => hash_words(l, flip, keys, out),
+        FixedWidth::Narrow(n) => each_width!(n, k => hash_words(l, flip, k, out)),
+        FixedWidth::U128(keys) => keys16(l, flip, keys, out),
+        FixedWidth::Fixed16(keys) => keys16(l, flip, keys, out),
     }
 }
 
@@ -102,29 +72,5 @@ fn keys16<L: Lanes, T: Key16>(l: L, flip: u64, keys: &[T], out: &mut [u64]) {
     }
     for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
         *o = mx32::u128_with_key(x.value(), k);
-    }
-}
-
-impl Mx32<'_> {
-    /// Hashes every key into `out` (same length), one at a time: the scalar reference's.
-    pub(crate) fn hash_scalar(self, k: u64, out: &mut [u64]) {
-        match self {
-            Mx32::Narrow(keys) => keys.values_into(out, |x| mx32::u64_with_key(x, k)),
-            Mx32::U64(keys) => {
-                for (o, &x) in out.iter_mut().zip(keys) {
-                    *o = mx32::u64_with_key(x, k);
-                }
-            }
-            Mx32::U128(keys) => {
-                for (o, &x) in out.iter_mut().zip(keys) {
-                    *o = mx32::u128_with_key(x, k);
-                }
-            }
-            Mx32::Fixed16(keys) => {
-                for (o, x) in out.iter_mut().zip(keys) {
-                    *o = mx32::u128_with_key(u128::from_le_bytes(*x), k);
-                }
-            }
-        }
     }
 }

@@ -1,8 +1,9 @@
-//! MX32-64's quality, shown (hash id 3's hash of keys of 4, 8 and 16 bytes): avalanche and bit
-//! independence of `u64`, `u32` and 16-byte keys within the noise of their samples, no 64-bit
-//! collisions on sequential, strided and sparse key sets, and the false-positive rate of
-//! filters of hash id 3 fed those sets through their batch path at 1%, 0.1% and 0.01%, on
-//! every tier, within the bounds the other hashes meet (`tests/fpr.rs`, `tests/aes_hash.rs`).
+//! The integer hashes' quality, shown: MX32-64 (hash id 3) and MM64 (hash id 4), each the
+//! hash of keys of 4, 8 and 16 bytes under its id. Avalanche and bit independence of `u64`,
+//! `u32` and 16-byte keys within the noise of their samples, no 64-bit collisions on
+//! sequential, strided and sparse key sets, and the false-positive rate of filters of each id
+//! fed those sets through their batch path at 1%, 0.1% and 0.01%, on every tier, within the
+//! bounds the other hashes meet (`tests/fpr.rs`, `tests/aes_hash.rs`).
 
 mod common;
 
@@ -10,19 +11,46 @@ use common::{SplitMix64, bound};
 
 use std::collections::HashSet;
 
-use blockbloom::hash::{hash_u32_mx32, hash_u64_mx32, hash_u128_mx32};
+use blockbloom::hash::{
+    hash_u32_moremur, hash_u32_mx32, hash_u64_moremur, hash_u64_mx32, hash_u128_moremur,
+    hash_u128_mx32,
+};
 use blockbloom::{BloomFilter, KeyHash};
 
 /// A width's hash of a 128-bit input (its low bits) and a seed.
 type Hash = fn(u128, u64) -> u64;
 
-/// The three widths: name, input bits, hash.
-fn widths() -> [(&'static str, u32, Hash); 3] {
+/// A width of a hash: name, input bits, hash.
+type Width = (&'static str, u32, Hash);
+
+/// The hash ids with an integer hash of their own, and its three widths.
+fn hashes() -> [(KeyHash, [Width; 3]); 2] {
     [
-        ("u32", 32, |k, s| hash_u32_mx32(k as u32, s)),
-        ("u64", 64, |k, s| hash_u64_mx32(k as u64, s)),
-        ("16 bytes", 128, |k, s| hash_u128_mx32(k, s)),
+        (
+            KeyHash::Mx32,
+            [
+                ("u32", 32, |k, s| hash_u32_mx32(k as u32, s)),
+                ("u64", 64, |k, s| hash_u64_mx32(k as u64, s)),
+                ("16 bytes", 128, hash_u128_mx32),
+            ],
+        ),
+        (
+            KeyHash::Moremur,
+            [
+                ("u32", 32, |k, s| hash_u32_moremur(k as u32, s)),
+                ("u64", 64, |k, s| hash_u64_moremur(k as u64, s)),
+                ("16 bytes", 128, hash_u128_moremur),
+            ],
+        ),
     ]
+}
+
+/// Every width of every integer hash: the hash's name and width's, input bits, hash.
+fn widths() -> Vec<(String, u32, Hash)> {
+    hashes()
+        .into_iter()
+        .flat_map(|(h, w)| w.map(|(name, bits, f)| (format!("{h} {name}"), bits, f)))
+        .collect()
 }
 
 fn random_input(state: &mut SplitMix64, bits: u32) -> u128 {
@@ -109,6 +137,7 @@ fn output_bits_flip_independently() {
 }
 
 /// The low-entropy key sets, `n` keys each where they have as many.
+#[derive(Clone)]
 enum Set {
     U64(&'static str, Vec<u64>),
     U32(&'static str, Vec<u32>),
@@ -157,24 +186,26 @@ fn key_sets(n: usize) -> Vec<Set> {
 
 #[test]
 fn low_entropy_sets_have_no_64_bit_collisions() {
-    for seed in [0, 1, u64::MAX] {
-        for set in key_sets(100_000) {
-            let (name, hashes): (_, Vec<u64>) = match &set {
-                Set::U64(name, k) => (name, k.iter().map(|&k| hash_u64_mx32(k, seed)).collect()),
-                Set::U32(name, k) => (name, k.iter().map(|&k| hash_u32_mx32(k, seed)).collect()),
-                Set::U128(name, k) => (name, k.iter().map(|&k| hash_u128_mx32(k, seed)).collect()),
-            };
-            let distinct: HashSet<u64> = hashes.iter().copied().collect();
-            assert_eq!(
-                distinct.len(),
-                hashes.len(),
-                "{name}, seed {seed}: a collision"
-            );
+    for (hash, [(_, _, h32), (_, _, h64), (_, _, h128)]) in hashes() {
+        for seed in [0, 1, u64::MAX] {
+            for set in key_sets(100_000) {
+                let (name, hashes): (_, Vec<u64>) = match &set {
+                    Set::U64(name, k) => (name, k.iter().map(|&k| h64(k.into(), seed)).collect()),
+                    Set::U32(name, k) => (name, k.iter().map(|&k| h32(k.into(), seed)).collect()),
+                    Set::U128(name, k) => (name, k.iter().map(|&k| h128(k, seed)).collect()),
+                };
+                let distinct: HashSet<u64> = hashes.iter().copied().collect();
+                assert_eq!(
+                    distinct.len(),
+                    hashes.len(),
+                    "{hash} {name}, seed {seed}: a collision"
+                );
+            }
         }
     }
 }
 
-/// Filters of hash id 3 fed every other key of each low-entropy set through their own batch
+/// Filters of hash ids 3 and 4 fed every other key of each low-entropy set through their own batch
 /// path, queried with the keys between, count the false positives their own bits predict and
 /// stay at their target, at 1%, 0.1% and 0.01%, on every tier (which must count the same and
 /// agree with the single-key path).
@@ -185,7 +216,10 @@ fn low_entropy_sets_meet_the_target_rate_on_every_tier() {
         let queries = keys.iter().skip(1).step_by(2).copied().collect();
         (members, queries)
     }
-    for set in key_sets(200_000) {
+    for (set, hash) in key_sets(200_000)
+        .into_iter()
+        .flat_map(|set| [(set.clone(), KeyHash::Mx32), (set, KeyHash::Moremur)])
+    {
         for target in [1e-2, 1e-3, 1e-4] {
             let mut counts = Vec::new();
             let name = match &set {
@@ -197,7 +231,7 @@ fn low_entropy_sets_meet_the_target_rate_on_every_tier() {
                         .capacity(n as u64)
                         .fpr(target)
                         .seed(42)
-                        .key_hash(KeyHash::Mx32)
+                        .key_hash(hash)
                         .isa(isa)
                         .build()
                         .unwrap()
@@ -227,6 +261,7 @@ fn low_entropy_sets_meet_the_target_rate_on_every_tier() {
                         (f.count_batch(&q), single, q.len(), f.expected_fpr())
                     }
                 };
+                let name = format!("{hash}, {name}");
                 assert_eq!(single, fp, "{name} at {target} ({isa}): single keys");
                 let (fp, q) = (fp as f64, q as f64);
                 let realized = expected * q;
@@ -249,37 +284,44 @@ fn low_entropy_sets_meet_the_target_rate_on_every_tier() {
     }
 }
 
-/// A keyed filter of hash id 3 (a secret random seed) takes integer keys by batch and one by
+/// A keyed filter of hash id 3 or 4 (a secret random seed) takes integer keys by batch and one by
 /// one, persists, and answers after loading; two keyed filters hash the same key apart.
 #[cfg(feature = "std")]
 #[test]
-fn keyed_filters_of_hash_id_3_work() {
+fn keyed_filters_of_hash_ids_3_and_4_work() {
+    for hash in [KeyHash::Mx32, KeyHash::Moremur] {
+        keyed_filter_works(hash);
+    }
+}
+
+#[cfg(feature = "std")]
+fn keyed_filter_works(hash: KeyHash) {
     let keys: Vec<u64> = (0..20_000).collect();
     let mut f = BloomFilter::builder()
         .capacity(40_000)
         .fpr(0.01)
         .keyed()
-        .key_hash(KeyHash::Mx32)
+        .key_hash(hash)
         .build()
         .unwrap();
     f.insert_batch(&keys);
     f.insert(&u64::MAX);
     f.insert(&0xfeed_u128);
     let g = BloomFilter::from_bytes(&f.to_bytes()).unwrap();
-    assert_eq!(g.key_hash(), KeyHash::Mx32);
+    assert_eq!(g.key_hash(), hash);
     assert_eq!(g.count_batch(&keys), keys.len());
     assert!(g.contains(&u64::MAX) && g.contains(&0xfeed_u128));
     let other = BloomFilter::builder()
         .capacity(40_000)
         .keyed()
-        .key_hash(KeyHash::Mx32)
+        .key_hash(hash)
         .build()
         .unwrap();
     assert_ne!(f.hash(&7u64), other.hash(&7u64));
 }
 
-/// Both parallel builds of a filter of hash id 3 hash its `u64` keys with MX32, as its batch
-/// does: the same bits.
+/// Both parallel builds of a filter of hash id 3 or 4 hash its `u64` keys with MX32-64 or
+/// MM64, as its batch does: the same bits.
 #[cfg(feature = "parallel")]
 #[test]
 fn parallel_builds_hash_as_the_batch_does() {
@@ -287,19 +329,21 @@ fn parallel_builds_hash_as_the_batch_does() {
     let keys: Vec<u64> = (0..60_000u64)
         .map(|i| i.wrapping_mul(0x9e37_79b9))
         .collect();
-    let build = || {
-        BloomFilter::builder()
-            .capacity(60_000)
-            .fpr(0.01)
-            .key_hash(KeyHash::Mx32)
-            .build()
-            .unwrap()
-    };
-    let mut batch = build();
-    batch.insert_batch(&keys);
-    for how in [ParallelBuild::SharedAtomic, ParallelBuild::Partitioned] {
-        let mut f = build();
-        f.par_insert_batch_with(&keys, how);
-        assert!(f == batch, "{how:?}");
+    for hash in [KeyHash::Mx32, KeyHash::Moremur] {
+        let build = || {
+            BloomFilter::builder()
+                .capacity(60_000)
+                .fpr(0.01)
+                .key_hash(hash)
+                .build()
+                .unwrap()
+        };
+        let mut batch = build();
+        batch.insert_batch(&keys);
+        for how in [ParallelBuild::SharedAtomic, ParallelBuild::Partitioned] {
+            let mut f = build();
+            f.par_insert_batch_with(&keys, how);
+            assert!(f == batch, "{hash}, {how:?}");
+        }
     }
 }
