@@ -11,6 +11,8 @@
 //! * `murmur3`, `moremur`, `shift32` (DuckDB's form), `moremur-small` (its second multiplier
 //!   under 2^31) and `moremur-early` (its block index before the final xorshift): the
 //!   multiply-xorshift candidates ([`Xorshift`]);
+//! * `mm64`: hash id 4's MM64 (`blockbloom::hash::hash_u64_moremur`), moremur's shape as
+//!   the format defines it (the seed's mask differs from the `moremur` candidate's);
 //! * `mx32` (hash id 3's MX32-64, the defaults today), `fold2` (two folded multiplies, the
 //!   single-key floor's candidate) and `xxh3` (XXH3-64, sbbf-rs's hash and hash id 1's):
 //!   references.
@@ -32,13 +34,14 @@
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-perf -- hash-quality 50000,1000000,64000000 16777216   # sizes, strangers
+//! cargo run --release -p blockbloom-perf -- hash-quality 1000000 16777216 mm64,mx32,xxh3    # these hashes only
 //! ```
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use blockbloom::BloomFilter;
-use blockbloom::hash::{hash_u64, hash_u64_mx32};
+use blockbloom::hash::{hash_u64, hash_u64_moremur, hash_u64_mx32};
 use blockbloom_measure::keys;
 use blockbloom_perf::out;
 use blockbloom_perf::workload::{
@@ -50,12 +53,13 @@ use serde_json::json;
 /// A hash under test: its name and the hash of a key (seed 0).
 type Hash = (&'static str, fn(u64) -> u64);
 
-const HASHES: [Hash; 8] = [
+const HASHES: [Hash; 9] = [
     ("murmur3", |k| Xorshift::MURMUR3.hash(k, 0)),
     ("moremur", |k| Xorshift::MOREMUR.hash(k, 0)),
     ("shift32", |k| Xorshift::SHIFT32.hash(k, 0)),
     ("moremur-small", |k| Xorshift::MOREMUR_SMALL.hash(k, 0)),
     ("moremur-early", |k| Xorshift::MOREMUR_EARLY.hash(k, 0)),
+    ("mm64", |k| hash_u64_moremur(k, 0)),
     ("mx32", |k| hash_u64_mx32(k, 0)),
     ("fold2", |k| fold2(k, 0)),
     ("xxh3", |k| hash_u64(k, 0)),
@@ -163,17 +167,30 @@ pub fn main() -> Result<(), blockbloom::Error> {
     let mut args = workload::args().skip(1);
     let sizes: Vec<u64> = list(args.next(), vec![50_000, 1_000_000, 64_000_000]);
     let strangers: u64 = list(args.next(), vec![1 << 24])[0];
+    // The hashes to run, by name (default: all).
+    let hashes: Vec<Hash> = match args.next() {
+        Some(only) => only
+            .split(',')
+            .map(|name| {
+                *HASHES
+                    .iter()
+                    .find(|h| h.0 == name)
+                    .unwrap_or_else(|| panic!("{name:?}: not a hash of this program"))
+            })
+            .collect(),
+        None => HASHES.to_vec(),
+    };
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     out!(
         "hash quality: u64 keys, false-positive rate over the target, {strangers} strangers a \
          family (fewer where it holds fewer); hashes and families run on {cores} threads"
     );
-    let names: Vec<&str> = HASHES.iter().map(|h| h.0).collect();
+    let names: Vec<&str> = hashes.iter().map(|h| h.0).collect();
     for &n in &sizes {
         for p in RATES {
             workload::scope(json!({"n": n, "target": p}));
             // One cell per (family, hash), filled by whichever thread takes it.
-            let cells = FAMILIES.len() * HASHES.len();
+            let cells = FAMILIES.len() * hashes.len();
             let grid = Mutex::new(vec![None; cells]);
             let next = AtomicUsize::new(0);
             let failed = Mutex::new(None);
@@ -185,7 +202,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
                             if c >= cells {
                                 break;
                             }
-                            let (family, hash) = (&FAMILIES[c / HASHES.len()], HASHES[c % HASHES.len()]);
+                            let (family, hash) = (&FAMILIES[c / hashes.len()], hashes[c % hashes.len()]);
                             match rate(family, hash.1, n, p, strangers) {
                                 Ok(r) => grid.lock().unwrap()[c] = r,
                                 Err(e) => *failed.lock().unwrap() = Some(e),
@@ -200,9 +217,9 @@ pub fn main() -> Result<(), blockbloom::Error> {
             let grid = grid.into_inner().unwrap();
             out!("n = {n}, target {}%:", 100.0 * p);
             out!("  {:<12} {}", "family", names.iter().map(|h| format!("{h:>14}")).collect::<String>());
-            let mut worst = vec![0.0f64; HASHES.len()];
+            let mut worst = vec![0.0f64; hashes.len()];
             for (f, family) in FAMILIES.iter().enumerate() {
-                let row = &grid[f * HASHES.len()..][..HASHES.len()];
+                let row = &grid[f * hashes.len()..][..hashes.len()];
                 let Some((_, asked)) = row[0] else {
                     out!("  {:<12} not run: the family holds {} keys", family.name, family.holds.unwrap_or(0));
                     continue;

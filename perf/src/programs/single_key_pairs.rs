@@ -271,11 +271,12 @@ fn run<K: Probe>(what: &str, n: usize, rounds: usize) -> Result<(), blockbloom::
     }
     let split = split(&s, &queries, rounds);
     out!(
-        "{what}, n = {n} (ours {} KiB, {} KiB of it on huge pages, ours-scalar's {} KiB; \
-         sbbf {} KiB):",
+        "{what}, n = {n} (ours {} KiB, {} KiB of it on huge pages, ours-scalar's {} KiB, \
+         ours-mm64's {} KiB; sbbf {} KiB):",
         s.ours.size_in_bytes() >> 10,
         s.ours.huge_page_bytes().unwrap_or(0) >> 10,
         s.ours_scalar.huge_page_bytes().unwrap_or(0) >> 10,
+        s.ours_mm64.huge_page_bytes().unwrap_or(0) >> 10,
         s.sbbf.as_bytes().len() >> 10,
     );
     for (op, times) in [("contains", &contains), ("insert", &insert)] {

@@ -62,9 +62,9 @@ fn keys16<L: Lanes, T: Key16>(l: L, flip: u64, keys: &[T], out: &mut [u64]) {
     let mut oc = out.chunks_exact_mut(8);
     for (x, o) in (&mut kc).zip(&mut oc) {
         let (lo, hi) = T::split(l, x);
-        let x = last(l, first(l, l.xor(lo, l.splat(k))));
-        let x = l.xor(first(l, l.xor(x, hi)), l.splat(moremur::T16));
-        l.storeu(o, last(l, x));
+        let x = l.xor(first(l, l.xor(lo, l.splat(k))), hi);
+        let x = l.xor(x, l.splat(moremur::T16));
+        l.storeu(o, last(l, first(l, x)));
     }
     for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
         *o = moremur::u128_with_key(x.value(), k);
