@@ -2,7 +2,7 @@
 
 mod common;
 
-use blockbloom::{BloomFilter, ByHash, Isa, hash, layout::Layout};
+use blockbloom::{BloomFilter, ByHash, Isa, KeyHash, hash, layout::Layout};
 use quickcheck::{QuickCheck, TestResult};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -45,6 +45,10 @@ struct Params {
 }
 
 fn filter(isa: Isa, p: Params) -> BloomFilter {
+    filter_with(isa, p, KeyHash::default())
+}
+
+fn filter_with(isa: Isa, p: Params, hash: KeyHash) -> BloomFilter {
     let Params {
         capacity,
         bits,
@@ -58,6 +62,7 @@ fn filter(isa: Isa, p: Params) -> BloomFilter {
         .layout(layout)
         .probes(probes)
         .seed(seed)
+        .key_hash(hash)
         .isa(isa)
         .build()
         .unwrap()
@@ -378,8 +383,9 @@ fn filters_beyond_the_cache_threshold_equal_scalar() {
     }
 }
 
-/// Calls of at most 64 `u64` keys under hash id 3 take the filter's burst entries (chosen
-/// once per filter, beside its single-key probe). On every tier, layout and round count, at
+/// Calls of at most 64 `u64` keys under hash ids 3 and 4 take the filter's burst entries
+/// (chosen once per filter, beside its single-key probe). On every tier, layout and round
+/// count, under both hashes, at
 /// every call length up to one past the most a burst takes: `insert_batch` leaves the scalar
 /// reference's bits (built one key at a time), and `contains_batch`, `count_batch`,
 /// `contains_bitmap` and `select` give its answers.
@@ -390,7 +396,10 @@ fn bursts_equal_scalar_on_every_tier_layout_and_length() {
         .collect();
     let (members, others) = keys.split_at(120);
     let queries: Vec<u64> = members.iter().chain(others).copied().collect();
-    for layout in Layout::ALL {
+    for (layout, hash) in Layout::ALL
+        .into_iter()
+        .flat_map(|l| [(l, KeyHash::Mx32), (l, KeyHash::Moremur)])
+    {
         for probes in [8, 16, 24, 32] {
             let p = Params {
                 capacity: 100,
@@ -399,15 +408,15 @@ fn bursts_equal_scalar_on_every_tier_layout_and_length() {
                 probes,
                 seed: 7,
             };
-            let mut reference = filter(Isa::Scalar, p);
+            let mut reference = filter_with(Isa::Scalar, p, hash);
             for k in members {
                 reference.insert(k);
             }
             let want: Vec<bool> = queries.iter().map(|k| reference.contains(k)).collect();
             for &isa in &common::tiers() {
                 for n in [1, 2, 3, 5, 7, 8, 9, 16, 17, 31, 32, 33, 63, 64, 65] {
-                    let case = format!("{isa}, {layout:?}, k = {probes}, calls of {n}");
-                    let mut f = filter(isa, p);
+                    let case = format!("{isa}, {layout:?}, {hash}, k = {probes}, calls of {n}");
+                    let mut f = filter_with(isa, p, hash);
                     for call in members.chunks(n) {
                         f.insert_batch(call);
                     }

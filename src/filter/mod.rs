@@ -128,6 +128,7 @@ impl Meta {
     pub(crate) fn burst<'k>(&self, keys: Keys<'k>) -> Option<(&'k [u64], Burst)> {
         let keys = plan::burst_keys(self.shape.hash, keys, BURST)?;
         let at = Burst {
+            hash: self.shape.hash,
             flip: self.shape.flip,
             prefetch: self.shape.prefetch,
         };

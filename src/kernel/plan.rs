@@ -169,25 +169,30 @@ pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
 }
 
 /// The `u64` keys of a burst entry, if `keys` is a burst of them under `hash`: the single-key
-/// entries hash `u64` keys with MX32-64 in lanes, so they take `KeyHash::Mx32`'s.
+/// entries hash `u64` keys in lanes with the integer hashes of their own
+/// ([`KeyHash::fixed_width_in_lanes`]: MX32-64 and MM64), so they take those hashes'.
 #[inline(always)]
 pub(crate) fn burst_keys<'k>(hash: KeyHash, keys: Keys<'k>, max: usize) -> Option<&'k [u64]> {
     match keys {
-        Keys::U64(k) if k.len() <= max && hash == KeyHash::Mx32 => Some(k),
+        Keys::U64(k) if k.len() <= max && hash.fixed_width_in_lanes() => Some(k),
         _ => None,
     }
 }
 
-/// A burst's `u64` keys as the scalar reference takes them (`KeyHash::Mx32`'s).
+/// A burst's `u64` keys under `hash` as the scalar reference takes them.
 #[inline(always)]
-pub(crate) fn burst_scalar_keys(keys: &[u64]) -> (KeyHash, Keys<'_>) {
-    (KeyHash::Mx32, Keys::Mx32(FixedWidth::U64(keys)))
+pub(crate) fn burst_scalar_keys(hash: KeyHash, keys: &[u64]) -> Keys<'_> {
+    Keys::fixed_width(hash, FixedWidth::U64(keys))
 }
 
-/// The hashes of a burst entry's `u64` keys ([`burst_keys`]), in lanes, inline.
+/// The hashes under `hash` of a burst entry's `u64` keys ([`burst_keys`]), in lanes: MX32-64
+/// inline, MM64 where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
 #[inline(always)]
-pub(crate) fn burst_hash<L: Lanes>(l: L, flip: u64, keys: &[u64], out: &mut [u64]) {
-    hash::mx32::hash_words(l, flip, keys, out)
+pub(crate) fn burst_hash<L: Lanes>(l: L, hash: KeyHash, flip: u64, keys: &[u64], out: &mut [u64]) {
+    match hash {
+        KeyHash::Moremur => moremur_words(l, flip, keys, out),
+        _ => hash::mx32::hash_words(l, flip, keys, out),
+    }
 }
 
 /// XXH3 of integer keys, where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).

@@ -6,6 +6,7 @@
 use super::ops::{BlockOp, HalfProbes, LaneProbes, Shape, rows_of};
 use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
 use super::{pattern, scalar};
+use crate::hashing::KeyHash;
 use crate::kernel::keys::Keys;
 use crate::kernel::plan;
 use crate::kernel::simd::{Batch, Lanes};
@@ -178,10 +179,12 @@ impl<L: Lanes, O: BlockOp, const WORDS: bool> PerKey for Blocked<L, O, WORDS> {
     }
 }
 
-/// How a burst walks its filter: the seed's XXH3 constant, and whether to ask for every
-/// key's block before the first is probed (filters beyond the L2, as batches prefetch).
+/// How a burst walks its filter: its key hash (one the entries take,
+/// `plan::burst_keys`), the seed's XXH3 constant, and whether to ask for every key's block
+/// before the first is probed (filters beyond the L2, as batches prefetch).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Burst {
+    pub hash: KeyHash,
     pub flip: u64,
     pub prefetch: bool,
 }
@@ -193,7 +196,8 @@ pub(crate) struct Burst {
 /// (`blockbloom-perf burst-pairs`: perf-reports/2026-12-01-bursts.md, the calls of 64 keys).
 pub(crate) const BURST: usize = 64;
 
-/// `op` on each of a burst of at most [`BURST`] `u64` keys under `KeyHash::Mx32` (MX32-64) in the
+/// `op` on each of a burst of at most [`BURST`] `u64` keys under `KeyHash::Mx32` (MX32-64) or
+/// `KeyHash::Moremur` (MM64) in the
 /// layout of `WORDS` ([`layout_of`]) with `R` rounds: the keys
 /// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
 /// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
@@ -267,7 +271,7 @@ unsafe fn burst<L: Lanes, A: PerKey, const HALVES: bool>(
     sink.prepare(n, A::TAKES);
     let mut hashes = [0u64; BURST];
     let hashes = &mut hashes[..n];
-    plan::burst_hash(l, at.flip, keys, hashes);
+    plan::burst_hash(l, at.hash, at.flip, keys, hashes);
     let unit = if HALVES {
         pattern::entries_halves(l, hashes, num_blocks);
         size_of::<Block>() / 2
@@ -295,7 +299,7 @@ pub(crate) fn burst_scalar<O: BlockOp>(
     mut sink: Sink<'_>,
 ) {
     sink.prepare(keys.len(), O::TAKES);
-    let (hash, keys) = plan::burst_scalar_keys(keys);
+    let (hash, keys) = (at.hash, plan::burst_scalar_keys(at.hash, keys));
     let shape = Shape {
         num_blocks: op.num_blocks() as u64,
         layout,
