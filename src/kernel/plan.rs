@@ -110,8 +110,16 @@ impl<'a> Keys<'a> {
             Keys::U128(_) | Keys::Fixed16(_) => xxh3_keys16(l, flip, self.slice(start, end), out),
             Keys::Bytes(b) => xxh3_bytes(l, flip, b.slice(start, end), out),
             Keys::Aesh(a) => aesh(l, flip, a.slice(start, end), out),
-            Keys::Mx32(m) => fixed_keys(l, KeyHash::Mx32, flip, m.slice(start, end), out),
-            Keys::Moremur(m) => fixed_keys(l, KeyHash::Moremur, flip, m.slice(start, end), out),
+            Keys::Mx32(FixedWidth::U64(k)) => hash::mx32::hash_words(l, flip, &k[start..end], out),
+            Keys::Mx32(FixedWidth::Narrow(n)) => {
+                each_width!(n, k => hash::mx32::hash_words(l, flip, &k[start..end], out))
+            }
+            Keys::Mx32(m) => mx32_fixed(l, flip, m.slice(start, end), out),
+            Keys::Moremur(FixedWidth::U64(k)) => moremur_words(l, flip, &k[start..end], out),
+            Keys::Moremur(FixedWidth::Narrow(n)) => {
+                each_width!(n, k => moremur_words(l, flip, &k[start..end], out))
+            }
+            Keys::Moremur(m) => moremur_fixed(l, flip, m.slice(start, end), out),
         }
     }
 }
@@ -181,7 +189,10 @@ pub(crate) fn burst_scalar_keys(hash: KeyHash, keys: &[u64]) -> Keys<'_> {
 /// inline, MM64 where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
 #[inline(always)]
 pub(crate) fn burst_hash<L: Lanes>(l: L, hash: KeyHash, flip: u64, keys: &[u64], out: &mut [u64]) {
-    fixed_words(l, hash, flip, keys, out)
+    match hash {
+        KeyHash::Moremur => moremur_words(l, flip, keys, out),
+        _ => hash::mx32::hash_words(l, flip, keys, out),
+    }
 }
 
 /// XXH3 of integer keys, where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
@@ -256,61 +267,14 @@ fn xxh3_bytes<L: Lanes>(l: L, flip: u64, keys: ByteKeys<'_>, out: &mut [u64]) {
     one_by_one(flip, Keys::Bytes(keys), out)
 }
 
-/// The integer hash of a fixed-width hash id ([`KeyHash::fixed_width_in_lanes`]: MX32-64 of
-/// `KeyHash::Mx32`, MM64 of `KeyHash::Moremur`) of integer keys, in lanes: MX32-64 inline
-/// (its 32-bit products are every tier's), MM64 where the tier's 64-bit multiply is best
-/// ([`Lanes::with_mul64`]).
+/// MX32-64 of fixed-width keys (`u64`, `u128`, `[u8; 16]`): 16-byte ones in lanes, out of
+/// line, where the tier splits them in registers ([`Lanes::KEYS16_IN_LANES`]); else 8-byte
+/// ones in lanes here and 16-byte ones one at a time.
 #[inline(always)]
-fn fixed_words<L: Lanes, W: Word>(l: L, hash: KeyHash, flip: u64, keys: &[W], out: &mut [u64]) {
-    struct Words<'k, 'o, W> {
-        hash: KeyHash,
-        flip: u64,
-        keys: &'k [W],
-        out: &'o mut [u64],
-    }
-    impl<W: Word> Routine for Words<'_, '_, W> {
-        type Output = ();
-        #[inline(always)]
-        fn run<L: Lanes>(self, l: L) {
-            match self.hash {
-                KeyHash::Moremur => hash::moremur::hash_words(l, self.flip, self.keys, self.out),
-                _ => hash::mx32::hash_words(l, self.flip, self.keys, self.out),
-            }
-        }
-    }
-    let words = Words {
-        hash,
-        flip,
-        keys,
-        out,
-    };
-    match hash {
-        KeyHash::Moremur => l.with_mul64(words),
-        _ => words.run(l),
-    }
-}
-
-/// [`Keys::Mx32`] and [`Keys::Moremur`] in `hash`'s lanes: integers inline
-/// ([`fixed_words`]), 16-byte keys by [`fixed_width`].
-#[inline(always)]
-fn fixed_keys<L: Lanes>(l: L, hash: KeyHash, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
-    match keys {
-        FixedWidth::U64(k) => fixed_words(l, hash, flip, k, out),
-        FixedWidth::Narrow(n) => each_width!(n, k => fixed_words(l, hash, flip, k, out)),
-        wide => fixed_width(l, hash, flip, wide, out),
-    }
-}
-
-/// [`fixed_words`]'s hash of fixed-width keys (`u64`, `u128`, `[u8; 16]`): 16-byte ones in
-/// lanes, out of line (with the tier's 64-bit multiply for MM64), where the tier splits them
-/// in registers ([`Lanes::KEYS16_IN_LANES`]); else 8-byte ones in lanes here and 16-byte ones
-/// one at a time.
-#[inline(always)]
-fn fixed_width<L: Lanes>(l: L, hash: KeyHash, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
+fn mx32_fixed<L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if L::KEYS16_IN_LANES {
         struct Fixed<'k, 'o> {
-            hash: KeyHash,
             flip: u64,
             keys: FixedWidth<'k>,
             out: &'o mut [u64],
@@ -319,28 +283,59 @@ fn fixed_width<L: Lanes>(l: L, hash: KeyHash, flip: u64, keys: FixedWidth<'_>, o
             type Output = ();
             #[inline(always)]
             fn run<L: Lanes>(self, l: L) {
-                match self.hash {
-                    KeyHash::Moremur => {
-                        hash::moremur::hash_fixed(l, self.flip, self.keys, self.out)
-                    }
-                    _ => hash::mx32::hash_fixed(l, self.flip, self.keys, self.out),
-                }
+                hash::mx32::hash_fixed(l, self.flip, self.keys, self.out)
             }
         }
-        let fixed = Fixed {
-            hash,
-            flip,
-            keys,
-            out,
-        };
-        return match hash {
-            KeyHash::Moremur => l.outlined_mul64(fixed),
-            _ => l.outlined(fixed),
-        };
+        return l.outlined(Fixed { flip, keys, out });
     }
     match keys {
-        FixedWidth::U64(w) => fixed_words(l, hash, flip, w, out),
-        other => one_by_one(flip, Keys::fixed_width(hash, other), out),
+        FixedWidth::U64(w) => hash::mx32::hash_words(l, flip, w, out),
+        other => one_by_one(flip, Keys::Mx32(other), out),
+    }
+}
+
+/// MM64 of integer keys, where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
+#[inline(always)]
+fn moremur_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
+    struct Words<'k, 'o, W> {
+        flip: u64,
+        keys: &'k [W],
+        out: &'o mut [u64],
+    }
+    impl<W: Word> Routine for Words<'_, '_, W> {
+        type Output = ();
+        #[inline(always)]
+        fn run<L: Lanes>(self, l: L) {
+            hash::moremur::hash_words(l, self.flip, self.keys, self.out)
+        }
+    }
+    l.with_mul64(Words { flip, keys, out })
+}
+
+/// MM64 of fixed-width keys (`u64`, `u128`, `[u8; 16]`): 16-byte ones in lanes, out of line
+/// with the tier's 64-bit multiply, where the tier splits them in registers
+/// ([`Lanes::KEYS16_IN_LANES`]); else 8-byte ones in lanes here and 16-byte ones one at a time.
+#[inline(always)]
+fn moremur_fixed<L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if L::KEYS16_IN_LANES {
+        struct Fixed<'k, 'o> {
+            flip: u64,
+            keys: FixedWidth<'k>,
+            out: &'o mut [u64],
+        }
+        impl Routine for Fixed<'_, '_> {
+            type Output = ();
+            #[inline(always)]
+            fn run<L: Lanes>(self, l: L) {
+                hash::moremur::hash_fixed(l, self.flip, self.keys, self.out)
+            }
+        }
+        return l.outlined_mul64(Fixed { flip, keys, out });
+    }
+    match keys {
+        FixedWidth::U64(w) => moremur_words(l, flip, w, out),
+        other => one_by_one(flip, Keys::Moremur(other), out),
     }
 }
 
@@ -359,8 +354,8 @@ fn aesh<L: Lanes>(l: L, flip: u64, keys: Aesh<'_>, out: &mut [u64]) {
             other => other.hash_scalar(flip, o),
         },
         &mut |k, o| match k {
-            Keys::Mx32(m) => fixed_width(l, KeyHash::Mx32, flip, m, o),
-            Keys::Moremur(m) => fixed_width(l, KeyHash::Moremur, flip, m, o),
+            Keys::Mx32(m) => mx32_fixed(l, flip, m, o),
+            Keys::Moremur(m) => moremur_fixed(l, flip, m, o),
             other => other.hash_scalar(flip, o),
         },
     )
