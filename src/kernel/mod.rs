@@ -128,13 +128,7 @@ impl Kernel {
         );
         // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the
         // tier.
-        unsafe {
-            OneKey::new(
-                &table[one_key::slot(layout)][rounds - 1],
-                #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-                one_key::BuiltIn::new(self.isa, layout, rounds),
-            )
-        }
+        unsafe { OneKey::new(&table[one_key::slot(layout)][rounds - 1]) }
     }
 
     /// Applies `op` to the block of every key (answers into `sink`).

@@ -49,115 +49,21 @@ pub(crate) type OneKeyTable = [[OneKeyFns; MAX_ROUNDS]; 3];
 pub(crate) const MAX_ROUNDS: usize = (MAX_PROBES / 4) as usize;
 
 /// The single-key probe of one filter: its tier's entries for its layout and rounds.
-///
-/// In a build with AVX2 on at compile time (`-C target-cpu=x86-64-v3` or `native`), a filter
-/// on the AVX2 tier (or on AVX-512 in `Sectors8x32`, whose single-key entries are AVX2's) also
-/// holds a [`BuiltIn`]: its `Sectors8x32` single keys are probed inline in the caller, with no
-/// indirect call, and its bursts of every layout run by a direct call. Every other build and
-/// tier calls through `fns`. perf-reports/2026-12-06-built-in-avx2.md measures it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct OneKey {
     fns: &'static OneKeyFns,
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-    built_in: Option<BuiltIn>,
-}
-
-/// What a filter's [`OneKey`] runs without its entry table in a build with AVX2 on: the
-/// layout's probe and the round count, a plain byte so that the inline probe branches on a
-/// register rather than loading a table.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BuiltIn {
-    probe: BuiltInProbe,
-    rounds: u8,
-}
-
-/// The layouts a [`BuiltIn`] probes, as the AVX2 entries do.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-#[derive(Clone, Copy, Debug)]
-enum BuiltInProbe {
-    /// `Sectors8x32`: one half of the block per key.
-    Halves,
-    /// `Sectors8x64`.
-    Words,
-    /// `Sectors4x128`.
-    Sectors,
-}
-
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-impl BuiltIn {
-    /// The built-in probe of a filter on tier `isa` in `layout` with `rounds` rounds, or `None`
-    /// where the tier's entries are not AVX2's (the scalar tier, AVX-512 in the layouts it
-    /// probes in 512-bit lanes).
-    pub(super) fn new(isa: crate::isa::Isa, layout: Layout, rounds: usize) -> Option<BuiltIn> {
-        use crate::isa::Isa;
-        let probe = match (isa, layout) {
-            (Isa::Avx2 | Isa::Avx512, Layout::Sectors8x32) => BuiltInProbe::Halves,
-            (Isa::Avx2, Layout::Sectors8x64) => BuiltInProbe::Words,
-            (Isa::Avx2, Layout::Sectors4x128) => BuiltInProbe::Sectors,
-            _ => return None,
-        };
-        debug_assert!((1..=MAX_ROUNDS).contains(&rounds));
-        Some(BuiltIn {
-            probe,
-            rounds: rounds as u8,
-        })
-    }
-}
-
-/// The AVX2 token of a build with AVX2 on at compile time.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-#[inline(always)]
-fn built_in_avx2() -> super::simd::avx2::Avx2 {
-    // SAFETY: this build was compiled with AVX2 on (`cfg(target_feature = "avx2")`): every
-    // function in it may use AVX2, so it runs only on CPUs that have it.
-    unsafe { super::simd::avx2::Avx2::new_unchecked() }
-}
-
-/// `$probe` (a `probe::pattern` function over `Sectors8x32`) on the built-in probe of `$one`,
-/// returned from the caller, if it probes `Sectors8x32` inline; else nothing.
-///
-/// Each arm passes a constant slice of the rows, so the probe is unrolled for its round count.
-macro_rules! inline_halves {
-    ($one:expr, $probe:ident, $block:expr, $lo:expr) => {
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-        if let Some(BuiltIn {
-            probe: BuiltInProbe::Halves,
-            rounds,
-        }) = $one.built_in
-        {
-            use super::probe::pattern;
-            use crate::layout::ROWS_8X32;
-            let (l, lo) = (built_in_avx2(), $lo);
-            let half = (lo >> 31) as usize;
-            return match rounds {
-                1 => pattern::$probe(l, $block, lo, half, &ROWS_8X32[..1]),
-                2 => pattern::$probe(l, $block, lo, half, &ROWS_8X32[..2]),
-                3 => pattern::$probe(l, $block, lo, half, &ROWS_8X32[..3]),
-                _ => pattern::$probe(l, $block, lo, half, &ROWS_8X32[..4]),
-            };
-        }
-    };
 }
 
 impl OneKey {
     /// # Safety
     /// The CPU must support the tier `fns` was compiled for.
-    pub(super) unsafe fn new(
-        fns: &'static OneKeyFns,
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))] built_in: Option<BuiltIn>,
-    ) -> OneKey {
-        OneKey {
-            fns,
-            #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-            built_in,
-        }
+    pub(super) unsafe fn new(fns: &'static OneKeyFns) -> OneKey {
+        OneKey { fns }
     }
 
     /// Whether every probe of `lo` is set in `block`.
     #[inline(always)]
     pub fn contains(&self, block: &Block, lo: u32) -> bool {
-        inline_halves!(self, contains_8x32, block, lo);
         // SAFETY: `new`'s contract: the CPU supports the entry's tier.
         unsafe { (self.fns.contains)(block, lo) }
     }
@@ -165,7 +71,6 @@ impl OneKey {
     /// Sets the probes of `lo` in `block`.
     #[inline(always)]
     pub fn insert(&self, block: &mut Block, lo: u32) {
-        inline_halves!(self, insert_8x32, block, lo);
         // SAFETY: as in `contains`.
         unsafe { (self.fns.insert)(block, lo) }
     }
@@ -173,7 +78,6 @@ impl OneKey {
     /// Sets the probes of `lo` in `block`; whether some were not set before.
     #[inline(always)]
     pub fn insert_new(&self, block: &mut Block, lo: u32) -> bool {
-        inline_halves!(self, insert_new_8x32, block, lo);
         // SAFETY: as in `contains`.
         unsafe { (self.fns.insert_new)(block, lo) }
     }
@@ -203,10 +107,6 @@ impl OneKey {
     /// them.
     #[inline(always)]
     pub fn burst_query(&self, blocks: &[Block], at: Burst, keys: &[u64], sink: Sink<'_>) {
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-        if let Some(built_in) = self.built_in {
-            return built_in::burst(built_in, Query(blocks), at, keys, sink);
-        }
         // SAFETY: as in `contains`.
         unsafe { (self.fns.burst_query)(blocks, at, keys, sink) }
     }
@@ -218,52 +118,8 @@ impl OneKey {
     /// If `keys` holds more than [`BURST`](super::probe::batch::BURST) keys.
     #[inline(always)]
     pub fn burst_insert(&self, blocks: &mut [Block], at: Burst, keys: &[u64]) {
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-        if let Some(built_in) = self.built_in {
-            return built_in::burst(built_in, Insert(blocks), at, keys, Sink::Discard);
-        }
         // SAFETY: as in `contains`.
         unsafe { (self.fns.burst_insert)(blocks, at, keys) }
-    }
-}
-
-/// The bursts of a build with AVX2 on: one direct call per burst (a burst is too large to
-/// inline into every caller), which picks the layout and round count inside.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-mod built_in {
-    use super::super::probe::batch::{Burst, burst_blocked, burst_halved};
-    use super::super::probe::ops::BlockOp;
-    use super::super::probe::pipeline::Sink;
-    use super::{BuiltIn, BuiltInProbe, built_in_avx2};
-
-    /// `op` on a burst of `u64` keys, in the layout and rounds of `built_in`.
-    #[inline(never)]
-    pub(super) fn burst<O: BlockOp>(
-        built_in: BuiltIn,
-        op: O,
-        at: Burst,
-        keys: &[u64],
-        sink: Sink<'_>,
-    ) {
-        let l = built_in_avx2();
-        match (built_in.probe, built_in.rounds) {
-            (BuiltInProbe::Halves, 1) => burst_halved::<_, _, 1>(l, op, at, keys, sink),
-            (BuiltInProbe::Halves, 2) => burst_halved::<_, _, 2>(l, op, at, keys, sink),
-            (BuiltInProbe::Halves, 3) => burst_halved::<_, _, 3>(l, op, at, keys, sink),
-            (BuiltInProbe::Halves, _) => burst_halved::<_, _, 4>(l, op, at, keys, sink),
-            (BuiltInProbe::Words, 1) => burst_blocked::<_, _, true, 1>(l, op, at, keys, sink),
-            (BuiltInProbe::Words, 2) => burst_blocked::<_, _, true, 2>(l, op, at, keys, sink),
-            (BuiltInProbe::Words, 3) => burst_blocked::<_, _, true, 3>(l, op, at, keys, sink),
-            (BuiltInProbe::Words, _) => burst_blocked::<_, _, true, 4>(l, op, at, keys, sink),
-            (BuiltInProbe::Sectors, 1) => burst_blocked::<_, _, false, 1>(l, op, at, keys, sink),
-            (BuiltInProbe::Sectors, 2) => burst_blocked::<_, _, false, 2>(l, op, at, keys, sink),
-            (BuiltInProbe::Sectors, 3) => burst_blocked::<_, _, false, 3>(l, op, at, keys, sink),
-            (BuiltInProbe::Sectors, 4) => burst_blocked::<_, _, false, 4>(l, op, at, keys, sink),
-            (BuiltInProbe::Sectors, 5) => burst_blocked::<_, _, false, 5>(l, op, at, keys, sink),
-            (BuiltInProbe::Sectors, 6) => burst_blocked::<_, _, false, 6>(l, op, at, keys, sink),
-            (BuiltInProbe::Sectors, 7) => burst_blocked::<_, _, false, 7>(l, op, at, keys, sink),
-            (BuiltInProbe::Sectors, _) => burst_blocked::<_, _, false, 8>(l, op, at, keys, sink),
-        }
     }
 }
 
