@@ -35,6 +35,7 @@ pub mod many_writers {
     #![doc = include_str!("../docs/guide/many-writers.md")]
     //!
     //! **API:** [`AtomicBloomFilter`](crate::AtomicBloomFilter),
+    //! [`set_yield_hook`](crate::set_yield_hook),
     //! [`BloomFilter`](crate::BloomFilter)'s `par_insert_batch` and `par_insert_batch_with`
     //! (feature `parallel`).
 }

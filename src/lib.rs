@@ -211,6 +211,7 @@ pub use hashing::KeyHash;
 pub use isa::Isa;
 pub use kernel::MAX_PREFETCH_DEPTH;
 pub use key::{ByHash, HashInto, Key, KeyForm};
+pub use layout::sync::set_yield_hook;
 pub use layout::{Block, Layout};
 pub use scalable::{ScalableBloomFilter, ScalableBuilder};
 

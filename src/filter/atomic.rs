@@ -60,8 +60,9 @@ impl Striped {
 /// other stripes in order and applies the holder's run and at most one run of each other
 /// writer. A shared batch's run of up to 4,096 keys returns after at most 2(W - 1) runs of
 /// other writers applied holding every lock. A waiting writer pauses, then yields to the
-/// scheduler (with `std`; without it, it backs off but never yields, so keep the writers
-/// no more than the cores: docs/guide/many-writers.md). If a writer panics while it applies
+/// scheduler: with `std`, or through the hook given to [`set_yield_hook`](crate::set_yield_hook)
+/// (without `std` and without a hook it backs off but never yields, so keep the writers no
+/// more than the cores: docs/guide/many-writers.md). If a writer panics while it applies
 /// another writer's run, that run goes back to its writer, which applies it itself: no
 /// writer waits for a panicked one.
 ///

@@ -38,7 +38,7 @@ pub(crate) mod stripes;
 
 /// What [`stripes`] takes from its surroundings: atomics, allocation and waiting (the `loom`
 /// crate's copy of `stripes.rs` gets the model's instead).
-mod sync;
+pub(crate) mod sync;
 
 /// One cache line of filter: 512 bits as eight `u64` words.
 ///

@@ -17,15 +17,87 @@ pub fn read_locked(words: &[AtomicU64; 8]) -> [u64; 8] {
     unsafe { words.as_ptr().cast::<[u64; 8]>().read() }
 }
 
-/// How a writer waits for its turn at a lock. With `std`: pauses doubling from 1 to 64 (127
-/// in all, a few microseconds), then a yield to the scheduler at each step, so that a holder
-/// (or the writer whose turn comes before this one) that lost its core gets it back; with 16
-/// writers on 2 cores, a waiter that only spins keeps the core the writer it waits for needs.
-/// Without `std` there is no scheduler to yield to: the pauses double at each step (up to
-/// 1,024 at once), so that many waiters read the lock's line less and less often while the
-/// holder works.
+/// The function a waiting writer calls instead of yielding to the scheduler, once it has
+/// paused for a few microseconds: null while none is set. A `fn()` stored as a pointer (the
+/// only function pointers stored are `fn()`s, by [`set_yield_hook`]).
+static YIELD_HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Sets what a writer of an [`AtomicBloomFilter`](crate::AtomicBloomFilter) calls when it
+/// has waited for a stripe lock for a few microseconds, at each step of the wait from then on,
+/// instead of [`std::thread::yield_now`] (with `std`) or pauses that keep doubling (without):
+/// `None` restores that default. It is global, for every filter in the process, and takes
+/// effect at the next step of any wait.
 ///
-/// Why no longer spins with `std`: a ticket lock serves its waiters in order, so a waiter
+/// Without `std` the crate has no scheduler to yield to, and a wait only spins. Where the
+/// writers are threads of an operating system or tasks of a scheduler and there can be more
+/// of them than cores, a writer whose turn comes while it is descheduled holds up every
+/// writer behind it until it runs again (the locks serve writers in the order they came):
+/// give the crate the scheduler's yield here. docs/guide/many-writers.md measures the
+/// difference. With `std` there is rarely a reason to set one.
+///
+/// The hook is called from inside the wait, holding no lock of the filter the writer waits
+/// for (it may hold others of that filter's stripes, taken in order); it must not write to
+/// that filter. A hook that panics unwinds out of the waiting writer's call, as a panic in
+/// its own code would: the locks it held are released and its keys not yet applied are not
+/// set (the call did not return).
+///
+/// ```
+/// // A no_std build on an operating system would pass its own yield, for example the
+/// // `sched_yield` of its libc.
+/// fn yield_to_scheduler() {
+///     std::thread::yield_now();
+/// }
+/// blockbloom::set_yield_hook(Some(yield_to_scheduler));
+/// let filter = blockbloom::AtomicBloomFilter::with_capacity(10_000, 0.01).unwrap();
+/// std::thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let filter = &filter;
+///         s.spawn(move || filter.insert_batch(&(t * 1000..(t + 1) * 1000).collect::<Vec<_>>()));
+///     }
+/// });
+/// assert!((0..4000u64).all(|k| filter.contains(&k)));
+/// blockbloom::set_yield_hook(None);
+/// ```
+pub fn set_yield_hook(hook: Option<fn()>) {
+    let ptr = hook.map_or(core::ptr::null_mut(), |f| f as *mut ());
+    YIELD_HOOK.store(ptr, Ordering::Release);
+}
+
+/// The hook [`set_yield_hook`] set, if any.
+#[inline]
+fn yield_hook() -> Option<fn()> {
+    let ptr = YIELD_HOOK.load(Ordering::Acquire);
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: the only non-null values ever stored are `fn()` pointers cast to `*mut ()` by
+    // `set_yield_hook`, and a function pointer and a data pointer have the same size on
+    // every target the crate builds for (it stores the one and loads it back unchanged).
+    Some(unsafe { core::mem::transmute::<*mut (), fn()>(ptr) })
+}
+
+/// Yields to the hook, else (with `std`) to the scheduler; false where there is neither.
+#[inline]
+fn yield_now() -> bool {
+    match yield_hook() {
+        Some(hook) => hook(),
+        #[cfg(feature = "std")]
+        None => std::thread::yield_now(),
+        #[cfg(not(feature = "std"))]
+        None => return false,
+    }
+    true
+}
+
+/// How a writer waits for its turn at a lock: pauses doubling from 1 to 64 (127 in all, a few
+/// microseconds), then at each step the hook of [`set_yield_hook`] if one is set, or else a
+/// yield to the scheduler (with `std`), so that a holder (or the writer whose turn comes
+/// before this one) that lost its core gets it back; with 16 writers on 2 cores, a waiter
+/// that only spins keeps the core the writer it waits for needs. Without `std` and without a
+/// hook there is no scheduler to yield to: the pauses go on doubling (up to 1,024 at once), so
+/// that many waiters read the lock's line less and less often while the holder works.
+///
+/// Why no longer spins before yielding: a ticket lock serves its waiters in order, so a waiter
 /// that notices its turn late delays every writer behind it, the one whose run it waited for
 /// included. Spinning up to 512 pauses at once (10 steps) could notice a turn that long
 /// late, on every hand-over of a lock that small calls take often; the change came with the
@@ -37,9 +109,10 @@ pub struct Backoff {
 }
 
 impl Backoff {
-    /// Steps spent pausing before the first yield (with `std`), or before the pauses stop
-    /// doubling (without).
-    const SPIN_STEPS: u32 = if cfg!(feature = "std") { 7 } else { 10 };
+    /// Steps spent pausing before the first yield (to the hook, or with `std`).
+    const YIELD_AFTER: u32 = 7;
+    /// The step from which the pauses stop doubling (without `std` and without a hook).
+    const MAX_DOUBLING: u32 = 10;
 
     #[inline(always)]
     pub fn new() -> Backoff {
@@ -49,14 +122,47 @@ impl Backoff {
     /// One step of the wait.
     #[inline]
     pub fn snooze(&mut self) {
-        #[cfg(feature = "std")]
-        if self.step >= Self::SPIN_STEPS {
-            std::thread::yield_now();
+        if self.step >= Self::YIELD_AFTER && yield_now() {
             return;
         }
-        for _ in 0..1u32 << self.step.min(Self::SPIN_STEPS) {
+        for _ in 0..1u32 << self.step.min(Self::MAX_DOUBLING) {
             core::hint::spin_loop();
         }
-        self.step += 1;
+        self.step = self.step.saturating_add(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cell::Cell;
+
+    std::thread_local! {
+        /// This thread's calls of the hook (other tests' writers may call it meanwhile).
+        static CALLS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    fn count() {
+        CALLS.with(|c| c.set(c.get() + 1));
+    }
+
+    /// A waiting writer pauses for 7 steps, then calls the hook at each step; `None` puts the
+    /// default back.
+    #[test]
+    fn a_wait_calls_the_yield_hook_after_its_pauses() {
+        set_yield_hook(Some(count));
+        let mut backoff = Backoff::new();
+        for _ in 0..Backoff::YIELD_AFTER {
+            backoff.snooze();
+        }
+        assert_eq!(CALLS.with(Cell::get), 0);
+        for _ in 0..3 {
+            backoff.snooze();
+        }
+        assert_eq!(CALLS.with(Cell::get), 3);
+        set_yield_hook(None);
+        assert!(yield_hook().is_none());
+        backoff.snooze();
+        assert_eq!(CALLS.with(Cell::get), 3);
     }
 }
