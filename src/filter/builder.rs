@@ -182,11 +182,11 @@ impl Builder {
         self
     }
 
-    /// The hash the filter gives its keys (default [`KeyHash::Aesh`], hash id 2: AESH-64 for
-    /// byte strings and 16-byte keys, XXH3-64 for 4- and 8-byte keys). [`KeyHash::Xxh3`] (hash
-    /// id 1) builds a filter that hashes as every filter written before hash id 2, to merge
-    /// with one of them ([`union`](BloomFilter::union) needs one hash) or to be read by a
-    /// version of this crate that knows only hash id 1.
+    /// The hash the filter gives its keys (default [`KeyHash::Mx32`], hash id 3: MX32-64 for
+    /// keys of 4, 8 and 16 bytes, AESH-64 for other byte strings; [`KeyHash`] has the table of
+    /// every hash). [`KeyHash::Xxh3`] (hash id 1) builds a filter that hashes as every filter
+    /// written before hash id 2, to merge with one of them ([`union`](BloomFilter::union) needs
+    /// one hash) or to be read by a version of this crate that knows only hash id 1.
     ///
     /// ```
     /// use blockbloom::{BloomFilter, KeyHash};
