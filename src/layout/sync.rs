@@ -35,11 +35,12 @@ static YIELD_HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
 /// give the crate the scheduler's yield here. docs/guide/many-writers.md measures the
 /// difference. With `std` there is rarely a reason to set one.
 ///
-/// The hook is called from inside the wait, holding no lock of the filter the writer waits
-/// for (it may hold others of that filter's stripes, taken in order); it must not write to
-/// that filter. A hook that panics unwinds out of the waiting writer's call, as a panic in
-/// its own code would: the locks it held are released and its keys not yet applied are not
-/// set (the call did not return).
+/// The hook is called from inside the wait, where the writer may already hold other stripe
+/// locks of the same filter (a writer of every stripe takes them in order), so it must not
+/// write to that filter. A hook that panics aborts the process: the waiting writer has taken
+/// a ticket that only it can pass on, and may have posted a run that the lock's holder will
+/// read, so unwinding out of the wait would hang every later writer or leave them a run that
+/// no longer exists.
 ///
 /// ```
 /// // A no_std build on an operating system would pass its own yield, for example the
@@ -76,11 +77,19 @@ fn yield_hook() -> Option<fn()> {
     Some(unsafe { core::mem::transmute::<*mut (), fn()>(ptr) })
 }
 
+/// Calls a user's hook from inside a lock wait, which must not be left by unwinding
+/// ([`set_yield_hook`] says why): a panic that would unwind out of an `extern "C"` function
+/// aborts the process instead (Rust 1.81 and later).
+#[allow(improper_ctypes_definitions)] // Called from Rust only: the ABI is for its unwinding.
+extern "C" fn call_without_unwinding(hook: fn()) {
+    hook()
+}
+
 /// Yields to the hook, else (with `std`) to the scheduler; false where there is neither.
 #[inline]
 fn yield_now() -> bool {
     match yield_hook() {
-        Some(hook) => hook(),
+        Some(hook) => call_without_unwinding(hook),
         #[cfg(feature = "std")]
         None => std::thread::yield_now(),
         #[cfg(not(feature = "std"))]
