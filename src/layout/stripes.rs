@@ -84,7 +84,9 @@ const MIN_SHIFT: u32 = 6;
 /// At most `2^MAX_STRIPES_LOG2` stripes (256 locks, 16 KiB; a writer notes a stripe in a
 /// byte). Two writers collide on a lock
 /// once in this many acquisitions; more stripes would spread a handle's buffer thinner (see
-/// the writer's buffer size).
+/// the writer's buffer size). Fewer make a small shared batch take fewer locks, but queue
+/// single-key writers behind descheduled ones when threads outnumber cores
+/// (perf-reports/2026-12-06-stripe-count.md).
 pub const MAX_STRIPES_LOG2: u32 = 8;
 
 /// One stripe's lock, a FIFO ticket lock alone on its cache line, so that writers locking
