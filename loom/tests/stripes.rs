@@ -38,6 +38,10 @@ mod sync {
         pub fn snooze(&mut self) {
             loom::thread::yield_now();
         }
+
+        pub fn snooze_behind(&mut self, _ahead: u32) {
+            loom::thread::yield_now();
+        }
     }
 
     /// The library reads a locked block as plain memory; loom's `unsync_load` checks that

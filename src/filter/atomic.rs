@@ -30,7 +30,7 @@ impl Striped {
 /// Same block layout, hash, sizing and answers as `BloomFilter`; the words are `AtomicU64`.
 ///
 /// **How writers share it.** The blocks are cut into stripes of consecutive blocks (at most
-/// 256), each with a lock on its own cache line. A writer sets a block's bits only while it
+/// 64), each with a lock on its own cache line. A writer sets a block's bits only while it
 /// holds that block's stripe lock, with relaxed loads and plain relaxed stores: one locked
 /// instruction per lock taken instead of one per word written, and no bit is ever lost
 /// whatever mix of writers runs. Readers take no lock: queries read the words with relaxed
@@ -59,8 +59,8 @@ impl Striped {
 /// hold of one stripe is one writer's keys of that stripe; a hold of every stripe takes the
 /// other stripes in order and applies the holder's run and at most one run of each other
 /// writer. A shared batch's run of up to 4,096 keys returns after at most 2(W - 1) runs of
-/// other writers applied holding every lock. A waiting writer pauses, then yields to the
-/// scheduler: with `std`, or through the hook given to [`set_yield_hook`](crate::set_yield_hook)
+/// other writers applied holding every lock. A waiting writer next in line pauses, then
+/// yields to the scheduler (one with another waiter ahead of it yields at once): with `std`, or through the hook given to [`set_yield_hook`](crate::set_yield_hook)
 /// (without `std` and without a hook it backs off but never yields, so keep the writers no
 /// more than the cores: docs/guide/many-writers.md). If a writer panics while it applies
 /// another writer's run, that run goes back to its writer, which applies it itself: no
@@ -363,7 +363,7 @@ impl AtomicBloomFilter {
     const HELD_RUN: usize = 4096;
 
     /// Keys a shared batch into a larger filter hashes and groups by stripe at a time: 128 KiB
-    /// of hashes and as much for their grouped copy, so that with 256 stripes about 64 keys
+    /// of hashes and as much for their grouped copy, so that with 64 stripes about 256 keys
     /// share each lock taken.
     const PARTITIONED_RUN: usize = 16384;
 
@@ -378,7 +378,8 @@ impl AtomicBloomFilter {
     /// batch is short or the buffer cannot be allocated (slower, never lossy).
     ///
     /// Why not a writer handle for the call, as before: its slots, twice the call's keys
-    /// shared by 256 stripes, filled a stripe's after a few keys in calls of 1,000, so a call
+    /// shared by the 256 stripes of then, filled a stripe's after a few keys in calls of
+    /// 1,000, so a call
     /// applied its buffer two or three times, each taking most stripes' locks, and cost 2 to
     /// 10 times a call of 4,096 per key (perf-reports/2026-12-05-small-calls.md).
     ///

@@ -147,8 +147,7 @@ const PRIVATE_KEYS_PER_BLOCK: usize = 32;
 impl<'f> AtomicWriter<'f> {
     /// Slots of a handle from [`AtomicBloomFilter::writer`] on a filter larger than
     /// [`PRIVATE_MAX_BYTES`](Self::PRIVATE_MAX_BYTES): 128 KiB of hashes; once a filter has
-    /// its full 256 stripes, 64 slots per stripe, and about 40 keys per stripe lock taken (a
-    /// stripe's slots fill first when the 256 hold about 10,000 keys in all).
+    /// its full 64 stripes, 256 slots per stripe.
     pub const DEFAULT_BUFFER: usize = 16384;
 
     /// The largest filter for which [`AtomicBloomFilter::writer`] makes a private handle

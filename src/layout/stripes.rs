@@ -81,13 +81,15 @@ use super::sync::{AtomicPtr, AtomicU32, AtomicU64, Backoff, Box, Ordering, Vec, 
 /// cost at most 1/64 of the filter's memory.
 const MIN_SHIFT: u32 = 6;
 
-/// At most `2^MAX_STRIPES_LOG2` stripes (256 locks, 16 KiB; a writer notes a stripe in a
-/// byte). Two writers collide on a lock
-/// once in this many acquisitions; more stripes would spread a handle's buffer thinner (see
-/// the writer's buffer size). Fewer make a small shared batch take fewer locks, but queue
-/// single-key writers behind descheduled ones when threads outnumber cores
+/// At most `2^MAX_STRIPES_LOG2` stripes (64 locks, 4 KiB; a writer notes a stripe in a
+/// byte). Two writers collide on a lock once in this many acquisitions. Fewer stripes make a
+/// shared batch take fewer locks (a call of 1,000 keys into a large filter took about 7 keys
+/// a lock with 256 stripes) and give a handle's buffer more slots per stripe; but with more
+/// writer threads than cores, single-key writers queue behind descheduled ones: at 16
+/// stripes they ran several times slower than at 256, at 64 (with waiters that yield when
+/// they are behind another, `Backoff::snooze_behind`) about as fast
 /// (perf-reports/2026-12-06-stripe-count.md).
-pub const MAX_STRIPES_LOG2: u32 = 8;
+pub const MAX_STRIPES_LOG2: u32 = 6;
 
 /// One stripe's lock, a FIFO ticket lock alone on its cache line, so that writers locking
 /// different stripes do not pass a line between their cores.
@@ -152,13 +154,19 @@ impl StripeLock {
         self.wait(ticket);
     }
 
-    /// Waits until `ticket` is served.
+    /// Waits until `ticket` is served: pausing while only the holder is ahead, yielding at
+    /// once while another waiter is too (its turn is at least a whole hold away, and with
+    /// more writers than cores the writer ahead may need this core to finish).
     #[cold]
     #[inline(never)]
     fn wait(&self, ticket: u32) {
         let mut backoff = Backoff::new();
-        while !self.served(ticket) {
-            backoff.snooze();
+        loop {
+            let serving = self.serving.load(Ordering::Acquire);
+            if serving == ticket {
+                return;
+            }
+            backoff.snooze_behind(ticket.wrapping_sub(serving));
         }
     }
 
