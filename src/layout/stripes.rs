@@ -87,8 +87,8 @@ const MIN_SHIFT: u32 = 6;
 /// a lock with 256 stripes) and give a handle's buffer more slots per stripe; but with more
 /// writer threads than cores, single-key writers queue behind descheduled ones: at 16
 /// stripes they ran several times slower than at 256, at 64 (with waiters that yield when
-/// they are behind another, `Backoff::snooze_behind`) about as fast
-/// (perf-reports/2026-12-06-stripe-count.md).
+/// they are behind another, `Backoff::snooze_behind`) 1.4-1.5x slower, where shared batches
+/// ran 1.35-1.5x faster (16 threads on 2 cores: perf-reports/2026-12-06-stripe-count.md).
 pub const MAX_STRIPES_LOG2: u32 = 6;
 
 /// One stripe's lock, a FIFO ticket lock alone on its cache line, so that writers locking

@@ -146,8 +146,9 @@ impl Backoff {
     /// included): behind more than the holder, it yields at once (where it can: without `std`
     /// and without a hook it pauses as [`snooze`](Self::snooze) does). A turn at least a whole
     /// hold away is not worth spinning for, and with more writers than cores the writer ahead
-    /// may be waiting for this core: at 16 writer threads on 2 cores this made single-key
-    /// inserts and shared batches faster (perf-reports/2026-12-06-stripe-count.md).
+    /// may be waiting for this core: at 16 writer threads on 2 cores, with 256 stripes, this
+    /// made single-key inserts and shared batches faster
+    /// (perf-reports/2026-12-06-stripe-count.md).
     #[inline]
     pub fn snooze_behind(&mut self, ahead: u32) {
         if ahead > 1 && yield_now() {
