@@ -40,7 +40,7 @@ mod sync {
         }
 
         pub fn snooze_behind(&mut self, _ahead: u32) {
-            loom::thread::yield_now();
+            self.snooze();
         }
     }
 

@@ -60,9 +60,10 @@ impl Striped {
 /// other stripes in order and applies the holder's run and at most one run of each other
 /// writer. A shared batch's run of up to 4,096 keys returns after at most 2(W - 1) runs of
 /// other writers applied holding every lock. A waiting writer next in line pauses, then
-/// yields to the scheduler (one with another waiter ahead of it yields at once): with `std`, or through the hook given to [`set_yield_hook`](crate::set_yield_hook)
-/// (without `std` and without a hook it backs off but never yields, so keep the writers no
-/// more than the cores: docs/guide/many-writers.md). If a writer panics while it applies
+/// yields to the scheduler (one with another waiter ahead of it yields at once): with `std`,
+/// or through the hook given to [`set_yield_hook`](crate::set_yield_hook) (without `std` and
+/// without a hook it backs off but never yields, so keep the writers no more than the cores:
+/// docs/guide/many-writers.md). If a writer panics while it applies
 /// another writer's run, that run goes back to its writer, which applies it itself: no
 /// writer waits for a panicked one.
 ///
@@ -379,9 +380,9 @@ impl AtomicBloomFilter {
     ///
     /// Why not a writer handle for the call, as before: its slots, twice the call's keys
     /// shared by the 256 stripes of then, filled a stripe's after a few keys in calls of
-    /// 1,000, so a call
-    /// applied its buffer two or three times, each taking most stripes' locks, and cost 2 to
-    /// 10 times a call of 4,096 per key (perf-reports/2026-12-05-small-calls.md).
+    /// 1,000, so a call applied its buffer two or three times, each taking most stripes'
+    /// locks, and cost 2 to 10 times a call of 4,096 per key
+    /// (perf-reports/2026-12-05-small-calls.md).
     ///
     /// Why two ways: in a small filter two cores writing the same lines pass them back and
     /// forth (perf-reports/2026-12-02-ingest-floor.md); one core writing every batch keeps

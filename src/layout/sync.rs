@@ -18,8 +18,9 @@ pub fn read_locked(words: &[AtomicU64; 8]) -> [u64; 8] {
 }
 
 /// The function a waiting writer calls instead of yielding to the scheduler, once it has
-/// paused for a few microseconds or while it is not next in line: null while none is set. A `fn()` stored as a pointer (the
-/// only function pointers stored are `fn()`s, by [`set_yield_hook`]).
+/// paused for a few microseconds or while it is not next in line: null while none is set. A
+/// `fn()` stored as a pointer (the only function pointers stored are `fn()`s, by
+/// [`set_yield_hook`]).
 static YIELD_HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Sets what a writer of an [`AtomicBloomFilter`](crate::AtomicBloomFilter) calls when it
@@ -102,9 +103,10 @@ fn yield_now() -> bool {
 /// How a writer waits for its turn at a lock: while another waiter is ahead of it too, a
 /// yield at each step ([`snooze_behind`](Self::snooze_behind)); next in line, pauses
 /// doubling from 1 to 64 (127 in all, a few microseconds), then at each step the hook of
-/// [`set_yield_hook`] if one is set, or else a yield to the scheduler (with `std`), so that a holder (or the writer whose turn comes
-/// before this one) that lost its core gets it back; with 16 writers on 2 cores, a waiter
-/// that only spins keeps the core the writer it waits for needs. Without `std` and without a
+/// [`set_yield_hook`] if one is set, or else a yield to the scheduler (with `std`), so that a
+/// holder (or the writer whose turn comes before this one) that lost its core gets it back;
+/// with 16 writers on 2 cores, a waiter that only spins keeps the core the writer it waits
+/// for needs. Without `std` and without a
 /// hook there is no scheduler to yield to: the pauses go on doubling (up to 1,024 at once), so
 /// that many waiters read the lock's line less and less often while the holder works.
 ///
