@@ -291,6 +291,13 @@ impl Stripes {
     /// in step, each waiting at the lock the one ahead of it holds (the first hash is as good
     /// as a random stripe, and costs no shared counter).
     ///
+    /// The two halves of `hashes` are counted and placed with counters of their own, one hash
+    /// of each in turn (the first half's hashes of a stripe go before the second half's, so
+    /// the order is the same): placing a hash reads its stripe's counter and stores it bumped,
+    /// and one stream of those steps kept the core waiting on the step before it. Two
+    /// interleaved streams made shared batches into a 16M-key filter faster on one thread
+    /// (perf-reports/2026-12-06-partition.md).
+    ///
     /// # Panics
     /// If the lengths differ, or a hash selects a block outside `num_blocks` (only when
     /// `num_blocks` is not the filter's these locks cover).
@@ -299,22 +306,37 @@ impl Stripes {
         let Some(&head) = hashes.first() else {
             return;
         };
-        let mut at = [0u32; 1 << MAX_STRIPES_LOG2];
-        let at = &mut at[..self.len()];
-        for &h in hashes {
-            at[self.stripe_of_hash(h, num_blocks)] += 1;
+        let stripes = self.len();
+        let stripe = |h: u64| self.stripe_of_hash(h, num_blocks);
+        let (front, back) = hashes.split_at(hashes.len() / 2);
+        let mut at_front = [0u32; 1 << MAX_STRIPES_LOG2];
+        let mut at_back = [0u32; 1 << MAX_STRIPES_LOG2];
+        let (at_front, at_back) = (&mut at_front[..stripes], &mut at_back[..stripes]);
+        for &h in front {
+            at_front[stripe(h)] += 1;
         }
-        let first = self.stripe_of_hash(head, num_blocks);
+        for &h in back {
+            at_back[stripe(h)] += 1;
+        }
+        let first = stripe(head);
         let mut start = 0;
-        for s in (first..at.len()).chain(0..first) {
-            let count = at[s];
-            at[s] = start;
-            start += count;
+        for s in (first..stripes).chain(0..first) {
+            let (in_front, in_back) = (at_front[s], at_back[s]);
+            at_front[s] = start;
+            at_back[s] = start + in_front;
+            start += in_front + in_back;
         }
-        for &h in hashes {
-            let slot = &mut at[self.stripe_of_hash(h, num_blocks)];
-            out[*slot as usize] = h;
-            *slot += 1;
+        // The back half has the odd hash out, if any: placed after the pairs.
+        for (&f, &b) in front.iter().zip(back) {
+            let (sf, sb) = (stripe(f), stripe(b));
+            let (to_f, to_b) = (at_front[sf], at_back[sb]);
+            at_front[sf] = to_f + 1;
+            at_back[sb] = to_b + 1;
+            out[to_f as usize] = f;
+            out[to_b as usize] = b;
+        }
+        if let Some(&b) = back.get(front.len()) {
+            out[at_back[stripe(b)] as usize] = b;
         }
     }
 
@@ -699,7 +721,7 @@ mod tests {
             .collect();
         for num_blocks in [1u64, 64, 65, 1000, 1 << 16, 3 << 20] {
             let stripes = Stripes::new(num_blocks as usize);
-            for len in [0, 1, 7, 3000] {
+            for len in [0, 1, 2, 7, 8, 3000, 2999] {
                 let input = &hashes[..len];
                 let mut out = vec![0u64; len];
                 stripes.partition(input, num_blocks, &mut out);
