@@ -406,42 +406,32 @@ fn place(
     first: usize,
     hashes: &[u64],
 ) {
+    let (num_blocks, stripes) = (filter.meta.shape.num_blocks, &filter.store.stripes);
+    let mut place_one = |h: u64| {
+        let s = stripes.stripe_of_hash(h, num_blocks);
+        debug_assert_eq!(s, stripes.stripe_of(block_index(h, num_blocks)));
+        debug_assert!(s < fill.len());
+        // SAFETY: `block_index` is below `num_blocks`, and `fill` has an entry for each of
+        // the stripes that cover them (`try_new`).
+        let taken = unsafe { fill.get_unchecked_mut(s) };
+        let f = *taken as usize;
+        debug_assert!(f < per);
+        // SAFETY: `s * per + f < stripes * per = slots.len()`: `f < per`, as a stripe whose
+        // slots fill is applied at once, below.
+        unsafe { *slots.get_unchecked_mut(s * per + f) = MaybeUninit::new(h) };
+        *taken += 1;
+        if f + 1 == per {
+            apply(filter, slots, fill, per, first);
+        }
+    };
     let (front, back) = hashes.split_at(hashes.len() / 2);
     for (&f, &b) in front.iter().zip(back) {
-        place_one(filter, slots, fill, per, first, f);
-        place_one(filter, slots, fill, per, first, b);
+        place_one(f);
+        place_one(b);
     }
     // The back half has the odd hash out, if any.
     if let Some(&b) = back.get(front.len()) {
-        place_one(filter, slots, fill, per, first, b);
-    }
-}
-
-/// Puts `h` in its stripe's slots, applying them if that fills them ([`place`]).
-#[inline(always)]
-fn place_one(
-    filter: &AtomicBloomFilter,
-    slots: &mut [MaybeUninit<u64>],
-    fill: &mut [u32],
-    per: usize,
-    first: usize,
-    h: u64,
-) {
-    let (num_blocks, stripes) = (filter.meta.shape.num_blocks, &filter.store.stripes);
-    let s = stripes.stripe_of_hash(h, num_blocks);
-    debug_assert_eq!(s, stripes.stripe_of(block_index(h, num_blocks)));
-    debug_assert!(s < fill.len());
-    // SAFETY: `block_index` is below `num_blocks`, and `fill` has an entry for each of the
-    // stripes that cover them (`try_new`).
-    let taken = unsafe { fill.get_unchecked_mut(s) };
-    let f = *taken as usize;
-    debug_assert!(f < per);
-    // SAFETY: `s * per + f < stripes * per = slots.len()`: `f < per`, as a stripe whose
-    // slots fill is applied at once, below.
-    unsafe { *slots.get_unchecked_mut(s * per + f) = MaybeUninit::new(h) };
-    *taken += 1;
-    if f + 1 == per {
-        apply(filter, slots, fill, per, first);
+        place_one(b);
     }
 }
 
