@@ -1,5 +1,6 @@
-// The goal's value at a block count, to a level's accuracy: the levels and their error
-// bounds, the evaluation's entry points, and `ln C(n, c)`.
+// What an evaluation of the goal at a block count is made of: the levels of accuracy and
+// their error bounds, its result ([`Eval`]), `ln C(n, c)`, and a block's moments from the
+// powers. The evaluation itself, [`Shape::eval`], is `sums`'.
 
 // Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
 #[cfg(not(any(feature = "std", test)))]
@@ -9,8 +10,7 @@ use crate::math::F64Math as _;
 use alloc::boxed::Box;
 
 use super::Shape;
-use super::sums::eval_b;
-use crate::sizing::exact::{MAX_POWER, with_b};
+use crate::sizing::exact::MAX_POWER;
 // Named in doc comments only.
 #[cfg(doc)]
 use crate::sizing::exact::InBlock;
@@ -186,29 +186,5 @@ impl Shape {
         let m1 = (s[0] + s[1]).clamp(0.0, 1.0);
         let m2 = (s[2] + s[3]).clamp(0.0, 1.0);
         (self.model.pow_sectors(m1), self.model.pow_sectors(m2))
-    }
-
-    /// The goal's value at a real block count `blocks >= 2` (see [`Eval`]).
-    pub(in crate::sizing) fn eval(
-        &self,
-        keys: u64,
-        blocks: f64,
-        margin_sd: f64,
-        level: Level,
-    ) -> Eval {
-        self.eval_ln(keys, blocks, blocks.ln(), margin_sd, level)
-    }
-
-    /// [`Shape::eval`] where `ln blocks` is known: the searches step in it.
-    pub(super) fn eval_ln(
-        &self,
-        keys: u64,
-        blocks: f64,
-        ln_blocks: f64,
-        margin_sd: f64,
-        level: Level,
-    ) -> Eval {
-        let b = (self.probes / self.sectors) as usize;
-        with_b!(b, eval_b(self, keys, blocks, ln_blocks, margin_sd, level))
     }
 }

@@ -1,6 +1,6 @@
 // The binomial sum over a block's key counts, sampled at a stride from the mode outward:
 // where each count's moments come from (stepped powers or a shape's table), and the
-// evaluation that assembles the goal's value and slope from the sums.
+// evaluation that assembles the goal's value and slope from the sums ([`Shape::eval`]).
 
 // Without `std`, `f64` lacks `ln`, `exp`, ... (with it, or in tests, std's own are found).
 #[cfg(not(any(feature = "std", test)))]
@@ -10,7 +10,7 @@ use super::eval::{Eval, Level, ln_choose};
 #[cfg(feature = "std")]
 use super::{COUNT_CHUNK, CountChunk};
 use super::{Shape, powi_each};
-use crate::sizing::exact::{MAX_POWER, pmf_at_mode};
+use crate::sizing::exact::{MAX_POWER, pmf_at_mode, with_b};
 // Named in doc comments only.
 #[cfg(all(doc, feature = "std"))]
 use super::TABLED_COUNTS;
@@ -390,4 +390,30 @@ pub(super) fn eval_b<const B: usize>(
     };
     let slope = (ds1 + margin_sd * dsd) / value;
     Eval { value, slope }
+}
+
+impl Shape {
+    /// The goal's value at a real block count `blocks >= 2` (see [`Eval`]).
+    pub(in crate::sizing) fn eval(
+        &self,
+        keys: u64,
+        blocks: f64,
+        margin_sd: f64,
+        level: Level,
+    ) -> Eval {
+        self.eval_ln(keys, blocks, blocks.ln(), margin_sd, level)
+    }
+
+    /// [`Shape::eval`] where `ln blocks` is known: the searches step in it.
+    pub(super) fn eval_ln(
+        &self,
+        keys: u64,
+        blocks: f64,
+        ln_blocks: f64,
+        margin_sd: f64,
+        level: Level,
+    ) -> Eval {
+        let b = (self.probes / self.sectors) as usize;
+        with_b!(b, eval_b(self, keys, blocks, ln_blocks, margin_sd, level))
+    }
 }
