@@ -14,10 +14,14 @@
 //! The single-key path chooses the same way: one key, one hash ([`burst_keys`] for the burst
 //! entries).
 
-use crate::hashing::{KeyHash, moremur, mx32, seed_from_flip, u64_with_flip, u128_with_seed};
+use crate::hashing::{KeyHash, seed_from_flip, u64_with_flip, u128_with_seed};
+use crate::kernel::hash::moremur::Moremur;
+use crate::kernel::hash::mx32::Mx32;
+use crate::kernel::hash::words::{self, WordHash};
 use crate::kernel::hash::{self, xxh3};
 use crate::kernel::keys::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
 use crate::kernel::simd::{Lanes, Routine};
+use core::marker::PhantomData;
 
 impl<'a> Keys<'a> {
     /// These keys as a filter of `hash` hashes them: under `KeyHash::Aesh`, byte strings and
@@ -74,16 +78,8 @@ impl<'a> Keys<'a> {
             Keys::Bytes(k) => k.hash(seed_from_flip(flip), out),
             Keys::Hashes(k) => out.copy_from_slice(k),
             Keys::Aesh(a) => aesh_scalar(*a, flip, out),
-            Keys::Mx32(m) => {
-                let k = mx32::key(seed_from_flip(flip));
-                let word = |x| mx32::u64_with_key(x, k);
-                m.hash_each(word, |x| mx32::u128_with_key(x, k), out)
-            }
-            Keys::Moremur(m) => {
-                let k = moremur::key(seed_from_flip(flip));
-                let word = |x| moremur::u64_with_key(x, k);
-                m.hash_each(word, |x| moremur::u128_with_key(x, k), out)
-            }
+            Keys::Mx32(m) => words::hash_each::<Mx32>(*m, flip, out),
+            Keys::Moremur(m) => words::hash_each::<Moremur>(*m, flip, out),
         }
     }
 
@@ -110,16 +106,12 @@ impl<'a> Keys<'a> {
             Keys::U128(_) | Keys::Fixed16(_) => xxh3_keys16(l, flip, self.slice(start, end), out),
             Keys::Bytes(b) => xxh3_bytes(l, flip, b.slice(start, end), out),
             Keys::Aesh(a) => aesh(l, flip, a.slice(start, end), out),
-            Keys::Mx32(FixedWidth::U64(k)) => hash::mx32::hash_words(l, flip, &k[start..end], out),
-            Keys::Mx32(FixedWidth::Narrow(n)) => {
-                each_width!(n, k => hash::mx32::hash_words(l, flip, &k[start..end], out))
+            // `u64` keys (the defaults') matched here, in one match with the key shape.
+            Keys::Mx32(FixedWidth::U64(k)) => {
+                words_on::<Mx32, L, u64>(l, flip, &k[start..end], out)
             }
-            Keys::Mx32(m) => mx32_fixed(l, flip, m.slice(start, end), out),
-            Keys::Moremur(FixedWidth::U64(k)) => moremur_words(l, flip, &k[start..end], out),
-            Keys::Moremur(FixedWidth::Narrow(n)) => {
-                each_width!(n, k => moremur_words(l, flip, &k[start..end], out))
-            }
-            Keys::Moremur(m) => moremur_fixed(l, flip, m.slice(start, end), out),
+            Keys::Mx32(m) => fixed_at::<Mx32, L>(l, flip, *m, start, end, out),
+            Keys::Moremur(m) => fixed_at::<Moremur, L>(l, flip, *m, start, end, out),
         }
     }
 }
@@ -140,14 +132,8 @@ pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
             to.each(k.iter().map(|&x| u64_with_flip(x.value(), flip)))
         }),
         Keys::Hashes(k) => to.each(k.iter().copied()),
-        Keys::Mx32(FixedWidth::U64(k)) => {
-            let key = mx32::key(seed_from_flip(flip));
-            to.each(k.iter().map(|&x| mx32::u64_with_key(x, key)))
-        }
-        Keys::Moremur(FixedWidth::U64(k)) => {
-            let key = moremur::key(seed_from_flip(flip));
-            to.each(k.iter().map(|&x| moremur::u64_with_key(x, key)))
-        }
+        Keys::Mx32(FixedWidth::U64(k)) => to.each(each_word::<Mx32>(k, flip)),
+        Keys::Moremur(FixedWidth::U64(k)) => to.each(each_word::<Moremur>(k, flip)),
         Keys::U128(_)
         | Keys::Fixed16(_)
         | Keys::Bytes(_)
@@ -190,8 +176,8 @@ pub(crate) fn burst_scalar_keys(hash: KeyHash, keys: &[u64]) -> Keys<'_> {
 #[inline(always)]
 pub(crate) fn burst_hash<L: Lanes>(l: L, hash: KeyHash, flip: u64, keys: &[u64], out: &mut [u64]) {
     match hash {
-        KeyHash::Moremur => moremur_words(l, flip, keys, out),
-        _ => hash::mx32::hash_words(l, flip, keys, out),
+        KeyHash::Moremur => words_on::<Moremur, L, u64>(l, flip, keys, out),
+        _ => words_on::<Mx32, L, u64>(l, flip, keys, out),
     }
 }
 
@@ -267,75 +253,100 @@ fn xxh3_bytes<L: Lanes>(l: L, flip: u64, keys: ByteKeys<'_>, out: &mut [u64]) {
     one_by_one(flip, Keys::Bytes(keys), out)
 }
 
-/// MX32-64 of fixed-width keys (`u64`, `u128`, `[u8; 16]`): 16-byte ones in lanes, out of
-/// line, where the tier splits them in registers ([`Lanes::KEYS16_IN_LANES`]); else 8-byte
-/// ones in lanes here and 16-byte ones one at a time.
+/// `H`'s hashes of `u64` keys (`hashing::mx32`, `hashing::moremur`), one at a time: the
+/// scalar reference's loop.
 #[inline(always)]
-fn mx32_fixed<L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
-    #[cfg(target_arch = "x86_64")]
-    if L::KEYS16_IN_LANES {
-        struct Fixed<'k, 'o> {
-            flip: u64,
-            keys: FixedWidth<'k>,
-            out: &'o mut [u64],
-        }
-        impl Routine for Fixed<'_, '_> {
-            type Output = ();
-            #[inline(always)]
-            fn run<L: Lanes>(self, l: L) {
-                hash::mx32::hash_fixed(l, self.flip, self.keys, self.out)
-            }
-        }
-        return l.outlined(Fixed { flip, keys, out });
-    }
+fn each_word<H: WordHash>(keys: &[u64], flip: u64) -> impl Iterator<Item = u64> + '_ {
+    let key = H::key(seed_from_flip(flip));
+    keys.iter().map(move |&x| H::u64_with_key(x, key))
+}
+
+/// `H` of keys `start..end` of fixed-width keys: integers in lanes ([`words_on`]), 16-byte
+/// keys as [`fixed_on`] places them.
+#[inline(always)]
+fn fixed_at<H: WordHash, L: Lanes>(
+    l: L,
+    flip: u64,
+    keys: FixedWidth<'_>,
+    start: usize,
+    end: usize,
+    out: &mut [u64],
+) {
     match keys {
-        FixedWidth::U64(w) => hash::mx32::hash_words(l, flip, w, out),
-        other => one_by_one(flip, Keys::Mx32(other), out),
+        FixedWidth::U64(k) => words_on::<H, L, u64>(l, flip, &k[start..end], out),
+        FixedWidth::Narrow(n) => {
+            each_width!(n, k => words_on::<H, L, _>(l, flip, &k[start..end], out))
+        }
+        other => fixed_on::<H, L>(l, flip, other.slice(start, end), out),
     }
 }
 
-/// MM64 of integer keys, where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
+/// `H` of integer keys in lanes: inline, or where the tier's 64-bit multiply is best
+/// ([`Lanes::with_mul64`]) for a hash that multiplies 64-bit values ([`WordHash::MUL64`]:
+/// MM64).
 #[inline(always)]
-fn moremur_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
-    struct Words<'k, 'o, W> {
+fn words_on<H: WordHash, L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
+    if !H::MUL64 {
+        return words::hash_words::<H, L, W>(l, flip, keys, out);
+    }
+    struct Words<'k, 'o, H, W> {
         flip: u64,
         keys: &'k [W],
         out: &'o mut [u64],
+        hash: PhantomData<H>,
     }
-    impl<W: Word> Routine for Words<'_, '_, W> {
+    impl<H: WordHash, W: Word> Routine for Words<'_, '_, H, W> {
         type Output = ();
         #[inline(always)]
         fn run<L: Lanes>(self, l: L) {
-            hash::moremur::hash_words(l, self.flip, self.keys, self.out)
+            words::hash_words::<H, L, W>(l, self.flip, self.keys, self.out)
         }
     }
-    l.with_mul64(Words { flip, keys, out })
+    let hash = PhantomData::<H>;
+    l.with_mul64(Words {
+        flip,
+        keys,
+        out,
+        hash,
+    })
 }
 
-/// MM64 of fixed-width keys (`u64`, `u128`, `[u8; 16]`): 16-byte ones in lanes, out of line
-/// with the tier's 64-bit multiply, where the tier splits them in registers
-/// ([`Lanes::KEYS16_IN_LANES`]); else 8-byte ones in lanes here and 16-byte ones one at a time.
+/// `H` of fixed-width keys (`u64`, `u128`, `[u8; 16]`): 16-byte ones in lanes, out of line
+/// (with the tier's 64-bit multiply for [`WordHash::MUL64`]), where the tier splits them in
+/// registers ([`Lanes::KEYS16_IN_LANES`]); else 8-byte ones in lanes here and 16-byte ones one
+/// at a time.
 #[inline(always)]
-fn moremur_fixed<L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
+fn fixed_on<H: WordHash, L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if L::KEYS16_IN_LANES {
-        struct Fixed<'k, 'o> {
+        struct Fixed<'k, 'o, H> {
             flip: u64,
             keys: FixedWidth<'k>,
             out: &'o mut [u64],
+            hash: PhantomData<H>,
         }
-        impl Routine for Fixed<'_, '_> {
+        impl<H: WordHash> Routine for Fixed<'_, '_, H> {
             type Output = ();
             #[inline(always)]
             fn run<L: Lanes>(self, l: L) {
-                hash::moremur::hash_fixed(l, self.flip, self.keys, self.out)
+                words::hash_fixed::<H, L>(l, self.flip, self.keys, self.out)
             }
         }
-        return l.outlined_mul64(Fixed { flip, keys, out });
+        let fixed = Fixed {
+            flip,
+            keys,
+            out,
+            hash: PhantomData::<H>,
+        };
+        return if H::MUL64 {
+            l.outlined_mul64(fixed)
+        } else {
+            l.outlined(fixed)
+        };
     }
     match keys {
-        FixedWidth::U64(w) => moremur_words(l, flip, w, out),
-        other => one_by_one(flip, Keys::Moremur(other), out),
+        FixedWidth::U64(w) => words_on::<H, L, u64>(l, flip, w, out),
+        other => one_by_one(flip, Keys::fixed_width(H::HASH, other), out),
     }
 }
 
@@ -354,8 +365,8 @@ fn aesh<L: Lanes>(l: L, flip: u64, keys: Aesh<'_>, out: &mut [u64]) {
             other => other.hash_scalar(flip, o),
         },
         &mut |k, o| match k {
-            Keys::Mx32(m) => mx32_fixed(l, flip, m, o),
-            Keys::Moremur(m) => moremur_fixed(l, flip, m, o),
+            Keys::Mx32(m) => fixed_on::<Mx32, L>(l, flip, m, o),
+            Keys::Moremur(m) => fixed_on::<Moremur, L>(l, flip, m, o),
             other => other.hash_scalar(flip, o),
         },
     )

@@ -1,0 +1,102 @@
+//! The loops the integer hashes share: eight keys at a time in lanes, the rest one at a time,
+//! over integer keys of every width and 16-byte keys. A hash family ([`WordHash`]: MX32-64
+//! in `mx32`, MM64 in `moremur`) says only what it does to eight keys' values; the loops
+//! here, the scalar reference and the hash plan's choice of where to run them are written
+//! once for every family.
+
+use crate::hashing::{KeyHash, seed_from_flip};
+use crate::kernel::keys::{FixedWidth, Word};
+#[cfg(target_arch = "x86_64")]
+use crate::kernel::keys::{Key16, each_width};
+use crate::kernel::simd::Lanes;
+
+/// An integer hash of 64-bit values and 16-byte keys, in lanes and one key at a time, equal
+/// bit for bit on each key.
+pub(crate) trait WordHash {
+    /// The filter hash whose integer and 16-byte keys this hashes.
+    const HASH: KeyHash;
+
+    /// Whether its lanes multiply 64-bit values ([`Lanes::mul64`]), so that a batch runs them
+    /// where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
+    const MUL64: bool;
+
+    /// The key xored into every key's value, from the filter's seed.
+    fn key(seed: u64) -> u64;
+
+    /// One 64-bit value's hash, given [`key`](Self::key)'s result: the scalar reference.
+    fn u64_with_key(v: u64, k: u64) -> u64;
+
+    /// One 16-byte key's hash (its little-endian bytes), given [`key`](Self::key)'s result.
+    fn u128_with_key(v: u128, k: u64) -> u64;
+
+    /// Eight values' hashes, from the values xored with the key.
+    fn lanes<L: Lanes>(l: L, keyed: L::V) -> L::V;
+
+    /// Eight 16-byte keys' hashes, from their low halves xored with the key and their high
+    /// halves.
+    // Only x86-64's tiers split 16-byte keys in registers (`Lanes::KEYS16_IN_LANES`).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    fn lanes16<L: Lanes>(l: L, lo_keyed: L::V, hi: L::V) -> L::V;
+}
+
+/// `H` of each integer key's 64-bit value, eight lanes at a time (the rest one at a time).
+#[inline(always)]
+pub(crate) fn hash_words<H: WordHash, L: Lanes, W: Word>(
+    l: L,
+    flip: u64,
+    keys: &[W],
+    out: &mut [u64],
+) {
+    let k = H::key(seed_from_flip(flip));
+    let kv = l.splat(k);
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (x, o) in (&mut kc).zip(&mut oc) {
+        l.storeu(o, H::lanes(l, l.xor(W::lanes(l, x), kv)));
+    }
+    for (o, &x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = H::u64_with_key(x.value(), k);
+    }
+}
+
+/// `H` of fixed-width keys, eight lanes at a time (the rest one at a time), 16-byte ones
+/// included: on the tiers that split them in registers ([`Lanes::KEYS16_IN_LANES`]), which
+/// the hash plan runs it on in a function with their features.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn hash_fixed<H: WordHash, L: Lanes>(
+    l: L,
+    flip: u64,
+    keys: FixedWidth<'_>,
+    out: &mut [u64],
+) {
+    match keys {
+        FixedWidth::U64(keys) => hash_words::<H, L, u64>(l, flip, keys, out),
+        FixedWidth::Narrow(n) => each_width!(n, k => hash_words::<H, L, _>(l, flip, k, out)),
+        FixedWidth::U128(keys) => keys16::<H, L, _>(l, flip, keys, out),
+        FixedWidth::Fixed16(keys) => keys16::<H, L, _>(l, flip, keys, out),
+    }
+}
+
+/// [`hash_fixed`] of one 16-byte key form.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn keys16<H: WordHash, L: Lanes, T: Key16>(l: L, flip: u64, keys: &[T], out: &mut [u64]) {
+    let k = H::key(seed_from_flip(flip));
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (x, o) in (&mut kc).zip(&mut oc) {
+        let (lo, hi) = T::split(l, x);
+        l.storeu(o, H::lanes16(l, l.xor(lo, l.splat(k)), hi));
+    }
+    for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = H::u128_with_key(x.value(), k);
+    }
+}
+
+/// `H` of fixed-width keys one at a time: the scalar reference's.
+#[inline(always)]
+pub(crate) fn hash_each<H: WordHash>(keys: FixedWidth<'_>, flip: u64, out: &mut [u64]) {
+    let k = H::key(seed_from_flip(flip));
+    keys.hash_each(|x| H::u64_with_key(x, k), |x| H::u128_with_key(x, k), out)
+}
