@@ -27,7 +27,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use blockbloom::{BatchKey, BloomFilter, ByteColumn};
-use blockbloom_measure::keys::Rng;
+use blockbloom_measure::keys::{Rng, scrambled};
 use blockbloom_perf::peers::{self, Sbbf, sbbf_bits_per_key};
 use blockbloom_perf::workload::string_key;
 use criterion::measurement::WallTime;
@@ -203,9 +203,7 @@ fn dedup(c: &mut Criterion) {
         // n/4 distinct keys, each seen 4 times, shuffled by a multiplicative walk.
         let distinct = (n / 4).max(1) as u64;
         let mut r = Rng(5);
-        let stream: Vec<u64> = (0..n)
-            .map(|_| (r.next() % distinct).wrapping_mul(0x9e37_79b9_7f4a_7c15))
-            .collect();
+        let stream: Vec<u64> = (0..n).map(|_| scrambled(r.next() % distinct)).collect();
         let mut g = group(c, &format!("dedup/{size}"), n);
         let mut out = vec![false; BATCH];
         g.bench_function("insert_batch_new", |b| {
@@ -235,9 +233,7 @@ fn dedup(c: &mut Criterion) {
 }
 
 fn build_1000(c: &mut Criterion) {
-    let keys: Vec<u64> = (0..1000u64)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        .collect();
+    let keys: Vec<u64> = (0..1000u64).map(scrambled).collect();
     // sbbf-rs's budget is a user's constant, chosen outside the timed loop.
     let bits_per_key = sbbf_bits_per_key(keys.len(), FPR);
     let mut g = group(c, "build_1000", keys.len());

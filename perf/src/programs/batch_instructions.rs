@@ -26,6 +26,7 @@ use std::hint::black_box;
 
 use blockbloom::{BloomFilter, KeyHash};
 use blockbloom_perf::workload;
+use blockbloom_measure::keys::scrambled;
 
 const QUERIES: u64 = 1 << 16;
 const BATCH: usize = 1024;
@@ -33,9 +34,7 @@ const BATCH: usize = 1024;
 pub fn main() -> Result<(), blockbloom::Error> {
     let kind: String = workload::arg(1, "strings".into());
     let (len, reps): (usize, usize) = (workload::arg(2, 8), workload::arg(3, 1));
-    let ints: Vec<u64> = (0..QUERIES)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        .collect();
+    let ints: Vec<u64> = (0..QUERIES).map(scrambled).collect();
     let keys: Vec<Vec<u8>> = ints
         .iter()
         .map(|i| {

@@ -27,6 +27,7 @@ use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, median};
 use serde_json::json;
+use blockbloom_measure::keys::scrambled;
 
 const KEYS: u64 = 1000;
 const FPR: f64 = 0.01;
@@ -35,9 +36,7 @@ const SIDES: [&str; 3] = ["blockbloom-cold", "blockbloom", "parquet-sbbf"];
 pub fn main() -> Result<(), blockbloom::Error> {
     let (rounds, batch): (usize, usize) = (workload::arg(1, 400), workload::arg(2, 16));
     assert!(rounds > 0 && batch > 0, "rounds and builds are positive");
-    let keys: Vec<u64> = (0..KEYS)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        .collect();
+    let keys: Vec<u64> = (0..KEYS).map(scrambled).collect();
     let build = |capacity: u64| -> Result<BloomFilter, blockbloom::Error> {
         let mut f = BloomFilter::with_capacity(capacity, FPR)?;
         f.insert_batch(&keys);

@@ -16,6 +16,7 @@ use std::hint::black_box;
 use blockbloom::BloomFilter;
 use blockbloom_perf::{out, workload};
 use serde_json::json;
+use blockbloom_measure::keys::scrambled;
 
 const QUERIES: usize = 80_000;
 
@@ -28,9 +29,7 @@ fn ask(filter: &BloomFilter, keys: &[u64], out: &mut [bool]) {
 pub fn main() -> Result<(), blockbloom::Error> {
     let per_call: usize = workload::arg(1, 8);
     assert!(per_call > 0, "keys per call: a positive integer");
-    let keys: Vec<u64> = (0..QUERIES as u64)
-        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        .collect();
+    let keys: Vec<u64> = (0..QUERIES as u64).map(scrambled).collect();
     let mut filter = BloomFilter::with_capacity(50_000, 0.01)?;
     filter.insert_batch(&keys[..50_000]);
     let mut out = vec![false; per_call];

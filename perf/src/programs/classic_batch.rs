@@ -14,12 +14,12 @@ use std::time::Instant;
 use blockbloom_perf::out;
 use blockbloom_perf::workload::{self, record};
 use serde_json::json;
+use blockbloom_measure::keys::scrambled;
 
 pub fn main() -> Result<(), blockbloom::Error> {
     let (reps, n): (u64, u64) = (workload::arg(1, 5), workload::arg(2, 1_000_000));
-    let scramble = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let members: Vec<u64> = (0..n).map(scramble).collect();
-    let absent: Vec<u64> = (n..2 * n).map(scramble).collect();
+    let members: Vec<u64> = (0..n).map(scrambled).collect();
+    let absent: Vec<u64> = (n..2 * n).map(scrambled).collect();
     let mut f = blockbloom::ClassicBloomFilter::with_capacity(n, 0.01)?;
     let per_key = |t: Instant| t.elapsed().as_secs_f64() * 1e9 / n as f64;
     let t = Instant::now();

@@ -34,6 +34,7 @@ use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, Rng};
 use serde_json::json;
+use blockbloom_measure::keys::scrambled;
 
 /// Keys between a key's reads and the key whose lines are prefetched (8 keys of 7 probes:
 /// 56 lines in flight). Of 2, 4, 8, 16, 32 and 64, none beat `lines` at 1M keys, and 8 and
@@ -139,8 +140,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
     let n_rounds: usize = workload::arg(1, 20);
     out!("classic filter at 1% against fastbloom and the memory ceiling: {n_rounds} rounds");
     for n in [1usize << 20, 1 << 25] {
-        let scramble = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let members: Vec<u64> = (0..n as u64).map(scramble).collect();
+        let members: Vec<u64> = (0..n as u64).map(scrambled).collect();
         let queries = &members[..n.min(QUERIES)];
         let mut ours = ClassicBloomFilter::with_capacity(n as u64, 0.01)?;
         let (m, k) = (ours.num_bits(), ours.probes());
