@@ -14,7 +14,7 @@ use arrow_schema::DataType;
 
 use crate::error::Error;
 use crate::kernel::Keys;
-use crate::kernel::keys::{ByteKeys, Narrow, check_offsets};
+use crate::kernel::shapes::{ByteKeys, Narrow, check_offsets};
 
 /// The keys of an array (or of part of one), borrowed from its buffers or from a gather
 /// buffer.

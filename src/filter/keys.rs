@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::kernel::Keys;
-use crate::kernel::keys::{ByteKeys, Narrow, check_offsets};
+use crate::kernel::shapes::{ByteKeys, Narrow, check_offsets};
 use crate::key::Key;
 
 /// Key types the batch methods take. Each is a [`Key`] and hashes exactly as the single-key

@@ -6,7 +6,7 @@
 //!    (a block, or eight keys' hashes) and eight 32-bit lanes (a split block), and the facts
 //!    the algorithms choose by. A token exists only once the CPU is known to support its
 //!    tier, so its safe methods may use the tier's intrinsics. No algorithm lives here.
-//! 2. [`keys`]: the shapes of keys a batch takes ([`Keys`]).
+//! 2. [`shapes`]: the shapes of keys a batch takes ([`Keys`]).
 //! 3. [`hash`]: the batch hashes, one module per family, written once over the primitives.
 //! 4. [`plan`]: the hash plan, the only place a hash is chosen (a filter's hash x its keys'
 //!    shape -> the routine).
@@ -28,18 +28,18 @@ use crate::isa::Isa;
 use crate::layout::{Block, Layout};
 
 pub(crate) mod hash;
-pub(crate) mod keys;
 pub(crate) mod one_key;
 pub(crate) mod plan;
 pub(crate) mod probe;
+pub(crate) mod shapes;
 pub(crate) mod simd;
 
-pub(crate) use keys::Keys;
 pub(crate) use one_key::OneKey;
 pub(crate) use probe::batch::{BURST, BlockBatch, Burst};
 pub(crate) use probe::ops::{BlockOp, HalfProbes, Insert, InsertNew, Probes, Query, Shape};
 pub use probe::pipeline::MAX_PREFETCH_DEPTH;
 pub(crate) use probe::pipeline::{Sink, Takes, chunking, prefetch, prefetch_depth};
+pub(crate) use shapes::Keys;
 pub(crate) use simd::{Batch, Lanes};
 
 /// A tier this CPU was checked to support. Obtainable only through [`Kernel::get`].
@@ -273,6 +273,6 @@ pub fn hash_bytes_batch(keys: &[&[u8]], seed: u64, out: &mut [u64]) {
         out.len(),
         "output slice length must equal key count"
     );
-    let keys = Keys::Bytes(keys::ByteKeys::Slices(keys));
+    let keys = Keys::Bytes(shapes::ByteKeys::Slices(keys));
     Kernel::fallback_to_best().hash_keys(crate::hashing::seed_flip(seed), keys, 0, out);
 }

@@ -19,7 +19,7 @@ use crate::kernel::hash::moremur::Moremur;
 use crate::kernel::hash::mx32::Mx32;
 use crate::kernel::hash::words::{self, WordHash};
 use crate::kernel::hash::{self, xxh3};
-use crate::kernel::keys::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
+use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
 use crate::kernel::simd::{Lanes, Routine};
 use core::marker::PhantomData;
 
@@ -422,7 +422,7 @@ mod tests {
     use crate::hashing::{KeyHash, seed_flip};
     use crate::isa::Isa;
     use crate::kernel::Kernel;
-    use crate::kernel::keys::{ByteKeys, Keys, Narrow};
+    use crate::kernel::shapes::{ByteKeys, Keys, Narrow};
     use crate::key::KeyForm;
 
     /// `KeyHash::Aesh` on every tier this CPU runs (NEON's AESE on aarch64, VAES or AES-NI on

@@ -9,7 +9,7 @@ use crate::lex::{root_paths, strip, tokens};
 /// The kernel's layers, lowest first: each file of `src/kernel/` belongs to the layer its
 /// first path segment names (`simd/avx2.rs` to `simd`), `mod.rs` to `dispatch`.
 pub(crate) const LAYERS: [&str; 7] = [
-    "simd", "keys", "hash", "plan", "probe", "one_key", "dispatch",
+    "simd", "shapes", "hash", "plan", "probe", "one_key", "dispatch",
 ];
 
 /// An import from one layer into another.

@@ -88,7 +88,7 @@ fn kernel_layers_import_only_downward() {
 #[test]
 fn kernel_layer_reader_on_synthetic_source() {
     let code = lex::strip(
-        "use super::simd::Lanes;\nuse crate::kernel::{keys::Keys, plan};\n\
+        "use super::simd::Lanes;\nuse crate::kernel::{shapes::Keys, plan};\n\
          #[cfg(test)]\nmod tests {\n    use crate::kernel::Kernel;\n}\nfn f() {}\n",
     );
     let blanked = kernel::without_test_modules(&code);
@@ -107,7 +107,7 @@ fn kernel_layer_reader_on_synthetic_source() {
         kernel::Import {
             at: "b".into(),
             path: "q".into(),
-            from: "keys".into(),
+            from: "shapes".into(),
             to: "plan".into(),
         },
     ];

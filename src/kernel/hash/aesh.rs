@@ -8,7 +8,7 @@
 use crate::hashing::KeyHash;
 use crate::hashing::aes::{self, AesKeys, ByteSource, Fixed};
 use crate::hashing::seed_from_flip;
-use crate::kernel::keys::{Aesh, ByteKeys, FixedWidth, Keys, Offsets, Strs};
+use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, Offsets, Strs};
 
 impl<'a> Aesh<'a> {
     /// Hashes every key into `out` (same length): AESH-64 on this CPU's AES instructions if

@@ -5,9 +5,9 @@
 //! once for every family.
 
 use crate::hashing::{KeyHash, seed_from_flip};
-use crate::kernel::keys::{FixedWidth, Word};
+use crate::kernel::shapes::{FixedWidth, Word};
 #[cfg(target_arch = "x86_64")]
-use crate::kernel::keys::{Key16, each_width};
+use crate::kernel::shapes::{Key16, each_width};
 use crate::kernel::simd::Lanes;
 
 /// An integer hash of 64-bit values and 16-byte keys, in lanes and one key at a time, equal

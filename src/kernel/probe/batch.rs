@@ -7,8 +7,8 @@ use super::ops::{BlockOp, HalfProbes, LaneProbes, Shape, rows_of};
 use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
 use super::{pattern, scalar};
 use crate::hashing::KeyHash;
-use crate::kernel::keys::Keys;
 use crate::kernel::plan;
+use crate::kernel::shapes::Keys;
 use crate::kernel::simd::{Batch, Lanes};
 use crate::layout::{Block, Layout, ROWS_8X32, Row, Row32};
 

@@ -17,7 +17,7 @@ use core::mem::MaybeUninit;
 use super::pattern::{entries, entries_halves};
 use crate::cpu::l2_bytes;
 use crate::isa::Isa;
-use crate::kernel::keys::Keys;
+use crate::kernel::shapes::Keys;
 use crate::kernel::simd::{Lanes, Routine};
 
 /// Keys per chunk for filters in cache (no prefetches; long chunks amortise the per-chunk

@@ -4,8 +4,8 @@
 
 use super::ops::{BlockOp, Probes, Shape};
 use super::pipeline::Sink;
-use crate::kernel::keys::Keys;
 use crate::kernel::plan::{self, EachHash};
+use crate::kernel::shapes::Keys;
 use crate::layout::{Block, Layout, block_index, contains_scalar, insert_scalar, pattern_scalar};
 
 /// The probes of `lo`, one at a time.

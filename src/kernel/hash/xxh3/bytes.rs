@@ -19,7 +19,7 @@
 use super::key16::{Constants, long};
 use super::{bytes_one_by_one, rrmxmx_var};
 use crate::hashing::{bytes_with_seed, seed_from_flip};
-use crate::kernel::keys::ByteKeys;
+use crate::kernel::shapes::ByteKeys;
 use crate::kernel::simd::Lanes;
 
 /// XXH3 of byte-string keys in lanes into `out`, one hash per key (its callers slice both to
@@ -206,7 +206,7 @@ pub(super) mod tests {
     use crate::hashing::aes::hash_bytes_aes;
     use crate::hashing::seed_flip;
     use crate::isa::Isa;
-    use crate::kernel::keys::ByteKeys;
+    use crate::kernel::shapes::ByteKeys;
     use crate::kernel::{Kernel, Keys};
     use xxhash_rust::xxh3::xxh3_64_with_seed;
 

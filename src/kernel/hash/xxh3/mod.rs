@@ -4,7 +4,7 @@
 //! measured faster, and byte strings one at a time ([`ByteKeys::hash`]).
 
 use crate::hashing::{PRIME_MX2, bytes_with_seed, u64_with_flip};
-use crate::kernel::keys::{ByteKeys, Word};
+use crate::kernel::shapes::{ByteKeys, Word};
 use crate::kernel::simd::Lanes;
 
 // 16-byte keys and short byte strings in lanes: the x86-64 tiers' (NEON and portable hash

@@ -57,12 +57,12 @@ pub enum Narrow<'a> {
 macro_rules! each_width {
     ($n:expr, $k:ident => $body:expr) => {
         match $n {
-            $crate::kernel::keys::Narrow::I8($k) => $body,
-            $crate::kernel::keys::Narrow::U8($k) => $body,
-            $crate::kernel::keys::Narrow::I16($k) => $body,
-            $crate::kernel::keys::Narrow::U16($k) => $body,
-            $crate::kernel::keys::Narrow::I32($k) => $body,
-            $crate::kernel::keys::Narrow::U32($k) => $body,
+            $crate::kernel::shapes::Narrow::I8($k) => $body,
+            $crate::kernel::shapes::Narrow::U8($k) => $body,
+            $crate::kernel::shapes::Narrow::I16($k) => $body,
+            $crate::kernel::shapes::Narrow::U16($k) => $body,
+            $crate::kernel::shapes::Narrow::I32($k) => $body,
+            $crate::kernel::shapes::Narrow::U32($k) => $body,
         }
     };
 }
