@@ -8,7 +8,7 @@
 //! value (sign-extended if signed, zero-extended if not), so `5u8`, `5i32`, `5u64` and SQL's
 //! `5` are one key; a 128-bit integer is its 16 bytes. A type the crate does not know goes
 //! through [`ByHash`], which says at the call site that it hashes through
-//! [`Hash`](core::hash::Hash) (and so matches no batch form).
+//! [`Hash`] (and so matches no batch form).
 
 use alloc::borrow::{Cow, ToOwned};
 use alloc::boxed::Box;

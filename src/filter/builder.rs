@@ -140,7 +140,7 @@ impl Builder {
     /// Plans the layout of least memory for the target rate ([`Layout::Sectors8x64`] or
     /// [`Layout::Sectors4x128`], the sizing model's own pick) instead of the default's
     /// [`Layout::Sectors8x32`] where that costs at most 5% more
-    /// ([`sizing::plan_default`](crate::sizing::plan_default)). For filters whose memory counts
+    /// ([`sizing::plan_default`]). For filters whose memory counts
     /// more than a faster probe; what scalable and deletable filters use.
     ///
     /// ```

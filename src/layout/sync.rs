@@ -1,4 +1,4 @@
-//! What [`stripes`](super::stripes) takes from its surroundings: atomics, allocation, the plain
+//! What [`stripes`](crate::layout::stripes) takes from its surroundings: atomics, allocation, the plain
 //! read of a locked block and the way a writer waits. The `loom` crate (`loom/`) compiles
 //! `stripes.rs` against a module of the same shape with the model's atomics.
 

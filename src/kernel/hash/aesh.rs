@@ -67,7 +67,7 @@ impl<'a> Aesh<'a> {
     }
 }
 
-/// [`split`] of each byte source.
+/// [`Split::run`] of each byte source.
 #[inline(always)]
 fn bytes(
     b: ByteKeys<'_>,

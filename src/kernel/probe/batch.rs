@@ -189,8 +189,8 @@ pub(crate) struct Burst {
     pub prefetch: bool,
 }
 
-/// The most keys a burst entry takes
-/// ([`OneKey::burst_query`](super::one_key::OneKey::burst_query)): a NIC's receive burst.
+/// The most keys a burst entry takes (`OneKey::burst_query`, in the single-key layer above
+/// this one): a NIC's receive burst.
 /// At 32, calls of 64 keys (through the pipeline) ran slower per key than calls of 32; at 64
 /// they ran faster than through the pipeline, measured against sbbf-rs's per-key loop
 /// (`blockbloom-perf burst-pairs`: perf-reports/2026-12-01-bursts.md, the calls of 64 keys).
@@ -198,7 +198,7 @@ pub(crate) const BURST: usize = 64;
 
 /// `op` on each of a burst of at most [`BURST`] `u64` keys under `KeyHash::Mx32` (MX32-64) or
 /// `KeyHash::Moremur` (MM64) in the
-/// layout of `WORDS` ([`layout_of`]) with `R` rounds: the keys
+/// layout of `WORDS` ([`layout_of`](super::ops::layout_of)) with `R` rounds: the keys
 /// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
 /// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
 /// pipeline: an 8-key `contains_batch` takes about half the instructions it took through the

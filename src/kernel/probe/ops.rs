@@ -25,7 +25,8 @@ pub(crate) struct Shape {
     pub rounds: usize,
     pub flip: u64,
     /// The filter's hash ([`KeyHash`]): `KeyHash::Aesh` turns byte strings and 16-byte keys into
-    /// [`Keys::Aesh`] as a batch starts ([`BlockBatch::new`]).
+    /// [`Keys::Aesh`](crate::kernel::shapes::Keys::Aesh) as a batch starts
+    /// ([`BlockBatch::new`](super::batch::BlockBatch::new)).
     pub hash: KeyHash,
     /// Keys per pipelined chunk, from [`chunking`](super::pipeline::chunking).
     pub chunk: usize,
@@ -200,7 +201,7 @@ pub(crate) trait BlockOp {
     /// the base filter's hot operations.
     const UNROLL: bool = false;
 
-    /// The kinds of sink its batches take (see [`PerKey::TAKES`]).
+    /// The kinds of sink its batches take (see [`PerKey::TAKES`](super::pipeline::PerKey::TAKES)).
     const TAKES: Takes = Takes::Any;
 
     /// Blocks the op indexes; a batch checks it against the shape, which makes every block

@@ -161,7 +161,7 @@ pub(crate) fn mask_8x32<L: Lanes>(l: L, lo: u32, rows: &[Row32]) -> L::H {
 }
 
 /// Sets the `Sectors8x32` probes of `lo` in `half` (little-endian targets only: the batch
-/// pipeline's, [`crate::kernel::ops`]).
+/// pipeline's, [`ops`](super::ops)).
 #[inline(always)]
 pub(crate) fn insert_in_half<L: Lanes>(l: L, half: &mut [u32; 8], lo: u32, rows: &[Row32]) {
     let b = l.or32(l.load32(half), mask_8x32(l, lo, rows));
