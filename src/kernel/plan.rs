@@ -106,9 +106,13 @@ impl<'a> Keys<'a> {
             Keys::U128(_) | Keys::Fixed16(_) => xxh3_keys16(l, flip, self.slice(start, end), out),
             Keys::Bytes(b) => xxh3_bytes(l, flip, b.slice(start, end), out),
             Keys::Aesh(a) => aesh(l, flip, a.slice(start, end), out),
-            // `u64` keys (the defaults') matched here, in one match with the key shape.
+            // `u64` keys matched in this match, with the key shape (a second match on the
+            // fixed width cost each chunk a few instructions: the instruction gate).
             Keys::Mx32(FixedWidth::U64(k)) => {
                 words_on::<Mx32, L, u64>(l, flip, &k[start..end], out)
+            }
+            Keys::Moremur(FixedWidth::U64(k)) => {
+                words_on::<Moremur, L, u64>(l, flip, &k[start..end], out)
             }
             Keys::Mx32(m) => fixed_at::<Mx32, L>(l, flip, *m, start, end, out),
             Keys::Moremur(m) => fixed_at::<Moremur, L>(l, flip, *m, start, end, out),
@@ -132,8 +136,8 @@ pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
             to.each(k.iter().map(|&x| u64_with_flip(x.value(), flip)))
         }),
         Keys::Hashes(k) => to.each(k.iter().copied()),
-        Keys::Mx32(FixedWidth::U64(k)) => to.each(each_word::<Mx32>(k, flip)),
-        Keys::Moremur(FixedWidth::U64(k)) => to.each(each_word::<Moremur>(k, flip)),
+        Keys::Mx32(FixedWidth::U64(k)) => to.each(words::each_u64::<Mx32>(k, flip)),
+        Keys::Moremur(FixedWidth::U64(k)) => to.each(words::each_u64::<Moremur>(k, flip)),
         Keys::U128(_)
         | Keys::Fixed16(_)
         | Keys::Bytes(_)
@@ -253,16 +257,9 @@ fn xxh3_bytes<L: Lanes>(l: L, flip: u64, keys: ByteKeys<'_>, out: &mut [u64]) {
     one_by_one(flip, Keys::Bytes(keys), out)
 }
 
-/// `H`'s hashes of `u64` keys (`hashing::mx32`, `hashing::moremur`), one at a time: the
-/// scalar reference's loop.
-#[inline(always)]
-fn each_word<H: WordHash>(keys: &[u64], flip: u64) -> impl Iterator<Item = u64> + '_ {
-    let key = H::key(seed_from_flip(flip));
-    keys.iter().map(move |&x| H::u64_with_key(x, key))
-}
-
-/// `H` of keys `start..end` of fixed-width keys: integers in lanes ([`words_on`]), 16-byte
-/// keys as [`fixed_on`] places them.
+/// `H` of keys `start..end` of fixed-width keys other than `u64` ([`Keys::hash_lanes_at`]
+/// matches those): narrow integers in lanes ([`words_on`]), 16-byte keys as [`fixed_on`]
+/// places them.
 #[inline(always)]
 fn fixed_at<H: WordHash, L: Lanes>(
     l: L,
@@ -273,7 +270,6 @@ fn fixed_at<H: WordHash, L: Lanes>(
     out: &mut [u64],
 ) {
     match keys {
-        FixedWidth::U64(k) => words_on::<H, L, u64>(l, flip, &k[start..end], out),
         FixedWidth::Narrow(n) => {
             each_width!(n, k => words_on::<H, L, _>(l, flip, &k[start..end], out))
         }

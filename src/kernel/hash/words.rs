@@ -83,11 +83,12 @@ pub(crate) fn hash_fixed<H: WordHash, L: Lanes>(
 #[inline(always)]
 fn keys16<H: WordHash, L: Lanes, T: Key16>(l: L, flip: u64, keys: &[T], out: &mut [u64]) {
     let k = H::key(seed_from_flip(flip));
+    let kv = l.splat(k);
     let mut kc = keys.chunks_exact(8);
     let mut oc = out.chunks_exact_mut(8);
     for (x, o) in (&mut kc).zip(&mut oc) {
         let (lo, hi) = T::split(l, x);
-        l.storeu(o, H::lanes16(l, l.xor(lo, l.splat(k)), hi));
+        l.storeu(o, H::lanes16(l, l.xor(lo, kv), hi));
     }
     for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
         *o = H::u128_with_key(x.value(), k);
@@ -99,4 +100,12 @@ fn keys16<H: WordHash, L: Lanes, T: Key16>(l: L, flip: u64, keys: &[T], out: &mu
 pub(crate) fn hash_each<H: WordHash>(keys: FixedWidth<'_>, flip: u64, out: &mut [u64]) {
     let k = H::key(seed_from_flip(flip));
     keys.hash_each(|x| H::u64_with_key(x, k), |x| H::u128_with_key(x, k), out)
+}
+
+/// `H` of each `u64` key, one at a time, in order: the scalar reference's loop where it takes
+/// the hashes as they come.
+#[inline(always)]
+pub(crate) fn each_u64<H: WordHash>(keys: &[u64], flip: u64) -> impl Iterator<Item = u64> + '_ {
+    let k = H::key(seed_from_flip(flip));
+    keys.iter().map(move |&x| H::u64_with_key(x, k))
 }
