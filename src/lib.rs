@@ -187,6 +187,7 @@ pub mod memory;
 pub mod parquet;
 #[cfg(feature = "serde")]
 mod serialize;
+mod simd;
 pub mod sizing;
 
 #[cfg(feature = "compress")]

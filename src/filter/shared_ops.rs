@@ -5,9 +5,10 @@
 
 use core::sync::atomic::AtomicU64;
 
-use crate::kernel::{BlockOp, HalfProbes, Kernel, Keys, Lanes, Probes, Shape, Sink, Takes};
+use crate::kernel::{BlockOp, HalfProbes, Kernel, Keys, Probes, Shape, Sink, Takes};
 use crate::layout::stripes::{AllStripesGuard, StripeGuard, Stripes};
 use crate::layout::{AtomicBlock, Block};
+use crate::simd::Lanes;
 
 /// Sets each key's probes under its stripe's lock with relaxed loads and stores
 /// ([`AtomicBlock::or_locked`]), answering (when `NEW`) whether some probe was new. It keeps a

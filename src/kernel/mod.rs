@@ -1,19 +1,19 @@
 //! Kernels and their run-time dispatch, in layers, each using only the ones below it (the
-//! layering test, `tests/layering`, checks the order):
+//! layering test, `tests/layering`, checks the order). Under them all lie the SIMD primitives
+//! (`crate::simd`): one zero-sized token per SIMD tier (`portable`, `avx2`, `avx512`, `neon`)
+//! implements [`Lanes`], the tier's instructions on eight 64-bit lanes (a block, or eight keys'
+//! hashes) and eight 32-bit lanes (a split block), and the facts the algorithms choose by. A
+//! token exists only once the CPU is known to support its tier, so its safe methods may use
+//! the tier's intrinsics. No algorithm lives there.
 //!
-//! 1. [`simd`]: the primitives. One zero-sized token per SIMD tier (`portable`, `avx2`,
-//!    `avx512`, `neon`) implements [`Lanes`]: the tier's instructions on eight 64-bit lanes
-//!    (a block, or eight keys' hashes) and eight 32-bit lanes (a split block), and the facts
-//!    the algorithms choose by. A token exists only once the CPU is known to support its
-//!    tier, so its safe methods may use the tier's intrinsics. No algorithm lives here.
-//! 2. [`shapes`]: the shapes of keys a batch takes ([`Keys`]).
-//! 3. [`hash`]: the batch hashes, one module per family, written once over the primitives.
-//! 4. [`plan`]: the hash plan, the only place a hash is chosen (a filter's hash x its keys'
+//! 1. [`shapes`]: the shapes of keys a batch takes ([`Keys`]).
+//! 2. [`hash`]: the batch hashes, one module per family, written once over the primitives.
+//! 3. [`plan`]: the hash plan, the only place a hash is chosen (a filter's hash x its keys'
 //!    shape -> the routine).
-//! 5. [`probe`]: entries and patterns, the block operations ([`BlockOp`]), the chunked
+//! 4. [`probe`]: entries and patterns, the block operations ([`BlockOp`]), the chunked
 //!    prefetching pipeline and the scalar reference.
-//! 6. [`one_key`]: single keys and bursts of `u64` keys, through per-filter entry tables.
-//! 7. This module: dispatch. A [`Batch`] is handed to [`Kernel::run`], which picks the tier
+//! 5. [`one_key`]: single keys and bursts of `u64` keys, through per-filter entry tables.
+//! 6. This module: dispatch. A [`Batch`] is handed to [`Kernel::run`], which picks the tier
 //!    once per batch and calls that tier's `#[target_feature]` entry point, generic over the
 //!    batch. Everything below it is `#[inline(always)]`, so the operation, the pattern and
 //!    the intrinsics compile into one function with the tier's features, and adding an
@@ -26,13 +26,13 @@
 use crate::error::Error;
 use crate::isa::Isa;
 use crate::layout::{Block, Layout};
+use crate::simd::{Batch, Lanes};
 
 pub(crate) mod hash;
 pub(crate) mod one_key;
 pub(crate) mod plan;
 pub(crate) mod probe;
 pub(crate) mod shapes;
-pub(crate) mod simd;
 
 pub(crate) use one_key::OneKey;
 pub(crate) use probe::batch::{BURST, BlockBatch, Burst};
@@ -40,7 +40,6 @@ pub(crate) use probe::ops::{BlockOp, HalfProbes, Insert, InsertNew, Probes, Quer
 pub use probe::pipeline::MAX_PREFETCH_DEPTH;
 pub(crate) use probe::pipeline::{Sink, Takes, chunking, prefetch, prefetch_depth};
 pub(crate) use shapes::Keys;
-pub(crate) use simd::{Batch, Lanes};
 
 /// A tier this CPU was checked to support. Obtainable only through [`Kernel::get`].
 pub(crate) struct Kernel {
@@ -87,7 +86,7 @@ impl Kernel {
     pub fn run<B: Batch>(&self, batch: B) {
         match self.isa {
             Isa::Scalar => batch.scalar(),
-            Isa::Portable => batch.lanes(simd::portable::Portable),
+            Isa::Portable => batch.lanes(crate::simd::portable::Portable),
             // SAFETY: `self` came from `Kernel::get`, which checked that the CPU supports the
             // tier.
             #[cfg(target_arch = "x86_64")]
@@ -180,9 +179,9 @@ impl Kernel {
 mod entry {
     use super::Batch;
     #[cfg(target_arch = "aarch64")]
-    use super::simd::neon::Neon;
+    use crate::simd::neon::Neon;
     #[cfg(target_arch = "x86_64")]
-    use super::simd::{avx2::Avx2, avx512::Avx512};
+    use crate::simd::{avx2::Avx2, avx512::Avx512};
 
     /// Runs `batch` on the AVX2 tier.
     ///

@@ -531,24 +531,24 @@ pub(crate) use one_key_halves;
 
 /// The portable tier's entries.
 pub(crate) mod portable {
-    use crate::kernel::simd::Lanes;
-    use crate::kernel::simd::portable::Portable;
+    use crate::simd::Lanes;
+    use crate::simd::portable::Portable;
     super::one_key_entries!(Portable, Portable);
 }
 
 /// The AVX2 tier's entries.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2 {
-    use crate::kernel::simd::Lanes;
-    use crate::kernel::simd::avx2::Avx2;
+    use crate::simd::Lanes;
+    use crate::simd::avx2::Avx2;
     super::one_key_entries!(Avx2, Avx2::new_unchecked(), "avx2");
 }
 
 /// The AVX-512 tier's entries.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512 {
-    use crate::kernel::simd::Lanes;
-    use crate::kernel::simd::avx512::Avx512;
+    use crate::simd::Lanes;
+    use crate::simd::avx512::Avx512;
 
     // The single-key entries take the probe loops' features (AVX-512F, not DQ; see
     // `simd/avx512.rs`). A `Sectors8x32` block is two 256-bit halves, which AVX2 probes in one
@@ -567,7 +567,7 @@ pub(crate) mod avx512 {
 /// The NEON tier's entries.
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon {
-    use crate::kernel::simd::Lanes;
-    use crate::kernel::simd::neon::Neon;
+    use crate::simd::Lanes;
+    use crate::simd::neon::Neon;
     super::one_key_entries!(Neon, Neon::new_unchecked(), "neon");
 }

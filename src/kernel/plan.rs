@@ -20,7 +20,7 @@ use crate::kernel::hash::mx32::Mx32;
 use crate::kernel::hash::words::{self, WordHash};
 use crate::kernel::hash::{self, xxh3};
 use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
-use crate::kernel::simd::{Lanes, Routine};
+use crate::simd::{Lanes, Routine};
 use core::marker::PhantomData;
 
 impl<'a> Keys<'a> {

@@ -5,10 +5,10 @@
 //! `kernel::hash` (the routines) and `kernel::plan` (which routine). A new key shape is a
 //! variant here, and its arms in the plan.
 
-use super::simd::Lanes;
 use crate::error::Error;
 use crate::hashing::KeyHash;
 use crate::hashing::aes::ByteSource;
+use crate::simd::Lanes;
 
 /// An integer key type of up to 64 bits: the key is its 64-bit value (sign-extended if the
 /// type is signed, zero-extended if not), on every path and under every hash.

@@ -5,8 +5,9 @@
 //! tier with a faster lane form (AVX-512) overrides.
 
 use crate::kernel::probe::pipeline::{PerKey, Walk, chunking, pipeline, prefetch_depth};
-use crate::kernel::{Batch, Keys, Lanes, Takes};
+use crate::kernel::{Keys, Takes};
 use crate::layout::split::{SPLIT_SALTS, SplitBlock, split_contains_scalar, split_insert_scalar};
+use crate::simd::{Batch, Lanes};
 
 pub(super) use crate::hashing::{xxh64_u32, xxh64_u64};
 pub(super) use crate::kernel::{Kernel, Sink};

@@ -88,7 +88,7 @@ fn kernel_layers_import_only_downward() {
 #[test]
 fn kernel_layer_reader_on_synthetic_source() {
     let code = lex::strip(
-        "use super::simd::Lanes;\nuse crate::kernel::{shapes::Keys, plan};\n\
+        "use super::shapes::Keys;\nuse crate::kernel::{hash::words, plan};\n\
          #[cfg(test)]\nmod tests {\n    use crate::kernel::Kernel;\n}\nfn f() {}\n",
     );
     let blanked = kernel::without_test_modules(&code);
@@ -102,7 +102,7 @@ fn kernel_layer_reader_on_synthetic_source() {
             at: "a".into(),
             path: "p".into(),
             from: "hash".into(),
-            to: "simd".into(),
+            to: "shapes".into(),
         },
         kernel::Import {
             at: "b".into(),

@@ -16,7 +16,8 @@
 //! reference.
 
 use crate::kernel::probe::pipeline::{CHUNK, hash_chunk, prefetch};
-use crate::kernel::{Batch, Keys, Lanes, Sink, Takes};
+use crate::kernel::{Keys, Sink, Takes};
+use crate::simd::{Batch, Lanes};
 
 /// Most probes a key may have.
 pub(crate) const MAX_PROBES: u32 = 64;

@@ -5,7 +5,7 @@
 
 use super::words::WordHash;
 use crate::hashing::{KeyHash, moremur};
-use crate::kernel::simd::Lanes;
+use crate::simd::Lanes;
 
 /// MM64 ([`WordHash`]).
 pub(crate) struct Moremur;

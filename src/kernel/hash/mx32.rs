@@ -4,7 +4,7 @@
 
 use super::words::WordHash;
 use crate::hashing::{KeyHash, mx32};
-use crate::kernel::simd::Lanes;
+use crate::simd::Lanes;
 
 /// MX32-64 ([`WordHash`]).
 pub(crate) struct Mx32;

@@ -8,7 +8,7 @@ use crate::hashing::{KeyHash, seed_from_flip};
 use crate::kernel::shapes::{FixedWidth, Word};
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::shapes::{Key16, each_width};
-use crate::kernel::simd::Lanes;
+use crate::simd::Lanes;
 
 /// An integer hash of 64-bit values and 16-byte keys, in lanes and one key at a time, equal
 /// bit for bit on each key.

@@ -5,7 +5,7 @@
 
 use crate::hashing::xxh64::{P1, P2, P3, P4, P5};
 use crate::hashing::xxh64_u64;
-use crate::kernel::simd::Lanes;
+use crate::simd::Lanes;
 
 /// XXH64 of each value's 8 little-endian bytes into `out` (same length), eight lanes at a
 /// time (the rest one at a time).

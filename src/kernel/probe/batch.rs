@@ -9,8 +9,8 @@ use super::{pattern, scalar};
 use crate::hashing::KeyHash;
 use crate::kernel::plan;
 use crate::kernel::shapes::Keys;
-use crate::kernel::simd::{Batch, Lanes};
 use crate::layout::{Block, Layout, ROWS_8X32, Row, Row32};
+use crate::simd::{Batch, Lanes};
 
 /// A batch of keys, each applying `op` to its block.
 pub(crate) struct BlockBatch<'s, 'k, 'o, O> {

@@ -9,9 +9,9 @@
 use super::pattern;
 use super::pipeline::Takes;
 use crate::hashing::KeyHash;
-use crate::kernel::simd::Lanes;
 use crate::layout::stripes::Held;
 use crate::layout::{AtomicBlock, Block, Layout, Row, Row32};
+use crate::simd::Lanes;
 use core::sync::atomic::AtomicU64;
 
 /// What a filter needs to place a hash: block count, layout, probe rounds, and the seed's

@@ -3,8 +3,8 @@
 //! block insert and test, plain, on a shared filter's words under its stripe lock, and in
 //! `Sectors8x32` halves.
 
-use crate::kernel::simd::Lanes;
 use crate::layout::{Block, Layout, Row, Row32, contains_scalar, insert_scalar};
+use crate::simd::Lanes;
 use core::sync::atomic::AtomicU64;
 
 /// Turns a chunk's hashes into its entries, in place: each hash's block index over

@@ -18,7 +18,7 @@ use super::pattern::{entries, entries_halves};
 use crate::cpu::l2_bytes;
 use crate::isa::Isa;
 use crate::kernel::shapes::Keys;
-use crate::kernel::simd::{Lanes, Routine};
+use crate::simd::{Lanes, Routine};
 
 /// Keys per chunk for filters in cache (no prefetches; long chunks amortise the per-chunk
 /// work).

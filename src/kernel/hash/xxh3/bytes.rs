@@ -20,7 +20,7 @@ use super::key16::{Constants, long};
 use super::{bytes_one_by_one, rrmxmx_var};
 use crate::hashing::{bytes_with_seed, seed_from_flip};
 use crate::kernel::shapes::ByteKeys;
-use crate::kernel::simd::Lanes;
+use crate::simd::Lanes;
 
 /// XXH3 of byte-string keys in lanes into `out`, one hash per key (its callers slice both to
 /// one length; a longer `out` panics on the key index): the routine the hash plan runs out of

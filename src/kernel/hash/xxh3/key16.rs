@@ -8,7 +8,7 @@
 //! bytes use the same path from [`bytes`](super::bytes).
 
 use crate::hashing::{PRIME_AVALANCHE, len9to16_keys, seed_from_flip, u128_with_seed};
-use crate::kernel::simd::Lanes;
+use crate::simd::Lanes;
 
 /// XXH3 of `u128` keys in lanes, `out.len() == keys.len()`: the routine the hash plan runs
 /// out of line with the tier's features ([`Lanes::KEYS16_IN_LANES`]).

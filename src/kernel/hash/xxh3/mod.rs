@@ -5,7 +5,7 @@
 
 use crate::hashing::{PRIME_MX2, bytes_with_seed, u64_with_flip};
 use crate::kernel::shapes::{ByteKeys, Word};
-use crate::kernel::simd::Lanes;
+use crate::simd::Lanes;
 
 // 16-byte keys and short byte strings in lanes: the x86-64 tiers' (NEON and portable hash
 // them one at a time).
