@@ -1,10 +1,15 @@
 //! The stable key hashes, one key at a time: XXH3-64 with a seed (the filter's hash) and
-//! XXH64 with seed 0 (the split block filter's). The public `blockbloom::hash` module
-//! (in `lib.rs`) re-exports these beside the kernel tiers' batch forms.
+//! XXH64 with seed 0 (the split block filter's); MX32-64 (`mx32.rs`) and MM64 (`moremur.rs`),
+//! each one file with its definition, its scalar form and its form in SIMD lanes
+//! ([`WordHash`]); AESH-64 (`aes/`). The public `blockbloom::hash` module (in `lib.rs`)
+//! re-exports these beside the kernel tiers' batch forms.
 
 pub(crate) mod aes;
 pub(crate) mod moremur;
 pub(crate) mod mx32;
+mod word_hash;
+
+pub(crate) use word_hash::WordHash;
 
 use alloc::boxed::Box;
 

@@ -83,6 +83,65 @@ pub(crate) const fn u128_with_key(v: u128, k: u64) -> u64 {
     u64_with_key(first(v as u64 ^ k) ^ (v >> 64) as u64 ^ T16, 0)
 }
 
+/// MM64 on eight lanes ([`WordHash`](super::WordHash)), over the SIMD primitives: two 64-bit
+/// multiplies and three xorshifts a key. The tier's `Lanes::mul64` is one instruction on AVX-512 (`vpmullq`)
+/// and three 32-bit products on AVX2 and NEON. Equal bit for bit to the scalar functions
+/// above on every key (`tests/integer_hashes.rs`, every tier); the loops over keys are
+/// `kernel::hash::words`'.
+mod lanes {
+    use crate::hashing::{KeyHash, WordHash};
+    use crate::simd::Lanes;
+
+    /// MM64 ([`WordHash`]).
+    pub(crate) struct Moremur;
+
+    /// `first` (the scalar function above) on eight lanes: a xorshift and the first multiply.
+    #[inline(always)]
+    fn first<L: Lanes>(l: L, x: L::V) -> L::V {
+        l.mul64(l.xor(x, l.shr::<27>(x)), l.splat(super::M1))
+    }
+
+    /// `last` (the scalar function above) on eight lanes: a xorshift, the second multiply, a xorshift.
+    #[inline(always)]
+    fn last<L: Lanes>(l: L, x: L::V) -> L::V {
+        let y = l.mul64(l.xor(x, l.shr::<33>(x)), l.splat(super::M2));
+        l.xor(y, l.shr::<27>(y))
+    }
+
+    impl WordHash for Moremur {
+        const HASH: KeyHash = KeyHash::Moremur;
+        const MUL64: bool = true;
+
+        #[inline(always)]
+        fn key(seed: u64) -> u64 {
+            super::key(seed)
+        }
+
+        #[inline(always)]
+        fn u64_with_key(v: u64, k: u64) -> u64 {
+            super::u64_with_key(v, k)
+        }
+
+        #[inline(always)]
+        fn u128_with_key(v: u128, k: u64) -> u64 {
+            super::u128_with_key(v, k)
+        }
+
+        #[inline(always)]
+        fn lanes<L: Lanes>(l: L, keyed: L::V) -> L::V {
+            last(l, first(l, keyed))
+        }
+
+        #[inline(always)]
+        fn lanes16<L: Lanes>(l: L, lo_keyed: L::V, hi: L::V) -> L::V {
+            let x = l.xor(l.xor(first(l, lo_keyed), hi), l.splat(super::T16));
+            last(l, first(l, x))
+        }
+    }
+}
+
+pub(crate) use lanes::Moremur;
+
 /// MM64 of `key.to_le_bytes()` with `seed`: `KeyHash::Moremur`'s hash of a 4-byte key.
 ///
 /// ```

@@ -14,10 +14,10 @@
 //! The single-key path chooses the same way: one key, one hash ([`burst_keys`] for the burst
 //! entries).
 
-use crate::hashing::{KeyHash, seed_from_flip, u64_with_flip, u128_with_seed};
-use crate::kernel::hash::moremur::Moremur;
-use crate::kernel::hash::mx32::Mx32;
-use crate::kernel::hash::words::{self, WordHash};
+use crate::hashing::moremur::Moremur;
+use crate::hashing::mx32::Mx32;
+use crate::hashing::{KeyHash, WordHash, seed_from_flip, u64_with_flip, u128_with_seed};
+use crate::kernel::hash::words;
 use crate::kernel::hash::{self, xxh3};
 use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
 use crate::simd::{Lanes, Routine};

@@ -1,43 +1,15 @@
 //! The loops the integer hashes share: eight keys at a time in lanes, the rest one at a time,
 //! over integer keys of every width and 16-byte keys. A hash family ([`WordHash`]: MX32-64
-//! in `mx32`, MM64 in `moremur`) says only what it does to eight keys' values; the loops
-//! here, the scalar reference and the hash plan's choice of where to run them are written
-//! once for every family.
+//! in `hashing::mx32`, MM64 in `hashing::moremur`, each beside its scalar definition) says
+//! only what it does to one key and to eight keys' values; the loops here, the scalar
+//! reference and the hash plan's choice of where to run them are written once for every
+//! family.
 
-use crate::hashing::{KeyHash, seed_from_flip};
+use crate::hashing::{WordHash, seed_from_flip};
 use crate::kernel::shapes::{FixedWidth, Word};
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::shapes::{Key16, each_width};
 use crate::simd::Lanes;
-
-/// An integer hash of 64-bit values and 16-byte keys, in lanes and one key at a time, equal
-/// bit for bit on each key.
-pub(crate) trait WordHash {
-    /// The filter hash whose integer and 16-byte keys this hashes.
-    const HASH: KeyHash;
-
-    /// Whether its lanes multiply 64-bit values ([`Lanes::mul64`]), so that a batch runs them
-    /// where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
-    const MUL64: bool;
-
-    /// The key xored into every key's value, from the filter's seed.
-    fn key(seed: u64) -> u64;
-
-    /// One 64-bit value's hash, given [`key`](Self::key)'s result: the scalar reference.
-    fn u64_with_key(v: u64, k: u64) -> u64;
-
-    /// One 16-byte key's hash (its little-endian bytes), given [`key`](Self::key)'s result.
-    fn u128_with_key(v: u128, k: u64) -> u64;
-
-    /// Eight values' hashes, from the values xored with the key.
-    fn lanes<L: Lanes>(l: L, keyed: L::V) -> L::V;
-
-    /// Eight 16-byte keys' hashes, from their low halves xored with the key and their high
-    /// halves.
-    // Only x86-64's tiers split 16-byte keys in registers (`Lanes::KEYS16_IN_LANES`).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    fn lanes16<L: Lanes>(l: L, lo_keyed: L::V, hi: L::V) -> L::V;
-}
 
 /// `H` of each integer key's 64-bit value, eight lanes at a time (the rest one at a time).
 #[inline(always)]
