@@ -126,9 +126,9 @@ impl Meta {
     /// `burst_keys`), and how the burst walks this filter.
     #[inline(always)]
     pub(crate) fn burst<'k>(&self, keys: Keys<'k>) -> Option<(&'k [u64], Burst)> {
-        let keys = plan::burst_keys(self.shape.hash, keys, BURST)?;
+        let (words, keys) = plan::burst_keys(self.shape.hash, keys, BURST)?;
         let at = Burst {
-            hash: self.shape.hash,
+            words,
             flip: self.shape.flip,
             prefetch: self.shape.prefetch,
         };

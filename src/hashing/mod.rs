@@ -9,7 +9,7 @@ pub(crate) mod moremur;
 pub(crate) mod mx32;
 mod word_hash;
 
-pub(crate) use word_hash::WordHash;
+pub(crate) use word_hash::{WordHash, WordHashKind};
 
 use alloc::boxed::Box;
 
@@ -257,11 +257,16 @@ impl KeyHash {
         }
     }
 
-    /// Whether this hash takes keys of 4, 8 and 16 bytes with an integer hash of its own that
-    /// the tiers run in lanes (MX32-64 under id 3, MM64 under id 4), 16-byte keys included.
+    /// The integer hash of its own that this hash takes keys of 4, 8 and 16 bytes with, and
+    /// the tiers run in lanes, 16-byte keys included (MX32-64 under id 3, MM64 under id 4);
+    /// `None` under ids 1 and 2, whose integers XXH3 hashes.
     #[inline(always)]
-    pub(crate) const fn fixed_width_in_lanes(self) -> bool {
-        matches!(self, KeyHash::Mx32 | KeyHash::Moremur)
+    pub(crate) const fn word_hash(self) -> Option<WordHashKind> {
+        match self {
+            KeyHash::Mx32 => Some(WordHashKind::Mx32),
+            KeyHash::Moremur => Some(WordHashKind::Moremur),
+            KeyHash::Xxh3 | KeyHash::Aesh => None,
+        }
     }
 
     /// Whether this hash gives a byte string of `len` bytes another hash than AESH-64: 4 and

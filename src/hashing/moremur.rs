@@ -89,7 +89,7 @@ pub(crate) const fn u128_with_key(v: u128, k: u64) -> u64 {
 /// above on every key (`tests/integer_hashes.rs`, every tier); the loops over keys are
 /// `kernel::hash::words`'.
 mod lanes {
-    use crate::hashing::{KeyHash, WordHash};
+    use crate::hashing::{WordHash, WordHashKind};
     use crate::simd::Lanes;
 
     /// MM64 ([`WordHash`]).
@@ -109,7 +109,7 @@ mod lanes {
     }
 
     impl WordHash for Moremur {
-        const HASH: KeyHash = KeyHash::Moremur;
+        const KIND: WordHashKind = WordHashKind::Moremur;
         const MUL64: bool = true;
 
         #[inline(always)]

@@ -157,7 +157,7 @@ mod one_register {
 /// bit to the scalar functions above on every key (`tests/integer_hashes.rs`, every tier);
 /// the loops over keys are `kernel::hash::words`'.
 mod lanes {
-    use crate::hashing::{KeyHash, WordHash};
+    use crate::hashing::{WordHash, WordHashKind};
     use crate::simd::Lanes;
 
     /// MX32-64 ([`WordHash`]).
@@ -180,7 +180,7 @@ mod lanes {
     }
 
     impl WordHash for Mx32 {
-        const HASH: KeyHash = KeyHash::Mx32;
+        const KIND: WordHashKind = WordHashKind::Mx32;
         const MUL64: bool = false;
 
         #[inline(always)]

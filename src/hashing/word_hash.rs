@@ -7,11 +7,32 @@
 use super::KeyHash;
 use crate::simd::Lanes;
 
+/// Which integer hash ([`WordHash`]) a filter hash takes keys of 4, 8 and 16 bytes with, in
+/// lanes ([`KeyHash::word_hash`]): what a batch of such keys carries to the hash plan, which
+/// runs the hash it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordHashKind {
+    /// MX32-64, under `KeyHash::Mx32` (`mx32.rs`).
+    Mx32,
+    /// MM64, under `KeyHash::Moremur` (`moremur.rs`).
+    Moremur,
+}
+
+impl WordHashKind {
+    /// The filter hash that takes its keys of 4, 8 and 16 bytes with this one.
+    pub(crate) const fn key_hash(self) -> KeyHash {
+        match self {
+            WordHashKind::Mx32 => KeyHash::Mx32,
+            WordHashKind::Moremur => KeyHash::Moremur,
+        }
+    }
+}
+
 /// An integer hash of 64-bit values and 16-byte keys, in lanes and one key at a time, equal
 /// bit for bit on each key.
 pub(crate) trait WordHash {
-    /// The filter hash whose integer and 16-byte keys this hashes.
-    const HASH: KeyHash;
+    /// Which one it is.
+    const KIND: WordHashKind;
 
     /// Whether its lanes multiply 64-bit values ([`Lanes::mul64`]), so that a batch runs them
     /// where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).

@@ -1,8 +1,9 @@
 //! The hash plan: the only place a hash is chosen. A filter's hash ([`KeyHash`]) and the
 //! shape of its keys ([`Keys`]) pick the routine that hashes them: which hash (XXH3, MX32-64,
 //! MM64, AESH-64), in lanes or one key at a time, and in which of the tier's functions (inline, or
-//! out of line with its features). The routines themselves are `kernel::hash`, written once
-//! over the primitives; the tier's facts they are chosen by are its [`Lanes`] constants.
+//! out of line with its features). The routines themselves are `kernel::hash` (and each
+//! integer hash's own file in `crate::hashing`), written once over the primitives; the tier's
+//! facts they are chosen by are its [`Lanes`] constants.
 //!
 //! | hash, keys | integers (`U64`, `Narrow`) | 16 bytes (`U128`, `Fixed16`) | byte strings |
 //! |---|---|---|---|
@@ -16,35 +17,54 @@
 
 use crate::hashing::moremur::Moremur;
 use crate::hashing::mx32::Mx32;
-use crate::hashing::{KeyHash, WordHash, seed_from_flip, u64_with_flip, u128_with_seed};
+use crate::hashing::{
+    KeyHash, WordHash, WordHashKind, seed_from_flip, u64_with_flip, u128_with_seed,
+};
 use crate::kernel::hash::words;
 use crate::kernel::hash::{self, xxh3};
 use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
 use crate::simd::{Lanes, Routine};
 use core::marker::PhantomData;
 
+/// `$body` with `$h` the [`WordHash`] that `$kind` ([`WordHashKind`]) names: the plan's one
+/// table of the integer hashes, so that each place that runs one is written once for all.
+macro_rules! with_word_hash {
+    ($kind:expr, $h:ident => $body:expr) => {
+        match $kind {
+            WordHashKind::Mx32 => {
+                type $h = Mx32;
+                $body
+            }
+            WordHashKind::Moremur => {
+                type $h = Moremur;
+                $body
+            }
+        }
+    };
+}
+
 impl<'a> Keys<'a> {
-    /// These keys as a filter of `hash` hashes them: under `KeyHash::Aesh`, byte strings and
-    /// 16-byte keys become [`Keys::Aesh`]; under `KeyHash::Mx32`, byte strings become
-    /// [`Keys::Aesh`] and the integer forms and 16-byte keys [`Keys::Mx32`]; under
-    /// `KeyHash::Moremur` the same with [`Keys::Moremur`]; other keys, and every key under
-    /// `KeyHash::Xxh3`, as they are.
+    /// These keys as a filter of `hash` hashes them: under a hash with an integer hash of its
+    /// own ([`KeyHash::word_hash`]: `KeyHash::Mx32`, `KeyHash::Moremur`), the integer forms
+    /// and 16-byte keys become [`Keys::Fixed`] and byte strings [`Keys::Aesh`]; under
+    /// `KeyHash::Aesh`, byte strings and 16-byte keys become [`Keys::Aesh`]; other keys, and
+    /// every key under `KeyHash::Xxh3`, as they are.
     #[inline(always)]
     pub(crate) fn under(self, hash: KeyHash) -> Keys<'a> {
+        if let Some(kind) = hash.word_hash() {
+            return match self {
+                Keys::Bytes(b) => Keys::Aesh(Aesh::Bytes(hash, b)),
+                Keys::Narrow(k) => Keys::Fixed(kind, FixedWidth::Narrow(k)),
+                Keys::U64(k) => Keys::Fixed(kind, FixedWidth::U64(k)),
+                Keys::U128(k) => Keys::Fixed(kind, FixedWidth::U128(k)),
+                Keys::Fixed16(k) => Keys::Fixed(kind, FixedWidth::Fixed16(k)),
+                keys => keys,
+            };
+        }
         match (hash, self) {
-            (KeyHash::Aesh, Keys::Bytes(b)) => Keys::Aesh(Aesh::Bytes(b)),
+            (KeyHash::Aesh, Keys::Bytes(b)) => Keys::Aesh(Aesh::Bytes(hash, b)),
             (KeyHash::Aesh, Keys::U128(k)) => Keys::Aesh(Aesh::U128(k)),
             (KeyHash::Aesh, Keys::Fixed16(k)) => Keys::Aesh(Aesh::Fixed16(k)),
-            (KeyHash::Mx32, Keys::Bytes(b)) => Keys::Aesh(Aesh::BytesMx32(b)),
-            (KeyHash::Mx32, Keys::Narrow(k)) => Keys::Mx32(FixedWidth::Narrow(k)),
-            (KeyHash::Mx32, Keys::U64(k)) => Keys::Mx32(FixedWidth::U64(k)),
-            (KeyHash::Mx32, Keys::U128(k)) => Keys::Mx32(FixedWidth::U128(k)),
-            (KeyHash::Mx32, Keys::Fixed16(k)) => Keys::Mx32(FixedWidth::Fixed16(k)),
-            (KeyHash::Moremur, Keys::Bytes(b)) => Keys::Aesh(Aesh::BytesMoremur(b)),
-            (KeyHash::Moremur, Keys::Narrow(k)) => Keys::Moremur(FixedWidth::Narrow(k)),
-            (KeyHash::Moremur, Keys::U64(k)) => Keys::Moremur(FixedWidth::U64(k)),
-            (KeyHash::Moremur, Keys::U128(k)) => Keys::Moremur(FixedWidth::U128(k)),
-            (KeyHash::Moremur, Keys::Fixed16(k)) => Keys::Moremur(FixedWidth::Fixed16(k)),
             (_, keys) => keys,
         }
     }
@@ -78,8 +98,9 @@ impl<'a> Keys<'a> {
             Keys::Bytes(k) => k.hash(seed_from_flip(flip), out),
             Keys::Hashes(k) => out.copy_from_slice(k),
             Keys::Aesh(a) => aesh_scalar(*a, flip, out),
-            Keys::Mx32(m) => words::hash_each::<Mx32>(*m, flip, out),
-            Keys::Moremur(m) => words::hash_each::<Moremur>(*m, flip, out),
+            Keys::Fixed(kind, m) => {
+                with_word_hash!(kind, H => words::hash_each::<H>(*m, flip, out))
+            }
         }
     }
 
@@ -108,14 +129,12 @@ impl<'a> Keys<'a> {
             Keys::Aesh(a) => aesh(l, flip, a.slice(start, end), out),
             // `u64` keys matched in this match, with the key shape (a second match on the
             // fixed width cost each chunk a few instructions: the instruction gate).
-            Keys::Mx32(FixedWidth::U64(k)) => {
-                words_on::<Mx32, L, u64>(l, flip, &k[start..end], out)
+            Keys::Fixed(kind, FixedWidth::U64(k)) => {
+                with_word_hash!(kind, H => words_on::<H, L, u64>(l, flip, &k[start..end], out))
             }
-            Keys::Moremur(FixedWidth::U64(k)) => {
-                words_on::<Moremur, L, u64>(l, flip, &k[start..end], out)
+            Keys::Fixed(kind, m) => {
+                with_word_hash!(kind, H => fixed_at::<H, L>(l, flip, *m, start, end, out))
             }
-            Keys::Mx32(m) => fixed_at::<Mx32, L>(l, flip, *m, start, end, out),
-            Keys::Moremur(m) => fixed_at::<Moremur, L>(l, flip, *m, start, end, out),
         }
     }
 }
@@ -136,14 +155,10 @@ pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
             to.each(k.iter().map(|&x| u64_with_flip(x.value(), flip)))
         }),
         Keys::Hashes(k) => to.each(k.iter().copied()),
-        Keys::Mx32(FixedWidth::U64(k)) => to.each(words::each_u64::<Mx32>(k, flip)),
-        Keys::Moremur(FixedWidth::U64(k)) => to.each(words::each_u64::<Moremur>(k, flip)),
-        Keys::U128(_)
-        | Keys::Fixed16(_)
-        | Keys::Bytes(_)
-        | Keys::Aesh(_)
-        | Keys::Mx32(_)
-        | Keys::Moremur(_) => {
+        Keys::Fixed(kind, FixedWidth::U64(k)) => {
+            with_word_hash!(kind, H => to.each(words::each_u64::<H>(k, flip)))
+        }
+        Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) | Keys::Aesh(_) | Keys::Fixed(..) => {
             const CHUNK: usize = 64;
             let len = keys.len();
             let hashes = (0..len).step_by(CHUNK).flat_map(move |start| {
@@ -158,31 +173,39 @@ pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
     }
 }
 
-/// The `u64` keys of a burst entry, if `keys` is a burst of them under `hash`: the single-key
-/// entries hash `u64` keys in lanes with the integer hashes of their own
-/// ([`KeyHash::fixed_width_in_lanes`]: MX32-64 and MM64), so they take those hashes'.
+/// The `u64` keys of a burst entry and the integer hash they take, if `keys` is a burst of
+/// them under `hash`: the single-key entries hash `u64` keys in lanes with the integer hashes
+/// of a filter's own ([`KeyHash::word_hash`]: MX32-64 and MM64).
 #[inline(always)]
-pub(crate) fn burst_keys<'k>(hash: KeyHash, keys: Keys<'k>, max: usize) -> Option<&'k [u64]> {
+pub(crate) fn burst_keys<'k>(
+    hash: KeyHash,
+    keys: Keys<'k>,
+    max: usize,
+) -> Option<(WordHashKind, &'k [u64])> {
     match keys {
-        Keys::U64(k) if k.len() <= max && hash.fixed_width_in_lanes() => Some(k),
+        Keys::U64(k) if k.len() <= max => Some((hash.word_hash()?, k)),
         _ => None,
     }
 }
 
-/// A burst's `u64` keys under `hash` as the scalar reference takes them.
+/// A burst's `u64` keys under `kind` as the scalar reference takes them.
 #[inline(always)]
-pub(crate) fn burst_scalar_keys(hash: KeyHash, keys: &[u64]) -> Keys<'_> {
-    Keys::fixed_width(hash, FixedWidth::U64(keys))
+pub(crate) fn burst_scalar_keys(kind: WordHashKind, keys: &[u64]) -> Keys<'_> {
+    Keys::Fixed(kind, FixedWidth::U64(keys))
 }
 
-/// The hashes under `hash` of a burst entry's `u64` keys ([`burst_keys`]), in lanes: MX32-64
-/// inline, MM64 where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
+/// The hashes under `kind` of a burst entry's `u64` keys ([`burst_keys`]), in lanes: inline,
+/// or where the tier's 64-bit multiply is best for a hash that multiplies 64-bit values
+/// ([`words_on`]).
 #[inline(always)]
-pub(crate) fn burst_hash<L: Lanes>(l: L, hash: KeyHash, flip: u64, keys: &[u64], out: &mut [u64]) {
-    match hash {
-        KeyHash::Moremur => words_on::<Moremur, L, u64>(l, flip, keys, out),
-        _ => words_on::<Mx32, L, u64>(l, flip, keys, out),
-    }
+pub(crate) fn burst_hash<L: Lanes>(
+    l: L,
+    kind: WordHashKind,
+    flip: u64,
+    keys: &[u64],
+    out: &mut [u64],
+) {
+    with_word_hash!(kind, H => words_on::<H, L, u64>(l, flip, keys, out))
 }
 
 /// XXH3 of integer keys, where the tier's 64-bit multiply is best ([`Lanes::with_mul64`]).
@@ -342,7 +365,7 @@ fn fixed_on<H: WordHash, L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &
     }
     match keys {
         FixedWidth::U64(w) => words_on::<H, L, u64>(l, flip, w, out),
-        other => one_by_one(flip, Keys::fixed_width(H::HASH, other), out),
+        other => one_by_one(flip, Keys::Fixed(H::KIND, other), out),
     }
 }
 
@@ -361,8 +384,7 @@ fn aesh<L: Lanes>(l: L, flip: u64, keys: Aesh<'_>, out: &mut [u64]) {
             other => other.hash_scalar(flip, o),
         },
         &mut |k, o| match k {
-            Keys::Mx32(m) => fixed_on::<Mx32, L>(l, flip, m, o),
-            Keys::Moremur(m) => fixed_on::<Moremur, L>(l, flip, m, o),
+            Keys::Fixed(kind, m) => with_word_hash!(kind, H => fixed_on::<H, L>(l, flip, m, o)),
             other => other.hash_scalar(flip, o),
         },
     )

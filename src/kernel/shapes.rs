@@ -6,8 +6,8 @@
 //! variant here, and its arms in the plan.
 
 use crate::error::Error;
-use crate::hashing::KeyHash;
 use crate::hashing::aes::ByteSource;
+use crate::hashing::{KeyHash, WordHashKind};
 use crate::simd::Lanes;
 
 /// An integer key type of up to 64 bits: the key is its 64-bit value (sign-extended if the
@@ -125,15 +125,15 @@ pub enum Keys<'a> {
     /// Keys of a filter of `KeyHash::Aesh`, `KeyHash::Mx32` or `KeyHash::Moremur` that
     /// AESH-64 hashes ([`Keys::under`]).
     Aesh(Aesh<'a>),
-    /// Keys of 4, 8 and 16 bytes of a filter of `KeyHash::Mx32`, which MX32-64 hashes.
-    Mx32(FixedWidth<'a>),
-    /// Keys of 4, 8 and 16 bytes of a filter of `KeyHash::Moremur`, which MM64 hashes.
-    Moremur(FixedWidth<'a>),
+    /// Integer and 16-byte keys of a filter whose hash takes them with an integer hash of its
+    /// own ([`KeyHash::word_hash`]), which the kind names: MX32-64 under `KeyHash::Mx32`, MM64
+    /// under `KeyHash::Moremur`.
+    Fixed(WordHashKind, FixedWidth<'a>),
 }
 
-/// The keys [`KeyHash::Mx32`] hashes with MX32-64 and [`KeyHash::Moremur`] with MM64: the
-/// integer forms of 4, 8 and 16 bytes (byte strings of those lengths are among
-/// [`Aesh::BytesMx32`] and [`Aesh::BytesMoremur`]).
+/// The keys an integer hash of a filter's own ([`KeyHash::word_hash`]) takes: the integer
+/// forms of 4, 8 and 16 bytes (byte strings of those lengths are among [`Aesh::Bytes`]).
+
 #[derive(Clone, Copy)]
 pub enum FixedWidth<'a> {
     Narrow(Narrow<'a>),
@@ -227,20 +227,17 @@ impl Key16 for [u8; 16] {
     }
 }
 
-/// The keys [`KeyHash::Aesh`] hashes with AESH-64: byte strings (but those of 4
-/// and 8 bytes, which XXH3 hashes as under `KeyHash::Xxh3`, as it does the integer forms of those
-/// widths) and 16-byte keys; and the byte strings of [`KeyHash::Mx32`] and
-/// [`KeyHash::Moremur`].
+/// The keys AESH-64 hashes: the byte strings of every hash but `KeyHash::Xxh3`, and the
+/// 16-byte keys of [`KeyHash::Aesh`].
 #[derive(Clone, Copy)]
 pub enum Aesh<'a> {
-    Bytes(ByteKeys<'a>),
+    /// Byte strings under the hash: AESH-64 but for the lengths it gives an integer hash
+    /// ([`KeyHash::word_width`]): 4 and 8 bytes with XXH3 under `KeyHash::Aesh`, as it does
+    /// the integer forms of those widths; 4, 8 and 16 bytes with the hash's own integer hash
+    /// under `KeyHash::Mx32` and `KeyHash::Moremur`.
+    Bytes(KeyHash, ByteKeys<'a>),
     U128(&'a [u128]),
     Fixed16(&'a [[u8; 16]]),
-    /// Byte strings under `KeyHash::Mx32`: those of 4, 8 and 16 bytes hash with MX32-64, as the
-    /// integer forms of those widths do.
-    BytesMx32(ByteKeys<'a>),
-    /// Byte strings under `KeyHash::Moremur`: those of 4, 8 and 16 bytes hash with MM64.
-    BytesMoremur(ByteKeys<'a>),
 }
 
 impl<'a> Aesh<'a> {
@@ -248,7 +245,7 @@ impl<'a> Aesh<'a> {
     #[inline(always)]
     pub(crate) fn plain(self) -> Keys<'a> {
         match self {
-            Aesh::Bytes(b) | Aesh::BytesMx32(b) | Aesh::BytesMoremur(b) => Keys::Bytes(b),
+            Aesh::Bytes(_, b) => Keys::Bytes(b),
             Aesh::U128(k) => Keys::U128(k),
             Aesh::Fixed16(k) => Keys::Fixed16(k),
         }
@@ -258,11 +255,9 @@ impl<'a> Aesh<'a> {
     #[inline(always)]
     pub(crate) fn slice(self, start: usize, end: usize) -> Aesh<'a> {
         match self {
-            Aesh::Bytes(b) => Aesh::Bytes(b.slice(start, end)),
+            Aesh::Bytes(hash, b) => Aesh::Bytes(hash, b.slice(start, end)),
             Aesh::U128(k) => Aesh::U128(&k[start..end]),
             Aesh::Fixed16(k) => Aesh::Fixed16(&k[start..end]),
-            Aesh::BytesMx32(b) => Aesh::BytesMx32(b.slice(start, end)),
-            Aesh::BytesMoremur(b) => Aesh::BytesMoremur(b.slice(start, end)),
         }
     }
 }
@@ -381,9 +376,7 @@ impl<'a> Keys<'a> {
             Keys::U128(k) => k.len(),
             Keys::Fixed16(k) => k.len(),
             Keys::Bytes(k) => k.len(),
-            Keys::Aesh(_) | Keys::Mx32(_) | Keys::Moremur(_) => {
-                unreachable!("`source` unwraps the hash's keys")
-            }
+            Keys::Aesh(_) | Keys::Fixed(..) => unreachable!("`source` unwraps the hash's keys"),
         }
     }
 
@@ -408,9 +401,7 @@ impl<'a> Keys<'a> {
             Keys::Bytes(ByteKeys::Strs(k)) => (k.as_ptr().cast(), size_of::<&str>()),
             Keys::Bytes(ByteKeys::Offsets32 { offsets, .. }) => (offsets.as_ptr().cast(), 4),
             Keys::Bytes(ByteKeys::Offsets64 { offsets, .. }) => (offsets.as_ptr().cast(), 8),
-            Keys::Aesh(_) | Keys::Mx32(_) | Keys::Moremur(_) => {
-                unreachable!("`source` unwraps the hash's keys")
-            }
+            Keys::Aesh(_) | Keys::Fixed(..) => unreachable!("`source` unwraps the hash's keys"),
         }
     }
 
@@ -425,7 +416,7 @@ impl<'a> Keys<'a> {
     fn source(&self) -> Keys<'a> {
         match *self {
             Keys::Aesh(a) => a.plain(),
-            Keys::Mx32(m) | Keys::Moremur(m) => m.plain(),
+            Keys::Fixed(_, m) => m.plain(),
             keys => keys,
         }
     }
@@ -441,19 +432,7 @@ impl<'a> Keys<'a> {
             Keys::Bytes(k) => Keys::Bytes(k.slice(start, end)),
             Keys::Hashes(k) => Keys::Hashes(&k[start..end]),
             Keys::Aesh(a) => Keys::Aesh(a.slice(start, end)),
-            Keys::Mx32(m) => Keys::Mx32(m.slice(start, end)),
-            Keys::Moremur(m) => Keys::Moremur(m.slice(start, end)),
-        }
-    }
-
-    /// Fixed-width keys as a filter of `hash` holds them for its integer hash in lanes
-    /// ([`KeyHash::fixed_width_in_lanes`]): [`Keys::Moremur`] under `KeyHash::Moremur`, else
-    /// [`Keys::Mx32`].
-    #[inline(always)]
-    pub(crate) fn fixed_width(hash: KeyHash, keys: FixedWidth<'a>) -> Keys<'a> {
-        match hash {
-            KeyHash::Moremur => Keys::Moremur(keys),
-            _ => Keys::Mx32(keys),
+            Keys::Fixed(kind, m) => Keys::Fixed(kind, m.slice(start, end)),
         }
     }
 }

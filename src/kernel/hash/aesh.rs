@@ -5,17 +5,16 @@
 //! with MM64 under `KeyHash::Moremur`), those keys picked out and handed back to the tier's
 //! lanes.
 
-use crate::hashing::KeyHash;
 use crate::hashing::aes::{self, AesKeys, ByteSource, Fixed};
-use crate::hashing::seed_from_flip;
+use crate::hashing::{KeyHash, WordHashKind, seed_from_flip};
 use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, Offsets, Strs};
 
 impl<'a> Aesh<'a> {
     /// Hashes every key into `out` (same length): AESH-64 on this CPU's AES instructions if
     /// `machine`, else with the software round (the same bits); byte strings of 4 and 8 bytes
     /// with XXH3, a chunk of nothing else by `xxh3` (the tier's way), else one at a time.
-    /// `fixed` hashes fixed-width keys (`Keys::Mx32` or `Keys::Moremur` of `u64` or `u128`)
-    /// with their hash in the tier's lanes: the 8- and 16-byte strings of `KeyHash::Mx32` and
+    /// `fixed` hashes fixed-width keys (`Keys::Fixed` of `u64` or `u128`) with their integer
+    /// hash in the tier's lanes: the 8- and 16-byte strings of `KeyHash::Mx32` and
     /// `KeyHash::Moremur`, gathered out of a chunk.
     #[inline(always)]
     pub(crate) fn hash(
@@ -60,9 +59,7 @@ impl<'a> Aesh<'a> {
                 run(&k, Fixed::<16>(keys.as_flattened()), machine, out);
                 false
             }
-            Aesh::Bytes(b) => bytes(b, KeyHash::Aesh, &k, seed, machine, out, fixed),
-            Aesh::BytesMx32(b) => bytes(b, KeyHash::Mx32, &k, seed, machine, out, fixed),
-            Aesh::BytesMoremur(b) => bytes(b, KeyHash::Moremur, &k, seed, machine, out, fixed),
+            Aesh::Bytes(hash, b) => bytes(b, hash, &k, seed, machine, out, fixed),
         }
     }
 }
@@ -121,7 +118,7 @@ impl Split<'_> {
     /// then the hash of the integer form for those of its widths ([`KeyHash::bytes`]: XXH3 for
     /// 4 and 8 bytes under `Aesh`, MX32-64 or MM64 for 4, 8 and 16 under the other two). Under
     /// `Aesh`, `true` (and nothing written) when every key is of 4 or 8 bytes. Under the other
-    /// two ([`KeyHash::fixed_width_in_lanes`]) a chunk of 8- or 16-byte keys only, and the
+    /// two ([`KeyHash::word_hash`]) a chunk of 8- or 16-byte keys only, and the
     /// 16-byte keys of any chunk, are gathered 32 at a time and hashed in the tier's lanes
     /// (`fixed`): one at a time they made a 16-byte string batch much slower
     /// (perf-reports/2026-12-01-defaults.md).
@@ -136,8 +133,8 @@ impl Split<'_> {
         let n = src.count();
         // Whether some keys take the integer hash (4 and 8 bytes) and some are 16 bytes,
         // which under `Mx32` and `Moremur` take it in lanes.
-        let (words, wide) = if hash.fixed_width_in_lanes() {
-            if self.one_width(src, out, fixed) {
+        let (words, wide) = if let Some(kind) = hash.word_hash() {
+            if self.one_width(kind, src, out, fixed) {
                 return false;
             }
             // AESH-64 of every key first: the pass that reads them says which lengths there
@@ -150,7 +147,7 @@ impl Split<'_> {
             let sixteen = aes::length_bit(16);
             (
                 seen & hash.word_lengths() & !sixteen != 0,
-                seen & sixteen != 0,
+                (seen & sixteen != 0).then_some(kind),
             )
         } else {
             let words = (0..n)
@@ -162,7 +159,7 @@ impl Split<'_> {
             if words < n {
                 run(self.k, src, self.machine, out);
             }
-            (words > 0, false)
+            (words > 0, None)
         };
         if words {
             for (i, o) in out.iter_mut().enumerate() {
@@ -174,8 +171,8 @@ impl Split<'_> {
                 }
             }
         }
-        if wide {
-            self.gather16(src, out, fixed);
+        if let Some(kind) = wide {
+            self.gather16(kind, src, out, fixed);
         }
         false
     }
@@ -186,13 +183,14 @@ impl Split<'_> {
     #[inline(always)]
     fn one_width<'a, S: ByteSource<'a>>(
         &self,
+        kind: WordHashKind,
         src: S,
         out: &mut [u64],
         fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
     ) -> bool {
         match src.count().checked_sub(1).map(|last| src.key(last).len()) {
             Some(8) => gather(
-                self.hash,
+                kind,
                 src,
                 out,
                 u64::from_le_bytes,
@@ -200,8 +198,8 @@ impl Split<'_> {
                 fixed,
             ),
             Some(16) => {
-                let (hash, word) = (self.hash, u128::from_le_bytes);
-                gather(hash, src, out, word, |k| FixedWidth::U128(k), fixed)
+                let word = u128::from_le_bytes;
+                gather(kind, src, out, word, |k| FixedWidth::U128(k), fixed)
             }
             _ => false,
         }
@@ -212,6 +210,7 @@ impl Split<'_> {
     #[inline(always)]
     fn gather16<'a, S: ByteSource<'a>>(
         &self,
+        kind: WordHashKind,
         src: S,
         out: &mut [u64],
         fixed: &mut dyn FnMut(Keys<'_>, &mut [u64]),
@@ -221,7 +220,7 @@ impl Split<'_> {
         let (mut at, mut hashed) = ([0usize; GATHER], [0u64; GATHER]);
         let mut m = 0;
         let mut flush = |keys: &[u128], at: &[usize], out: &mut [u64]| {
-            let keys = Keys::fixed_width(self.hash, FixedWidth::U128(keys));
+            let keys = Keys::Fixed(kind, FixedWidth::U128(keys));
             fixed(keys, &mut hashed[..keys.len()]);
             for (&i, &h) in at.iter().zip(&hashed) {
                 out[i] = h;
@@ -248,7 +247,7 @@ impl Split<'_> {
 /// a stack buffer, then hashed into their places of `out` by `fixed`.
 #[inline(always)]
 fn gather<'a, S: ByteSource<'a>, const W: usize, T: Copy + Default>(
-    hash: KeyHash,
+    kind: WordHashKind,
     src: S,
     out: &mut [u64],
     word: fn([u8; W]) -> T,
@@ -263,7 +262,7 @@ fn gather<'a, S: ByteSource<'a>, const W: usize, T: Copy + Default>(
                 Err(_) => return false,
             }
         }
-        fixed(Keys::fixed_width(hash, keys(&buf[..out.len()])), out);
+        fixed(Keys::Fixed(kind, keys(&buf[..out.len()])), out);
     }
     true
 }

@@ -6,7 +6,7 @@
 use super::ops::{BlockOp, HalfProbes, LaneProbes, Shape, rows_of};
 use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
 use super::{pattern, scalar};
-use crate::hashing::KeyHash;
+use crate::hashing::WordHashKind;
 use crate::kernel::plan;
 use crate::kernel::shapes::Keys;
 use crate::layout::{Block, Layout, ROWS_8X32, Row, Row32};
@@ -179,12 +179,12 @@ impl<L: Lanes, O: BlockOp, const WORDS: bool> PerKey for Blocked<L, O, WORDS> {
     }
 }
 
-/// How a burst walks its filter: its key hash (one the entries take,
+/// How a burst walks its filter: the integer hash its keys take (the filter's own,
 /// `plan::burst_keys`), the seed's XXH3 constant, and whether to ask for every key's block
 /// before the first is probed (filters beyond the L2, as batches prefetch).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Burst {
-    pub hash: KeyHash,
+    pub words: WordHashKind,
     pub flip: u64,
     pub prefetch: bool,
 }
@@ -271,7 +271,7 @@ unsafe fn burst<L: Lanes, A: PerKey, const HALVES: bool>(
     sink.prepare(n, A::TAKES);
     let mut hashes = [0u64; BURST];
     let hashes = &mut hashes[..n];
-    plan::burst_hash(l, at.hash, at.flip, keys, hashes);
+    plan::burst_hash(l, at.words, at.flip, keys, hashes);
     let unit = if HALVES {
         pattern::entries_halves(l, hashes, num_blocks);
         size_of::<Block>() / 2
@@ -299,7 +299,7 @@ pub(crate) fn burst_scalar<O: BlockOp>(
     mut sink: Sink<'_>,
 ) {
     sink.prepare(keys.len(), O::TAKES);
-    let (hash, keys) = (at.hash, plan::burst_scalar_keys(at.hash, keys));
+    let (hash, keys) = (at.words.key_hash(), plan::burst_scalar_keys(at.words, keys));
     let shape = Shape {
         num_blocks: op.num_blocks() as u64,
         layout,
