@@ -10,12 +10,15 @@ use crate::simd::Lanes;
 /// Which integer hash ([`WordHash`]) a filter hash takes keys of 4, 8 and 16 bytes with, in
 /// lanes ([`KeyHash::word_hash`]): what a batch of such keys carries to the hash plan, which
 /// runs the hash it names.
+// The discriminants are `KeyHash`'s own (the order of its variants), so that
+// `KeyHash::word_hash` compiles to a range check and no table: it runs on every burst call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum WordHashKind {
     /// MX32-64, under `KeyHash::Mx32` (`mx32.rs`).
-    Mx32,
+    Mx32 = 2,
     /// MM64, under `KeyHash::Moremur` (`moremur.rs`).
-    Moremur,
+    Moremur = 3,
 }
 
 impl WordHashKind {

@@ -111,13 +111,35 @@ pub(crate) fn prefetch<T>(line: *const T) {
 /// percent to a batch's instructions (measured: `perf-reports/2026-11-27-key-stream.md`).
 #[inline(always)]
 fn prefetch_keys_ahead(keys: Keys<'_>, start: usize, n: usize) {
-    let (base, width) = keys.stream();
-    let mut at = (start * width + KEY_STREAM_AHEAD) & !63;
-    let to = (start + n) * width + KEY_STREAM_AHEAD;
-    while at < to {
-        // Address arithmetic only; a prefetch never faults.
-        prefetch(base.wrapping_add(at));
-        at += 64;
+    KeyStream::of(keys).prefetch_ahead(start, n)
+}
+
+/// The array a batch reads once per key ([`Keys::stream`]): its address and the bytes per key.
+/// A pipeline takes it once per batch, so that a chunk's [`prefetch_keys_ahead`] costs no
+/// match on the key shape.
+#[derive(Clone, Copy)]
+struct KeyStream {
+    base: *const u8,
+    width: usize,
+}
+
+impl KeyStream {
+    #[inline(always)]
+    fn of(keys: Keys<'_>) -> KeyStream {
+        let (base, width) = keys.stream();
+        KeyStream { base, width }
+    }
+
+    /// [`prefetch_keys_ahead`] of keys `start..start + n`.
+    #[inline(always)]
+    fn prefetch_ahead(self, start: usize, n: usize) {
+        let mut at = (start * self.width + KEY_STREAM_AHEAD) & !63;
+        let to = (start + n) * self.width + KEY_STREAM_AHEAD;
+        while at < to {
+            // Address arithmetic only; a prefetch never faults.
+            prefetch(self.base.wrapping_add(at));
+            at += 64;
+        }
     }
 }
 
@@ -459,6 +481,7 @@ impl Staged<'_> {
         l: L,
         walk: &Walk,
         keys: Keys<'_>,
+        stream: KeyStream,
         len: usize,
         start: usize,
         prefetch_now: bool,
@@ -474,7 +497,7 @@ impl Staged<'_> {
             pre.stage(l, keys, walk.flip, start, out, place);
         } else {
             hash_and_place(l, keys, walk.flip, start, out, place);
-            prefetch_keys_ahead(keys, start, out.len());
+            stream.prefetch_ahead(start, out.len());
         }
         if prefetch_now {
             for e in out.iter() {
@@ -542,13 +565,14 @@ pub(crate) fn pipeline<L: Lanes, A: PerKey>(
         None
     };
     let mut stage = [Staged { hashes: b0, len: 0 }, Staged { hashes: b1, len: 0 }];
-    stage[0].load(l, walk, keys, len, 0, walk.prefetch, &mut pre);
+    let stream = KeyStream::of(keys);
+    stage[0].load(l, walk, keys, stream, len, 0, walk.prefetch, &mut pre);
     let (mut start, mut cur) = (0, 0);
     while start < len {
         let next = start + stage[cur].len;
         let more = next < len;
         if more {
-            stage[cur ^ 1].load(l, walk, keys, len, next, false, &mut pre);
+            stage[cur ^ 1].load(l, walk, keys, stream, len, next, false, &mut pre);
         }
         let [a, b] = &stage;
         let (this, after) = if cur == 0 { (a, b) } else { (b, a) };
