@@ -8,8 +8,10 @@ pub(crate) mod aes;
 pub(crate) mod moremur;
 pub(crate) mod mx32;
 mod word_hash;
+pub(crate) mod xxh64;
 
 pub(crate) use word_hash::{WordHash, WordHashKind};
+pub(crate) use xxh64::{xxh64_u32, xxh64_u64};
 
 use alloc::boxed::Box;
 
@@ -367,46 +369,6 @@ pub const fn hash_u32(key: u32, seed: u64) -> u64 {
 #[inline]
 pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
     bytes_with_seed(bytes, seed)
-}
-
-/// XXH64's primes (the split block filter's hash, XXH64 with seed 0).
-pub(crate) mod xxh64 {
-    pub(crate) const P1: u64 = 0x9e37_79b1_85eb_ca87;
-    pub(crate) const P2: u64 = 0xc2b2_ae3d_27d4_eb4f;
-    pub(crate) const P3: u64 = 0x1656_67b1_9e37_79f9;
-    pub(crate) const P4: u64 = 0x85eb_ca77_c2b2_ae63;
-    pub(crate) const P5: u64 = 0x27d4_eb2f_1656_67c5;
-}
-
-/// XXH64 with seed 0 of `v.to_le_bytes()` (XXH64's 8-byte input path, unrolled).
-#[inline(always)]
-pub(crate) const fn xxh64_u64(v: u64) -> u64 {
-    use xxh64::{P1, P2, P4, P5};
-    let mut h = P5.wrapping_add(8);
-    let k = v.wrapping_mul(P2).rotate_left(31).wrapping_mul(P1);
-    h ^= k;
-    h = h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
-    xxh64_avalanche(h)
-}
-
-/// XXH64 with seed 0 of `v.to_le_bytes()` (XXH64's 4-byte input path, unrolled).
-#[inline(always)]
-pub(crate) const fn xxh64_u32(v: u32) -> u64 {
-    use xxh64::{P1, P2, P3, P5};
-    let mut h = P5.wrapping_add(4);
-    h ^= (v as u64).wrapping_mul(P1);
-    h = h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
-    xxh64_avalanche(h)
-}
-
-#[inline(always)]
-const fn xxh64_avalanche(mut h: u64) -> u64 {
-    use xxh64::{P2, P3};
-    h ^= h >> 33;
-    h = h.wrapping_mul(P2);
-    h ^= h >> 29;
-    h = h.wrapping_mul(P3);
-    h ^ (h >> 32)
 }
 
 /// Bytes kept inline before the hasher switches to streaming XXH3.

@@ -21,7 +21,7 @@ use crate::hashing::{
     KeyHash, WordHash, WordHashKind, seed_from_flip, u64_with_flip, u128_with_seed,
 };
 use crate::kernel::hash::words;
-use crate::kernel::hash::{self, xxh3};
+use crate::kernel::hash::xxh3;
 use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
 use crate::simd::{Lanes, Routine};
 use core::marker::PhantomData;
@@ -404,7 +404,7 @@ pub(crate) fn xxh64_u64<L: Lanes>(l: L, values: &[u64], out: &mut [u64]) {
             type Output = ();
             #[inline(always)]
             fn run<L: Lanes>(self, l: L) {
-                hash::xxh64::hash_u64(l, self.values, self.out)
+                crate::hashing::xxh64::u64_lanes(l, self.values, self.out)
             }
         }
         return l.outlined_mul64(Xxh64 { values, out });
