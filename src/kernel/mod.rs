@@ -36,7 +36,7 @@ pub(crate) mod shapes;
 
 pub(crate) use one_key::OneKey;
 pub(crate) use probe::batch::{BURST, BlockBatch, Burst};
-pub(crate) use probe::ops::{BlockOp, HalfProbes, Insert, InsertNew, Probes, Query, Shape};
+pub(crate) use probe::block::{BlockOp, HalfProbes, Insert, InsertNew, Probes, Query, Shape};
 pub use probe::pipeline::MAX_PREFETCH_DEPTH;
 pub(crate) use probe::pipeline::{Sink, Takes, chunking, prefetch, prefetch_depth};
 pub(crate) use shapes::Keys;

@@ -14,7 +14,7 @@
 //! the blocks' alone and takes AVX2's 8x32 row.
 
 use super::probe::batch::{Burst, burst_scalar};
-use super::probe::ops::{Insert, Query, layout_of};
+use super::probe::block::{Insert, Query, layout_of};
 use super::probe::pipeline::Sink;
 use crate::layout::stripes::StripeGuard;
 use crate::layout::{
@@ -300,11 +300,11 @@ macro_rules! one_key_blocks {
     ($token:ty, $make:expr $(, $features:literal)?) => {
         mod one_key_blocks {
             use super::*;
-            use crate::kernel::probe::pattern as lanes;
+            use crate::kernel::probe::block as lanes;
             use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns};
-            use crate::kernel::probe::ops::rows_of;
+            use crate::kernel::probe::block::rows_of;
             use crate::kernel::probe::batch::{Burst, burst_blocked};
-            use crate::kernel::probe::ops::{Insert, Query};
+            use crate::kernel::probe::block::{Insert, Query};
             use crate::kernel::probe::pipeline::Sink;
             use crate::layout::Block;
 
@@ -421,10 +421,10 @@ macro_rules! one_key_halves {
     ($token:ty, $make:expr $(, $features:literal)?) => {
         mod one_key_halves {
             use super::*;
-            use crate::kernel::probe::pattern as lanes;
+            use crate::kernel::probe::block as lanes;
             use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns};
             use crate::kernel::probe::batch::{Burst, burst_halved};
-            use crate::kernel::probe::ops::{Insert, Query};
+            use crate::kernel::probe::block::{Insert, Query};
             use crate::kernel::probe::pipeline::Sink;
             use crate::layout::{Block, ROWS_8X32};
 

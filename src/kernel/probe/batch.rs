@@ -3,9 +3,9 @@
 //! count so the round loop unrolls), on the scalar tier through the reference loop; and the
 //! burst entries run one over at most [`BURST`] keys without the pipeline.
 
-use super::ops::{BlockOp, HalfProbes, LaneProbes, Shape, rows_of};
+use super::block::{self, BlockOp, HalfProbes, LaneProbes, Shape, rows_of};
 use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
-use super::{pattern, scalar};
+use super::scalar;
 use crate::hashing::WordHashKind;
 use crate::kernel::plan;
 use crate::kernel::shapes::Keys;
@@ -143,7 +143,7 @@ struct Halved<L, O> {
 impl<L: Lanes, O: BlockOp> PerKey for Halved<L, O> {
     const TAKES: Takes = O::TAKES;
 
-    /// `j` is `2 * block + half` ([`pattern::entries_halves`]).
+    /// `j` is `2 * block + half` ([`block::entries_halves`]).
     #[inline(always)]
     unsafe fn key(&mut self, j: usize, lo: u32) -> bool {
         let p = HalfProbes {
@@ -198,7 +198,7 @@ pub(crate) const BURST: usize = 64;
 
 /// `op` on each of a burst of at most [`BURST`] `u64` keys under `KeyHash::Mx32` (MX32-64) or
 /// `KeyHash::Moremur` (MM64) in the
-/// layout of `WORDS` ([`layout_of`](super::ops::layout_of)) with `R` rounds: the keys
+/// layout of `WORDS` ([`layout_of`](super::block::layout_of)) with `R` rounds: the keys
 /// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
 /// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
 /// pipeline: an 8-key `contains_batch` takes about half the instructions it took through the
@@ -273,10 +273,10 @@ unsafe fn burst<L: Lanes, A: PerKey, const HALVES: bool>(
     let hashes = &mut hashes[..n];
     plan::burst_hash(l, at.words, at.flip, keys, hashes);
     let unit = if HALVES {
-        pattern::entries_halves(l, hashes, num_blocks);
+        block::entries_halves(l, hashes, num_blocks);
         size_of::<Block>() / 2
     } else {
-        pattern::entries(l, hashes, num_blocks);
+        block::entries(l, hashes, num_blocks);
         size_of::<Block>()
     };
     let blocks = at.prefetch.then_some((base, unit));
@@ -315,7 +315,7 @@ pub(crate) fn burst_scalar<O: BlockOp>(
 #[cfg(test)]
 mod tests {
     use super::BlockBatch;
-    use crate::kernel::probe::ops::{Insert, InsertNew, Query, Shape};
+    use crate::kernel::probe::block::{Insert, InsertNew, Query, Shape};
     use crate::kernel::{Keys, Sink, Takes};
     use crate::layout::{Block, Layout};
 

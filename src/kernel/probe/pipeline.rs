@@ -14,7 +14,7 @@
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-use super::pattern::{entries, entries_halves};
+use super::block::{entries, entries_halves};
 use crate::cpu::l2_bytes;
 use crate::isa::Isa;
 use crate::kernel::shapes::Keys;

@@ -2,7 +2,7 @@
 //! probes are [`layout`](crate::layout)'s reference functions, so every other tier is tested
 //! against the specification itself.
 
-use super::ops::{BlockOp, Probes, Shape};
+use super::block::{BlockOp, Probes, Shape};
 use super::pipeline::Sink;
 use crate::kernel::plan::{self, EachHash};
 use crate::kernel::shapes::Keys;
