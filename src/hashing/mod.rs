@@ -8,9 +8,14 @@ pub(crate) mod aes;
 pub(crate) mod moremur;
 pub(crate) mod mx32;
 mod word_hash;
+pub(crate) mod xxh3;
 pub(crate) mod xxh64;
 
 pub(crate) use word_hash::{WordHash, WordHashKind};
+pub(crate) use xxh3::{
+    bytes_with_seed, seed_flip, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
+};
+pub use xxh3::{hash_bytes, hash_u32, hash_u64};
 pub(crate) use xxh64::{xxh64_u32, xxh64_u64};
 
 use alloc::boxed::Box;
@@ -18,21 +23,6 @@ use alloc::boxed::Box;
 use core::hash::Hasher;
 
 use xxhash_rust::xxh3::{Xxh3, xxh3_64_with_seed};
-
-/// XXH3's default secret, bytes 8..16 and 16..24, read little-endian. The 4-to-8-byte input
-/// path mixes exactly these two words with the seed (xxhash.h, `XXH3_len_4to8_64b`).
-const SECRET_8: u64 = 0x1cad_21f7_2c81_017c;
-const SECRET_16: u64 = 0xdb97_9083_e96d_d4de;
-/// XXH3's `PRIME_MX2`, the multiplier of its `rrmxmx` finaliser.
-pub(crate) const PRIME_MX2: u64 = 0x9fb2_1c65_1e98_df25;
-
-/// The per-seed constant XXH3 xors into a 4-to-8-byte input. Computed once per filter so a
-/// hash lane costs two rotates, two multiplies and a few shifts.
-#[inline]
-pub(crate) const fn seed_flip(seed: u64) -> u64 {
-    let folded = seed ^ (((seed as u32).swap_bytes() as u64) << 32);
-    (SECRET_8 ^ SECRET_16).wrapping_sub(folded)
-}
 
 /// A seed nobody outside this process can predict: SipHash-1-3 (std's `RandomState`, keyed
 /// from the operating system's randomness once per thread, with a fresh key per call) of a
@@ -43,76 +33,6 @@ pub(crate) fn random_seed() -> u64 {
     use std::hash::BuildHasher;
     static DRAWN: AtomicU64 = AtomicU64::new(0);
     std::collections::hash_map::RandomState::new().hash_one(DRAWN.fetch_add(1, Relaxed))
-}
-
-/// The seed whose [`seed_flip`] is `flip` (the map is a bijection): the kernels carry the flip,
-/// and byte-string keys need the seed itself.
-#[inline]
-pub(crate) const fn seed_from_flip(flip: u64) -> u64 {
-    let folded = (SECRET_8 ^ SECRET_16).wrapping_sub(flip);
-    folded ^ (((folded as u32).swap_bytes() as u64) << 32)
-}
-
-/// XXH3's default secret at bytes 24..56, as the 9-to-16-byte path reads it.
-const SECRET_24: u64 = 0x1f67_b3b7_a4a4_4072;
-const SECRET_32: u64 = 0x78e5_c0cc_4ee6_79cb;
-const SECRET_40: u64 = 0x2172_ffcc_7dd0_5a82;
-const SECRET_48: u64 = 0x8e24_43f7_7446_08b8;
-
-/// What XXH3's 9-to-16-byte path xors into the first and the last eight bytes of a key, for
-/// `seed`.
-#[inline(always)]
-pub(crate) const fn len9to16_keys(seed: u64) -> (u64, u64) {
-    (
-        (SECRET_24 ^ SECRET_32).wrapping_add(seed),
-        (SECRET_40 ^ SECRET_48).wrapping_sub(seed),
-    )
-}
-
-/// XXH3-64 of a 16-byte key (its little-endian bytes) with `seed`: the closed form of XXH3's
-/// 9-to-16-byte path, the same bits as `xxh3_64_with_seed(&key.to_le_bytes(), seed)`.
-#[inline(always)]
-pub(crate) const fn u128_with_seed(key: u128, seed: u64) -> u64 {
-    let (klo, khi) = len9to16_keys(seed);
-    let lo = (key as u64) ^ klo;
-    let hi = ((key >> 64) as u64) ^ khi;
-    let product = lo as u128 * hi as u128;
-    let fold = (product as u64) ^ ((product >> 64) as u64);
-    let acc = 16u64
-        .wrapping_add(lo.swap_bytes())
-        .wrapping_add(hi)
-        .wrapping_add(fold);
-    xxh3_avalanche(acc)
-}
-
-/// XXH3-64 of a byte string with `seed`: XXH3's 4-to-16-byte paths in closed form (the same
-/// bits as `xxh3_64_with_seed`, which serves every other length), so the short keys that
-/// dominate database and network columns skip the general function's length dispatch.
-#[inline(always)]
-pub(crate) fn bytes_with_seed(b: &[u8], seed: u64) -> u64 {
-    let len = b.len();
-    let le64 = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-    let le32 = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
-    match len {
-        9..=16 => {
-            let (klo, khi) = len9to16_keys(seed);
-            let lo = le64(0) ^ klo;
-            let hi = le64(len - 8) ^ khi;
-            let product = lo as u128 * hi as u128;
-            let fold = (product as u64) ^ ((product >> 64) as u64);
-            xxh3_avalanche(
-                (len as u64)
-                    .wrapping_add(lo.swap_bytes())
-                    .wrapping_add(hi)
-                    .wrapping_add(fold),
-            )
-        }
-        4..=8 => {
-            let x = (le32(len - 4) as u64).wrapping_add((le32(0) as u64) << 32);
-            rrmxmx(x ^ seed_flip(seed), len as u64)
-        }
-        _ => xxh3_64_with_seed(b, seed),
-    }
 }
 
 /// Which hash a filter gives its keys: the format's hash id (header byte 12), chosen when the
@@ -296,79 +216,6 @@ impl core::fmt::Display for KeyHash {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// XXH3's avalanche multiplier.
-pub(crate) const PRIME_AVALANCHE: u64 = 0x1656_6791_9e37_79f9;
-
-/// XXH3's avalanche.
-#[inline(always)]
-const fn xxh3_avalanche(mut h: u64) -> u64 {
-    h ^= h >> 37;
-    h = h.wrapping_mul(PRIME_AVALANCHE);
-    h ^ (h >> 32)
-}
-
-/// XXH3's `rrmxmx` finaliser for inputs of `len` bytes.
-#[inline(always)]
-pub(crate) const fn rrmxmx(mut h: u64, len: u64) -> u64 {
-    h ^= h.rotate_left(49) ^ h.rotate_left(24);
-    h = h.wrapping_mul(PRIME_MX2);
-    h ^= (h >> 35).wrapping_add(len);
-    h = h.wrapping_mul(PRIME_MX2);
-    h ^ (h >> 28)
-}
-
-/// XXH3-64 of an 8-byte little-endian key, given `seed_flip(seed)`.
-#[inline(always)]
-pub(crate) const fn u64_with_flip(key: u64, flip: u64) -> u64 {
-    rrmxmx(key.rotate_left(32) ^ flip, 8)
-}
-
-/// XXH3-64 of a 4-byte little-endian key, given `seed_flip(seed)`.
-#[inline(always)]
-pub(crate) const fn u32_with_flip(key: u32, flip: u64) -> u64 {
-    let k = key as u64;
-    rrmxmx((k | (k << 32)) ^ flip, 4)
-}
-
-/// XXH3-64 of `key.to_le_bytes()` with `seed`.
-///
-/// ```
-/// let h = blockbloom::hash::hash_u64(1, 0);
-/// assert_eq!(h, xxhash_rust::xxh3::xxh3_64_with_seed(&1u64.to_le_bytes(), 0));
-/// ```
-#[inline]
-pub const fn hash_u64(key: u64, seed: u64) -> u64 {
-    u64_with_flip(key, seed_flip(seed))
-}
-
-/// XXH3-64 of `key.to_le_bytes()` with `seed`: the hash of a 4-byte string. A `u32` *key* is
-/// its 64-bit value ([`hash_u64`]`(key as u64, seed)`); this is what a 4-byte key hashes to,
-/// which is how a filter written while a `u32` key was its 4 bytes is asked for one
-/// (`contains_bytes(&key.to_le_bytes())`).
-///
-/// ```
-/// use blockbloom::hash::{hash_bytes, hash_key, hash_u32, hash_u64};
-/// assert_eq!(hash_u32(7, 1), hash_bytes(&7u32.to_le_bytes(), 1));
-/// assert_eq!(hash_key(&7u32, 1), hash_u64(7, 1));
-///
-/// let h = blockbloom::hash::hash_u32(1, 0);
-/// assert_eq!(h, xxhash_rust::xxh3::xxh3_64_with_seed(&1u32.to_le_bytes(), 0));
-/// ```
-#[inline]
-pub const fn hash_u32(key: u32, seed: u64) -> u64 {
-    u32_with_flip(key, seed_flip(seed))
-}
-
-/// XXH3-64 of exactly these bytes with `seed` (no length prefix, no terminator).
-///
-/// ```
-/// assert_eq!(blockbloom::hash::hash_bytes(b"", 0), xxhash_rust::xxh3::xxh3_64_with_seed(b"", 0));
-/// ```
-#[inline]
-pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
-    bytes_with_seed(bytes, seed)
 }
 
 /// Bytes kept inline before the hasher switches to streaming XXH3.

@@ -17,13 +17,13 @@
 
 use crate::hashing::moremur::Moremur;
 use crate::hashing::mx32::Mx32;
+use crate::hashing::xxh3;
 use crate::hashing::{
     KeyHash, WordHash, WordHashKind, seed_from_flip, u64_with_flip, u128_with_seed,
 };
 use crate::kernel::hash::words;
-use crate::kernel::hash::xxh3;
-use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, Word, each_width};
-use crate::simd::{Lanes, Routine};
+use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, each_width};
+use crate::simd::{Lanes, Routine, Word};
 use core::marker::PhantomData;
 
 /// `$body` with `$h` the [`WordHash`] that `$kind` ([`WordHashKind`]) names: the plan's one
@@ -145,8 +145,9 @@ pub(crate) trait EachHash {
 }
 
 /// Hashes `keys` (as [`Keys::under`] gave them) one at a time, the reference way, and hands
-/// them in order to `to`: integer keys (and `u64` keys under MX32-64 and MM64) hashed inline, one loop
-/// per width; other keys a chunk at a time (one dispatch per chunk, not per key).
+/// them in order to `to`: integer keys (and `u64` keys under an integer hash of the filter's
+/// own) hashed inline, one loop per width; other keys a chunk at a time (one dispatch per
+/// chunk, not per key).
 #[inline(always)]
 pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
     match keys {
@@ -220,7 +221,7 @@ fn xxh3_words<L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
         type Output = ();
         #[inline(always)]
         fn run<L: Lanes>(self, l: L) {
-            xxh3::hash_words(l, self.flip, self.keys, self.out)
+            xxh3::lanes::hash_words(l, self.flip, self.keys, self.out)
         }
     }
     l.with_mul64(Words { flip, keys, out })
@@ -270,7 +271,7 @@ fn xxh3_bytes<L: Lanes>(l: L, flip: u64, keys: ByteKeys<'_>, out: &mut [u64]) {
             type Output = ();
             #[inline(always)]
             fn run<L: Lanes>(self, l: L) {
-                xxh3::bytes::hash_keys(l, self.flip, self.keys, self.out)
+                crate::kernel::hash::xxh3::bytes::hash_keys(l, self.flip, self.keys, self.out)
             }
         }
         return l.outlined_mul64(Bytes { flip, keys, out });

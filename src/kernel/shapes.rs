@@ -1,45 +1,16 @@
 //! The shapes of keys a batch can take ([`Keys`]): integer slices of every width, 16-byte
 //! keys, byte strings in their four layouts, and hashes; and, for the filters whose hash
 //! treats some shapes apart, the same keys grouped by the hash that takes them
-//! ([`FixedWidth`], [`Aesh`], made by the hash plan). Data and its layout only: how a shape becomes hashes is
-//! `kernel::hash` (the routines) and `kernel::plan` (which routine). A new key shape is a
-//! variant here, and its arms in the plan.
+//! ([`FixedWidth`], [`Aesh`], made by the hash plan). Data and its layout only: how a shape
+//! becomes hashes is `crate::hashing` and `kernel::hash` (the routines) and `kernel::plan`
+//! (which routine). A new key shape is a variant here, and its arms in the plan.
 
 use crate::error::Error;
 use crate::hashing::aes::ByteSource;
 use crate::hashing::{KeyHash, WordHashKind};
+#[cfg(target_arch = "x86_64")]
 use crate::simd::Lanes;
-
-/// An integer key type of up to 64 bits: the key is its 64-bit value (sign-extended if the
-/// type is signed, zero-extended if not), on every path and under every hash.
-pub(crate) trait Word: Copy {
-    /// The key's 64-bit value.
-    fn value(self) -> u64;
-    /// The values of the first eight keys of `keys` in eight 64-bit lanes (`keys.len() >= 8`).
-    fn lanes<L: Lanes>(l: L, keys: &[Self]) -> L::V;
-}
-
-macro_rules! words {
-    ($($t:ty => $widen:ident as $via:ty),* $(,)?) => {$(
-        impl Word for $t {
-            #[inline(always)]
-            fn value(self) -> u64 {
-                self as $via as u64
-            }
-            #[inline(always)]
-            fn lanes<L: Lanes>(l: L, keys: &[$t]) -> L::V {
-                l.$widen(keys)
-            }
-        }
-    )*};
-}
-
-words! {
-    u64 => loadu as u64,
-    u32 => widen_u32 as u32, i32 => widen_i32 as i64,
-    u16 => widen_u16 as u16, i16 => widen_i16 as i64,
-    u8 => widen_u8 as u8, i8 => widen_i8 as i64,
-}
+use crate::simd::Word;
 
 /// Integer keys narrower than 64 bits, in place: each is its 64-bit value ([`Word`]), widened
 /// in lanes as a chunk is hashed (no copy of the keys).

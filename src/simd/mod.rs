@@ -367,3 +367,34 @@ fn split_by_arrays<L: Lanes, T>(l: L, keys: &[T], value: impl Fn(&T) -> u128) ->
     }
     (l.loadu(&lo), l.loadu(&hi))
 }
+
+/// An integer key type of up to 64 bits: the key is its 64-bit value (sign-extended if the
+/// type is signed, zero-extended if not), on every path and under every hash.
+pub(crate) trait Word: Copy {
+    /// The key's 64-bit value.
+    fn value(self) -> u64;
+    /// The values of the first eight keys of `keys` in eight 64-bit lanes (`keys.len() >= 8`).
+    fn lanes<L: Lanes>(l: L, keys: &[Self]) -> L::V;
+}
+
+macro_rules! words {
+    ($($t:ty => $widen:ident as $via:ty),* $(,)?) => {$(
+        impl Word for $t {
+            #[inline(always)]
+            fn value(self) -> u64 {
+                self as $via as u64
+            }
+            #[inline(always)]
+            fn lanes<L: Lanes>(l: L, keys: &[$t]) -> L::V {
+                l.$widen(keys)
+            }
+        }
+    )*};
+}
+
+words! {
+    u64 => loadu as u64,
+    u32 => widen_u32 as u32, i32 => widen_i32 as i64,
+    u16 => widen_u16 as u16, i16 => widen_i16 as i64,
+    u8 => widen_u8 as u8, i8 => widen_i8 as i64,
+}

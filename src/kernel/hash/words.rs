@@ -6,10 +6,10 @@
 //! family.
 
 use crate::hashing::{WordHash, seed_from_flip};
-use crate::kernel::shapes::{FixedWidth, Word};
+use crate::kernel::shapes::FixedWidth;
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::shapes::{Key16, each_width};
-use crate::simd::Lanes;
+use crate::simd::{Lanes, Word};
 
 /// `H` of each integer key's 64-bit value, eight lanes at a time (the rest one at a time).
 #[inline(always)]

@@ -1,6 +1,7 @@
 //! Byte-string keys of 4 to 16 bytes hashed eight at a time in lanes (the AVX-512 tier's):
 //! XXH3's closed forms for 4 to 8 bytes (`rrmxmx` of the first and last four bytes) and 9 to
-//! 16 (see [`key16`](super::key16)), equal bit for bit to `xxh3_64_with_seed` of the bytes.
+//! 16 (see [`key16`](crate::hashing::xxh3::key16)), equal bit for bit to `xxh3_64_with_seed`
+//! of the bytes.
 //!
 //! Scalar code reads each of eight keys' first and last words (four bytes each up to 8
 //! bytes, eight above) into arrays that the compiler assembles in registers; the lanes do
@@ -16,8 +17,9 @@
 //! measured slower (`blockbloom-perf string-lanes`, hashing alone:
 //! perf-reports/2026-11-28-string-lanes.md).
 
-use super::key16::{Constants, long};
-use super::{bytes_one_by_one, rrmxmx_var};
+use super::bytes_one_by_one;
+use crate::hashing::xxh3::key16::{Constants, long};
+use crate::hashing::xxh3::lanes::rrmxmx_var;
 use crate::hashing::{bytes_with_seed, seed_from_flip};
 use crate::kernel::shapes::ByteKeys;
 use crate::simd::Lanes;

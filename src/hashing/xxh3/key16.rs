@@ -5,9 +5,9 @@
 //! The keys are loaded straight into lanes (the low and the high words of eight keys), so
 //! nothing is staged, and faster than one key at a time on AVX2 and AVX-512
 //! (`blockbloom-perf key-types`; docs/guide/keys.md, "Hashed in lanes"). Byte strings of 4 to 16
-//! bytes use the same path from [`bytes`](super::bytes).
+//! bytes use the same path from `kernel::hash::xxh3::bytes`.
 
-use crate::hashing::{PRIME_AVALANCHE, len9to16_keys, seed_from_flip, u128_with_seed};
+use super::{PRIME_AVALANCHE, len9to16_keys, seed_from_flip, u128_with_seed};
 use crate::simd::Lanes;
 
 /// XXH3 of `u128` keys in lanes, `out.len() == keys.len()`: the routine the hash plan runs
@@ -44,14 +44,14 @@ pub(crate) fn hash_fixed16<L: Lanes>(l: L, flip: u64, keys: &[[u8; 16]], out: &m
 
 /// The seed's constants, in lanes: what the 9-to-16-byte path xors into the first and the
 /// last eight bytes.
-pub(super) struct Constants<V> {
+pub(crate) struct Constants<V> {
     first: V,
     last: V,
 }
 
 impl<V> Constants<V> {
     #[inline(always)]
-    pub(super) fn new<L: Lanes<V = V>>(l: L, seed: u64) -> Constants<V> {
+    pub(crate) fn new<L: Lanes<V = V>>(l: L, seed: u64) -> Constants<V> {
         let (first, last) = len9to16_keys(seed);
         Constants {
             first: l.splat(first),
@@ -78,7 +78,7 @@ fn hash_u128<L: Lanes>(l: L, seed: u64, keys: &[u128], out: &mut [u64]) {
 
 /// XXH3's 9-to-16-byte path: `first`/`last` are the key's first and last eight bytes.
 #[inline(always)]
-pub(super) fn long<L: Lanes>(
+pub(crate) fn long<L: Lanes>(
     l: L,
     first: L::V,
     last: L::V,
@@ -98,63 +98,4 @@ fn avalanche<L: Lanes>(l: L, h: L::V) -> L::V {
     let h = l.xor(h, l.shr::<37>(h));
     let h = l.mul64(h, l.splat(PRIME_AVALANCHE));
     l.xor(h, l.shr::<32>(h))
-}
-
-#[cfg(test)]
-mod tests {
-    use alloc::vec::Vec;
-
-    use crate::hashing::aes::hash_bytes_aes;
-    use crate::hashing::{KeyHash, seed_flip};
-    use crate::isa::Isa;
-    use crate::kernel::hash::xxh3::bytes::tests::mix;
-    use crate::kernel::{Kernel, Keys};
-    use xxhash_rust::xxh3::xxh3_64_with_seed;
-
-    #[test]
-    fn sixteen_byte_keys_hash_as_their_bytes_on_every_tier() {
-        let mut state = 5;
-        let wide: Vec<u128> = (0..777)
-            .map(|_| (mix(&mut state) as u128) << 64 | mix(&mut state) as u128)
-            .collect();
-        let fixed: Vec<[u8; 16]> = wide.iter().map(|k| k.to_le_bytes()).collect();
-        for seed in [0, 99] {
-            let want: Vec<u64> = fixed.iter().map(|k| xxh3_64_with_seed(k, seed)).collect();
-            for isa in Isa::supported() {
-                let kernel = Kernel::get(isa).unwrap();
-                let mut out = alloc::vec![0u64; wide.len()];
-                kernel.hash_keys(seed_flip(seed), Keys::U128(&wide), 0, &mut out);
-                assert_eq!(out, want, "{isa}: u128");
-                kernel.hash_keys(seed_flip(seed), Keys::Fixed16(&fixed), 0, &mut out);
-                assert_eq!(out, want, "{isa}: [u8; 16]");
-            }
-        }
-    }
-
-    /// Under `KeyHash::Aesh`, AESH-64 of the 16 bytes, from both sources, on every tier, from every
-    /// start (groups of eight at every offset, and the tail).
-    #[test]
-    fn sixteen_byte_keys_hash_as_aesh_under_hash_id_2_on_every_tier() {
-        let mut state = 6;
-        let wide: Vec<u128> = (0..300)
-            .map(|_| (mix(&mut state) as u128) << 64 | mix(&mut state) as u128)
-            .collect();
-        let fixed: Vec<[u8; 16]> = wide.iter().map(|k| k.to_le_bytes()).collect();
-        for seed in [0, 99] {
-            let want: Vec<u64> = fixed.iter().map(|k| hash_bytes_aes(k, seed)).collect();
-            for isa in Isa::supported() {
-                let kernel = Kernel::get(isa).unwrap();
-                for start in [0, 1, 7, 9] {
-                    let mut out = alloc::vec![0u64; wide.len() - start];
-                    let flip = seed_flip(seed);
-                    let u128s = Keys::U128(&wide).under(KeyHash::Aesh);
-                    kernel.hash_keys(flip, u128s, start, &mut out);
-                    assert_eq!(out, want[start..], "{isa}: u128 from {start}");
-                    let arrays = Keys::Fixed16(&fixed).under(KeyHash::Aesh);
-                    kernel.hash_keys(flip, arrays, start, &mut out);
-                    assert_eq!(out, want[start..], "{isa}: [u8; 16] from {start}");
-                }
-            }
-        }
-    }
 }
