@@ -3,8 +3,8 @@
 //! count so the round loop unrolls), on the scalar tier through the reference loop; and the
 //! burst entries run one over at most [`BURST`] keys without the pipeline.
 
-use super::block::{self, BlockOp, HalfProbes, LaneProbes, Shape, rows_of};
-use super::pipeline::{CHUNK, PerKey, Sink, Takes, Walk, pipeline, probe_staged};
+use super::block::{self, BlockOp, HalfProbes, LaneProbes, Shape, Takes, rows_of};
+use super::pipeline::{CHUNK, PerKey, Sink, Walk, pipeline, probe_staged};
 use super::scalar;
 use crate::hashing::WordHashKind;
 use crate::kernel::plan;

@@ -8,7 +8,6 @@
 //! an op over a batch of keys. The base filter's operations live here; the family kinds define
 //! theirs next to their storage.
 
-use super::pipeline::Takes;
 use crate::hashing::KeyHash;
 use crate::layout::stripes::Held;
 use crate::layout::{AtomicBlock, Block, Layout, Row, Row32, contains_scalar, insert_scalar};
@@ -299,6 +298,43 @@ pub(crate) fn pattern_8x32<L: Lanes>(l: L, lo: u32, half: usize, rows: &[Row32])
 // ---------------------------------------------------------------------------------------------
 // Block operations: a key's probes, and what an op does with them
 // ---------------------------------------------------------------------------------------------
+
+/// The kinds of sink (`pipeline::Sink`) an operation's batches take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Takes {
+    /// Every kind (the queries).
+    Any,
+    /// `Sink::Discard` only (the ops that only write).
+    Discard,
+    /// `Sink::Each` only.
+    Each,
+    /// `Sink::Count` only.
+    Count,
+}
+
+impl Takes {
+    /// Whether an op that takes these sinks takes `Sink::Discard`. These tests are `const`
+    /// so that a match guard on them, inside `const { }`, is decided per instance before
+    /// code generation: the arms an op never takes are not compiled for it.
+    pub(crate) const fn discard(self) -> bool {
+        matches!(self, Takes::Any | Takes::Discard)
+    }
+
+    /// Whether it takes `Sink::Each`.
+    pub(crate) const fn each(self) -> bool {
+        matches!(self, Takes::Any | Takes::Each)
+    }
+
+    /// Whether it takes `Sink::Count`.
+    pub(crate) const fn count(self) -> bool {
+        matches!(self, Takes::Any | Takes::Count)
+    }
+
+    /// Whether it takes every kind (`Sink::Bitmap` and `Sink::Select` too).
+    pub(crate) const fn any(self) -> bool {
+        matches!(self, Takes::Any)
+    }
+}
 
 /// What a filter needs to place a hash: block count, layout, probe rounds, and the seed's
 /// XXH3 constant; and how its batches walk memory (chunk and prefetch), which changes speed

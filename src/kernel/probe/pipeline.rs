@@ -14,7 +14,7 @@
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-use super::block::{entries, entries_halves};
+use super::block::{Takes, entries, entries_halves};
 use crate::cpu::l2_bytes;
 use crate::isa::Isa;
 use crate::kernel::shapes::Keys;
@@ -243,10 +243,20 @@ impl Sink<'_> {
     /// If an answer slice has the wrong length (`n` answers, or `n.div_ceil(64)` bitmap
     /// words), a selection of more than 2^32 keys is asked for (indices are `u32`), or the
     /// operation does not take this kind of sink (a bug in the crate: its arm is not compiled).
+    /// Whether an operation whose batches take `takes` takes this kind of sink.
+    fn taken_by(&self, takes: Takes) -> bool {
+        match self {
+            Sink::Discard => takes.discard(),
+            Sink::Each(_) => takes.each(),
+            Sink::Count(_) => takes.count(),
+            Sink::Bitmap(_) | Sink::Select(_) => takes.any(),
+        }
+    }
+
     #[inline]
     pub(crate) fn prepare(&mut self, n: usize, takes: Takes) {
         assert!(
-            takes.allows(self),
+            self.taken_by(takes),
             "this operation's batches take {takes:?} sinks only"
         );
         match self {
@@ -338,52 +348,6 @@ fn select_chunk<A: PerKey>(
     // SAFETY: the first `kept <= n <= spare.len()` spare slots were written above (each write
     // at `kept` before it could advance), so `len + kept` elements are initialised.
     unsafe { out.set_len(len + kept) };
-}
-
-/// The kinds of [`Sink`] an operation's batches take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Takes {
-    /// Every kind (the queries).
-    Any,
-    /// [`Sink::Discard`] only (the ops that only write).
-    Discard,
-    /// [`Sink::Each`] only.
-    Each,
-    /// [`Sink::Count`] only.
-    Count,
-}
-
-impl Takes {
-    /// Whether an op that takes these sinks takes [`Sink::Discard`]. These tests are `const`
-    /// so that a match guard on them, inside `const { }`, is decided per instance before
-    /// code generation: the arms an op never takes are not compiled for it.
-    pub(crate) const fn discard(self) -> bool {
-        matches!(self, Takes::Any | Takes::Discard)
-    }
-
-    /// Whether it takes [`Sink::Each`].
-    pub(crate) const fn each(self) -> bool {
-        matches!(self, Takes::Any | Takes::Each)
-    }
-
-    /// Whether it takes [`Sink::Count`].
-    pub(crate) const fn count(self) -> bool {
-        matches!(self, Takes::Any | Takes::Count)
-    }
-
-    /// Whether it takes every kind ([`Sink::Bitmap`] and [`Sink::Select`] too).
-    pub(crate) const fn any(self) -> bool {
-        matches!(self, Takes::Any)
-    }
-
-    fn allows(self, sink: &Sink<'_>) -> bool {
-        match sink {
-            Sink::Discard => self.discard(),
-            Sink::Each(_) => self.each(),
-            Sink::Count(_) => self.count(),
-            Sink::Bitmap(_) | Sink::Select(_) => self.any(),
-        }
-    }
 }
 
 /// What a pipelined batch does with one key: its block index and low hash half. A trait with
