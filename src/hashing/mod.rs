@@ -11,7 +11,9 @@ mod word_hash;
 pub(crate) mod xxh3;
 pub(crate) mod xxh64;
 
-pub(crate) use word_hash::{WordHash, WordHashKind};
+#[cfg(target_arch = "x86_64")]
+pub(crate) use word_hash::hash_keys16;
+pub(crate) use word_hash::{WordHash, WordHashKind, hash_words};
 pub(crate) use xxh3::{
     bytes_with_seed, seed_flip, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
 };

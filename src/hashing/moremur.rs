@@ -87,7 +87,7 @@ pub(crate) const fn u128_with_key(v: u128, k: u64) -> u64 {
 /// multiplies and three xorshifts a key. The tier's `Lanes::mul64` is one instruction on AVX-512 (`vpmullq`)
 /// and three 32-bit products on AVX2 and NEON. Equal bit for bit to the scalar functions
 /// above on every key (`tests/integer_hashes.rs`, every tier); the loops over keys are
-/// `kernel::hash::words`'.
+/// [`hash_words`](super::hash_words)'s.
 mod lanes {
     use crate::hashing::{WordHash, WordHashKind};
     use crate::simd::Lanes;

@@ -155,7 +155,7 @@ mod one_register {
 /// MX32-64 on eight lanes ([`WordHash`](super::WordHash)), over the SIMD primitives: four
 /// rounds of two 32x32->64-bit products, so the x86-64 and NEON tiers need no 64-bit multiply. Equal bit for
 /// bit to the scalar functions above on every key (`tests/integer_hashes.rs`, every tier);
-/// the loops over keys are `kernel::hash::words`'.
+/// the loops over keys are [`hash_words`](super::hash_words)'s.
 mod lanes {
     use crate::hashing::{WordHash, WordHashKind};
     use crate::simd::Lanes;

@@ -1,11 +1,14 @@
 //! The shape every integer hash of 64-bit values and 16-byte keys has ([`WordHash`]): what it
 //! does to one key, and to eight keys' values in SIMD lanes. Each such hash's file (`mx32.rs`,
-//! `moremur.rs`) implements it beside its scalar definition; the loops over keys of every
-//! width, the scalar reference's loop and the hash plan's choice of where to run them are
-//! written once for all of them (`kernel::hash::words`, `kernel::plan`).
+//! `moremur.rs`) implements it beside its scalar definition; the loops in lanes over integer
+//! keys of one type ([`hash_words`]) and over 16-byte keys ([`hash_keys16`]) are written here
+//! once for all of them; the loops over every key shape, the scalar reference's loop and the
+//! choice of where to run them are the kernel's hash plan's (`kernel::plan`).
 
-use super::KeyHash;
-use crate::simd::Lanes;
+use super::{KeyHash, seed_from_flip};
+#[cfg(target_arch = "x86_64")]
+use crate::simd::Key16;
+use crate::simd::{Lanes, Word};
 
 /// Which integer hash ([`WordHash`]) a filter hash takes keys of 4, 8 and 16 bytes with, in
 /// lanes ([`KeyHash::word_hash`]): what a batch of such keys carries to the hash plan, which
@@ -58,4 +61,47 @@ pub(crate) trait WordHash {
     // Only x86-64's tiers split 16-byte keys in registers (`Lanes::KEYS16_IN_LANES`).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn lanes16<L: Lanes>(l: L, lo_keyed: L::V, hi: L::V) -> L::V;
+}
+
+/// `H` of each integer key's 64-bit value, eight lanes at a time (the rest one at a time).
+#[inline(always)]
+pub(crate) fn hash_words<H: WordHash, L: Lanes, W: Word>(
+    l: L,
+    flip: u64,
+    keys: &[W],
+    out: &mut [u64],
+) {
+    let k = H::key(seed_from_flip(flip));
+    let kv = l.splat(k);
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (x, o) in (&mut kc).zip(&mut oc) {
+        l.storeu(o, H::lanes(l, l.xor(W::lanes(l, x), kv)));
+    }
+    for (o, &x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = H::u64_with_key(x.value(), k);
+    }
+}
+
+/// `H` of 16-byte keys of one form, eight lanes at a time (the rest one at a time), on the
+/// tiers that split them in registers ([`Lanes::KEYS16_IN_LANES`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn hash_keys16<H: WordHash, L: Lanes, T: Key16>(
+    l: L,
+    flip: u64,
+    keys: &[T],
+    out: &mut [u64],
+) {
+    let k = H::key(seed_from_flip(flip));
+    let kv = l.splat(k);
+    let mut kc = keys.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (x, o) in (&mut kc).zip(&mut oc) {
+        let (lo, hi) = T::split(l, x);
+        l.storeu(o, H::lanes16(l, l.xor(lo, kv), hi));
+    }
+    for (o, x) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        *o = H::u128_with_key(x.value(), k);
+    }
 }

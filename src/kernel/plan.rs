@@ -15,13 +15,14 @@
 //! The single-key path chooses the same way: one key, one hash ([`burst_keys`] for the burst
 //! entries).
 
+#[cfg(target_arch = "x86_64")]
+use crate::hashing::hash_keys16;
 use crate::hashing::moremur::Moremur;
 use crate::hashing::mx32::Mx32;
 use crate::hashing::xxh3;
 use crate::hashing::{
-    KeyHash, WordHash, WordHashKind, seed_from_flip, u64_with_flip, u128_with_seed,
+    KeyHash, WordHash, WordHashKind, hash_words, seed_from_flip, u64_with_flip, u128_with_seed,
 };
-use crate::kernel::hash::words;
 use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, each_width};
 use crate::simd::{Lanes, Routine, Word};
 use core::marker::PhantomData;
@@ -99,7 +100,7 @@ impl<'a> Keys<'a> {
             Keys::Hashes(k) => out.copy_from_slice(k),
             Keys::Aesh(a) => aesh_scalar(*a, flip, out),
             Keys::Fixed(kind, m) => {
-                with_word_hash!(kind, H => words::hash_each::<H>(*m, flip, out))
+                with_word_hash!(kind, H => hash_each::<H>(*m, flip, out))
             }
         }
     }
@@ -157,7 +158,7 @@ pub(crate) fn each_hash(keys: Keys<'_>, flip: u64, to: impl EachHash) {
         }),
         Keys::Hashes(k) => to.each(k.iter().copied()),
         Keys::Fixed(kind, FixedWidth::U64(k)) => {
-            with_word_hash!(kind, H => to.each(words::each_u64::<H>(k, flip)))
+            with_word_hash!(kind, H => to.each(each_u64::<H>(k, flip)))
         }
         Keys::U128(_) | Keys::Fixed16(_) | Keys::Bytes(_) | Keys::Aesh(_) | Keys::Fixed(..) => {
             const CHUNK: usize = 64;
@@ -307,7 +308,7 @@ fn fixed_at<H: WordHash, L: Lanes>(
 #[inline(always)]
 fn words_on<H: WordHash, L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &mut [u64]) {
     if !H::MUL64 {
-        return words::hash_words::<H, L, W>(l, flip, keys, out);
+        return hash_words::<H, L, W>(l, flip, keys, out);
     }
     struct Words<'k, 'o, H, W> {
         flip: u64,
@@ -319,7 +320,7 @@ fn words_on<H: WordHash, L: Lanes, W: Word>(l: L, flip: u64, keys: &[W], out: &m
         type Output = ();
         #[inline(always)]
         fn run<L: Lanes>(self, l: L) {
-            words::hash_words::<H, L, W>(l, self.flip, self.keys, self.out)
+            hash_words::<H, L, W>(l, self.flip, self.keys, self.out)
         }
     }
     let hash = PhantomData::<H>;
@@ -349,7 +350,7 @@ fn fixed_on<H: WordHash, L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &
             type Output = ();
             #[inline(always)]
             fn run<L: Lanes>(self, l: L) {
-                words::hash_fixed::<H, L>(l, self.flip, self.keys, self.out)
+                hash_fixed::<H, L>(l, self.flip, self.keys, self.out)
             }
         }
         let fixed = Fixed {
@@ -368,6 +369,40 @@ fn fixed_on<H: WordHash, L: Lanes>(l: L, flip: u64, keys: FixedWidth<'_>, out: &
         FixedWidth::U64(w) => words_on::<H, L, u64>(l, flip, w, out),
         other => one_by_one(flip, Keys::Fixed(H::KIND, other), out),
     }
+}
+
+/// `H` of fixed-width keys, eight lanes at a time (the rest one at a time), 16-byte ones
+/// included: on the tiers that split them in registers ([`Lanes::KEYS16_IN_LANES`]), which
+/// the hash plan runs it on in a function with their features.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn hash_fixed<H: WordHash, L: Lanes>(
+    l: L,
+    flip: u64,
+    keys: FixedWidth<'_>,
+    out: &mut [u64],
+) {
+    match keys {
+        FixedWidth::U64(keys) => hash_words::<H, L, u64>(l, flip, keys, out),
+        FixedWidth::Narrow(n) => each_width!(n, k => hash_words::<H, L, _>(l, flip, k, out)),
+        FixedWidth::U128(keys) => hash_keys16::<H, L, _>(l, flip, keys, out),
+        FixedWidth::Fixed16(keys) => hash_keys16::<H, L, _>(l, flip, keys, out),
+    }
+}
+
+/// `H` of fixed-width keys one at a time: the scalar reference's.
+#[inline(always)]
+pub(crate) fn hash_each<H: WordHash>(keys: FixedWidth<'_>, flip: u64, out: &mut [u64]) {
+    let k = H::key(seed_from_flip(flip));
+    keys.hash_each(|x| H::u64_with_key(x, k), |x| H::u128_with_key(x, k), out)
+}
+
+/// `H` of each `u64` key, one at a time, in order: the scalar reference's loop where it takes
+/// the hashes as they come.
+#[inline(always)]
+pub(crate) fn each_u64<H: WordHash>(keys: &[u64], flip: u64) -> impl Iterator<Item = u64> + '_ {
+    let k = H::key(seed_from_flip(flip));
+    keys.iter().map(move |&x| H::u64_with_key(x, k))
 }
 
 /// [`Aesh::hash`] on the tier: on the CPU's AES rounds where it has them

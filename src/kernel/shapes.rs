@@ -8,8 +8,6 @@
 use crate::error::Error;
 use crate::hashing::aes::ByteSource;
 use crate::hashing::{KeyHash, WordHashKind};
-#[cfg(target_arch = "x86_64")]
-use crate::simd::Lanes;
 use crate::simd::Word;
 
 /// Integer keys narrower than 64 bits, in place: each is its 64-bit value ([`Word`]), widened
@@ -163,38 +161,6 @@ impl<'a> FixedWidth<'a> {
                 }
             }
         }
-    }
-}
-
-/// A 16-byte key form that the integer hashes' 16-byte lanes read: its value, and eight of
-/// them split into their low and high halves by the tier.
-#[cfg(target_arch = "x86_64")]
-pub(crate) trait Key16: Copy {
-    fn value(&self) -> u128;
-    fn split<L: Lanes>(l: L, keys: &[Self]) -> (L::V, L::V);
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Key16 for u128 {
-    #[inline(always)]
-    fn value(&self) -> u128 {
-        *self
-    }
-    #[inline(always)]
-    fn split<L: Lanes>(l: L, keys: &[u128]) -> (L::V, L::V) {
-        l.split_u128(keys)
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Key16 for [u8; 16] {
-    #[inline(always)]
-    fn value(&self) -> u128 {
-        u128::from_le_bytes(*self)
-    }
-    #[inline(always)]
-    fn split<L: Lanes>(l: L, keys: &[[u8; 16]]) -> (L::V, L::V) {
-        l.split_fixed16(keys)
     }
 }
 

@@ -398,3 +398,35 @@ words! {
     u16 => widen_u16 as u16, i16 => widen_i16 as i64,
     u8 => widen_u8 as u8, i8 => widen_i8 as i64,
 }
+
+/// A 16-byte key form that the integer hashes' 16-byte lanes read: its value, and eight of
+/// them split into their low and high halves by the tier.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Key16: Copy {
+    fn value(&self) -> u128;
+    fn split<L: Lanes>(l: L, keys: &[Self]) -> (L::V, L::V);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Key16 for u128 {
+    #[inline(always)]
+    fn value(&self) -> u128 {
+        *self
+    }
+    #[inline(always)]
+    fn split<L: Lanes>(l: L, keys: &[u128]) -> (L::V, L::V) {
+        l.split_u128(keys)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Key16 for [u8; 16] {
+    #[inline(always)]
+    fn value(&self) -> u128 {
+        u128::from_le_bytes(*self)
+    }
+    #[inline(always)]
+    fn split<L: Lanes>(l: L, keys: &[[u8; 16]]) -> (L::V, L::V) {
+        l.split_fixed16(keys)
+    }
+}
