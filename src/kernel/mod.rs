@@ -35,12 +35,11 @@ pub(crate) mod probe;
 pub(crate) mod shapes;
 
 pub(crate) use one_key::OneKey;
-pub(crate) use probe::batch::{BURST, BlockBatch, Burst};
 pub(crate) use probe::block::{
-    BlockOp, HalfProbes, Insert, InsertNew, Probes, Query, Shape, Takes,
+    BlockOp, HalfProbes, Insert, InsertNew, Probes, Query, Shape, Sink, Takes,
 };
 pub use probe::pipeline::MAX_PREFETCH_DEPTH;
-pub(crate) use probe::pipeline::{Sink, chunking, prefetch, prefetch_depth};
+pub(crate) use probe::pipeline::{BURST, BlockBatch, Burst, chunking, prefetch, prefetch_depth};
 pub(crate) use shapes::Keys;
 
 /// A tier this CPU was checked to support. Obtainable only through [`Kernel::get`].

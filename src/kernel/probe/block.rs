@@ -3,15 +3,16 @@
 //! the block insert and test, plain, on a shared filter's words under its stripe lock, and in
 //! `Sectors8x32` halves; then what a batch does with them. A [`BlockOp`] receives the key's
 //! block index and its probes ([`Probes`]), which it can set in a block, test against a
-//! block, or take as a pattern block. On a SIMD tier the probes are computed in lanes when the
-//! op asks for them; on the scalar reference, one bit at a time. [`batch`](super::batch) runs
-//! an op over a batch of keys. The base filter's operations live here; the family kinds define
-//! theirs next to their storage.
+//! block, or take as a pattern block, and its answers go to a [`Sink`]. On a SIMD tier the
+//! probes are computed in lanes when the op asks for them; on the scalar reference, one bit at
+//! a time. The pipeline (`pipeline.rs`) runs an op over a batch of keys. The base filter's
+//! operations live here; the family kinds define theirs next to their storage.
 
 use crate::hashing::KeyHash;
 use crate::layout::stripes::Held;
 use crate::layout::{AtomicBlock, Block, Layout, Row, Row32, contains_scalar, insert_scalar};
 use crate::simd::Lanes;
+use alloc::vec::Vec;
 use core::sync::atomic::AtomicU64;
 
 // ---------------------------------------------------------------------------------------------
@@ -299,7 +300,7 @@ pub(crate) fn pattern_8x32<L: Lanes>(l: L, lo: u32, half: usize, rows: &[Row32])
 // Block operations: a key's probes, and what an op does with them
 // ---------------------------------------------------------------------------------------------
 
-/// The kinds of sink (`pipeline::Sink`) an operation's batches take.
+/// The kinds of sink ([`Sink`]) an operation's batches take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Takes {
     /// Every kind (the queries).
@@ -336,6 +337,100 @@ impl Takes {
     }
 }
 
+/// Where a batch's answers go.
+pub enum Sink<'a> {
+    /// Nowhere (inserts).
+    Discard,
+    /// One answer per key.
+    Each(&'a mut [bool]),
+    /// Added to the count: how many keys answered `true`.
+    Count(&'a mut usize),
+    /// One bit per key, least significant first (Arrow's validity layout): bit `i % 64` of
+    /// word `i / 64` for key `i`; the bits after the last key are 0.
+    Bitmap(&'a mut [u64]),
+    /// The indices of the keys that answered `true`, appended in order.
+    Select(&'a mut Vec<u32>),
+}
+
+impl Sink<'_> {
+    /// Whether an operation whose batches take `takes` takes this kind of sink.
+    fn taken_by(&self, takes: Takes) -> bool {
+        match self {
+            Sink::Discard => takes.discard(),
+            Sink::Each(_) => takes.each(),
+            Sink::Count(_) => takes.count(),
+            Sink::Bitmap(_) | Sink::Select(_) => takes.any(),
+        }
+    }
+
+    /// Checks the sink against a batch of `n` keys of an operation that takes `takes`, and
+    /// clears a bitmap (chunks OR their bits in).
+    ///
+    /// # Panics
+    /// If an answer slice has the wrong length (`n` answers, or `n.div_ceil(64)` bitmap
+    /// words), a selection of more than 2^32 keys is asked for (indices are `u32`), or the
+    /// operation does not take this kind of sink (a bug in the crate: its arm is not compiled).
+    #[inline]
+    pub(crate) fn prepare(&mut self, n: usize, takes: Takes) {
+        assert!(
+            self.taken_by(takes),
+            "this operation's batches take {takes:?} sinks only"
+        );
+        match self {
+            Sink::Each(out) => assert_eq!(out.len(), n, "output slice length must equal key count"),
+            Sink::Bitmap(words) => {
+                assert_eq!(
+                    words.len(),
+                    n.div_ceil(64),
+                    "bitmap length must be the key count divided by 64, rounded up"
+                );
+                words.fill(0);
+            }
+            Sink::Select(_) => assert!(
+                n as u64 <= 1 << 32,
+                "a selection indexes at most 2^32 keys (u32 indices)"
+            ),
+            Sink::Discard | Sink::Count(_) => {}
+        }
+    }
+
+    /// The same sink, borrowed for one chunk's [`fill`](Self::fill).
+    pub(crate) fn reborrow(&mut self) -> Sink<'_> {
+        match self {
+            Sink::Discard => Sink::Discard,
+            Sink::Each(out) => Sink::Each(out),
+            Sink::Count(c) => Sink::Count(c),
+            Sink::Bitmap(words) => Sink::Bitmap(words),
+            Sink::Select(out) => Sink::Select(out),
+        }
+    }
+
+    /// Takes the answers of keys `start..`, in order, one at a time (the scalar reference's
+    /// way; the pipeline writes its own loops so that no closure holds an intrinsic).
+    pub(crate) fn fill(self, start: usize, answers: impl Iterator<Item = bool>) {
+        match self {
+            Sink::Discard => answers.for_each(drop),
+            Sink::Each(out) => {
+                for (o, a) in out[start..].iter_mut().zip(answers) {
+                    *o = a;
+                }
+            }
+            Sink::Count(c) => *c += answers.filter(|&a| a).count(),
+            Sink::Bitmap(words) => {
+                for (i, a) in (start..).zip(answers) {
+                    words[i / 64] |= (a as u64) << (i % 64);
+                }
+            }
+            Sink::Select(out) => out.extend(
+                (start as u32..)
+                    .zip(answers)
+                    .filter(|&(_, a)| a)
+                    .map(|(i, _)| i),
+            ),
+        }
+    }
+}
+
 /// What a filter needs to place a hash: block count, layout, probe rounds, and the seed's
 /// XXH3 constant; and how its batches walk memory (chunk and prefetch), which changes speed
 /// only, so equality ignores it.
@@ -348,7 +443,7 @@ pub(crate) struct Shape {
     pub flip: u64,
     /// The filter's hash ([`KeyHash`]): `KeyHash::Aesh` turns byte strings and 16-byte keys into
     /// [`Keys::Aesh`](crate::kernel::shapes::Keys::Aesh) as a batch starts
-    /// ([`BlockBatch::new`](super::batch::BlockBatch::new)).
+    /// ([`BlockBatch::new`](super::pipeline::BlockBatch::new)).
     pub hash: KeyHash,
     /// Keys per pipelined chunk, from [`chunking`](super::pipeline::chunking).
     pub chunk: usize,

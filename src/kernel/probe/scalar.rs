@@ -2,8 +2,7 @@
 //! probes are [`layout`](crate::layout)'s reference functions, so every other tier is tested
 //! against the specification itself.
 
-use super::block::{BlockOp, Probes, Shape};
-use super::pipeline::Sink;
+use super::block::{BlockOp, Probes, Shape, Sink};
 use crate::kernel::plan::{self, EachHash};
 use crate::kernel::shapes::Keys;
 use crate::layout::{Block, Layout, block_index, contains_scalar, insert_scalar, pattern_scalar};
