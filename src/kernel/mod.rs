@@ -38,8 +38,9 @@ pub(crate) use one_key::OneKey;
 pub(crate) use probe::block::{
     BlockOp, HalfProbes, Insert, InsertNew, Probes, Query, Shape, Sink, Takes,
 };
+pub(crate) use probe::burst::{BURST, Burst};
 pub use probe::pipeline::MAX_PREFETCH_DEPTH;
-pub(crate) use probe::pipeline::{BURST, BlockBatch, Burst, chunking, prefetch, prefetch_depth};
+pub(crate) use probe::pipeline::{BlockBatch, chunking, prefetch, prefetch_depth};
 pub(crate) use shapes::Keys;
 
 /// A tier this CPU was checked to support. Obtainable only through [`Kernel::get`].

@@ -14,7 +14,7 @@
 //! the blocks' alone and takes AVX2's 8x32 row.
 
 use super::probe::block::{Insert, Query, Sink, layout_of};
-use super::probe::pipeline::{Burst, burst_scalar};
+use super::probe::burst::{Burst, burst_scalar};
 use crate::layout::stripes::StripeGuard;
 use crate::layout::{
     AtomicBlock, Block, Layout, MAX_PROBES, contains_scalar, insert_scalar, pattern_scalar,
@@ -34,7 +34,7 @@ pub(crate) struct OneKeyFns {
     /// ([`AtomicBlock::or_locked`]).
     pub or_locked: unsafe fn(&AtomicBlock, u32, &StripeGuard<'_>) -> bool,
     /// A burst of `u64` keys under `KeyHash::Mx32` or `KeyHash::Moremur` queried
-    /// ([`burst_blocked`](super::probe::pipeline::burst_blocked)).
+    /// ([`burst_blocked`](super::probe::burst::burst_blocked)).
     pub burst_query: unsafe fn(&[Block], Burst, &[u64], Sink<'_>),
     /// A burst of `u64` keys under `KeyHash::Mx32` or `KeyHash::Moremur` inserted.
     pub burst_insert: unsafe fn(&mut [Block], Burst, &[u64]),
@@ -96,13 +96,13 @@ impl OneKey {
         unsafe { (self.fns.or_locked)(block, lo, guard) }
     }
 
-    /// Answers a burst of at most [`BURST`](super::probe::pipeline::BURST) `u64` keys of a filter of
+    /// Answers a burst of at most [`BURST`](super::probe::burst::BURST) `u64` keys of a filter of
     /// `KeyHash::Mx32` (MX32-64) or `KeyHash::Moremur` (MM64) walked as `at` says, in its tier's
     /// lanes with no dispatch per call. `blocks` are the filter's (any slice is safe: the keys
     /// are placed in it).
     ///
     /// # Panics
-    /// If `keys` holds more than [`BURST`](super::probe::pipeline::BURST) keys or `sink` does not fit
+    /// If `keys` holds more than [`BURST`](super::probe::burst::BURST) keys or `sink` does not fit
     /// them.
     #[inline(always)]
     pub fn burst_query(&self, blocks: &[Block], at: Burst, keys: &[u64], sink: Sink<'_>) {
@@ -110,11 +110,11 @@ impl OneKey {
         unsafe { (self.fns.burst_query)(blocks, at, keys, sink) }
     }
 
-    /// Inserts a burst of at most [`BURST`](super::probe::pipeline::BURST) `u64` keys (see
+    /// Inserts a burst of at most [`BURST`](super::probe::burst::BURST) `u64` keys (see
     /// [`burst_query`](Self::burst_query)).
     ///
     /// # Panics
-    /// If `keys` holds more than [`BURST`](super::probe::pipeline::BURST) keys.
+    /// If `keys` holds more than [`BURST`](super::probe::burst::BURST) keys.
     #[inline(always)]
     pub fn burst_insert(&self, blocks: &mut [Block], at: Burst, keys: &[u64]) {
         // SAFETY: as in `contains`.
@@ -302,7 +302,7 @@ macro_rules! one_key_blocks {
             use crate::kernel::probe::block as lanes;
             use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns};
             use crate::kernel::probe::block::rows_of;
-            use crate::kernel::probe::pipeline::{Burst, burst_blocked};
+            use crate::kernel::probe::burst::{Burst, burst_blocked};
             use crate::kernel::probe::block::{Insert, Query};
             use crate::kernel::probe::block::Sink;
             use crate::layout::Block;
@@ -422,7 +422,7 @@ macro_rules! one_key_halves {
             use super::*;
             use crate::kernel::probe::block as lanes;
             use crate::kernel::one_key::{MAX_ROUNDS, OneKeyFns};
-            use crate::kernel::probe::pipeline::{Burst, burst_halved};
+            use crate::kernel::probe::burst::{Burst, burst_halved};
             use crate::kernel::probe::block::{Insert, Query};
             use crate::kernel::probe::block::Sink;
             use crate::layout::{Block, ROWS_8X32};
