@@ -20,9 +20,9 @@ use core::hash::{Hash, Hasher};
 
 use crate::hashing::aes::hash_bytes_aes;
 use crate::hashing::{
-    KeyHash, StableHasher, bytes_with_seed, hash_u64, u64_with_flip, u128_with_seed,
+    KeyHash, StableHasher, WordHash, bytes_with_seed, hash_u64, u64_with_flip, u128_with_seed,
+    with_word_hash,
 };
-use crate::hashing::{moremur, mx32};
 
 /// The canonical form of a key: what the filter hashes (XXH3-64 with the filter's seed of the
 /// form's little-endian bytes). Two keys with the same form are the same key to every filter
@@ -120,34 +120,25 @@ impl KeyForm<'_> {
     /// ```
     #[inline(always)]
     pub fn hash_with(self, hash: KeyHash, seed: u64) -> u64 {
+        if let Some(kind) = hash.word_hash() {
+            return with_word_hash!(kind, H => self.hash_word::<H>(seed));
+        }
         match hash {
-            KeyHash::Xxh3 => self.hash(seed),
             KeyHash::Aesh => self.hash_aesh(seed),
-            KeyHash::Mx32 => self.hash_mx32(seed),
-            KeyHash::Moremur => self.hash_moremur(seed),
+            // `KeyHash::Xxh3`, the other hash without an integer hash of its own.
+            _ => self.hash(seed),
         }
     }
 
-    /// The hash under [`KeyHash::Moremur`].
+    /// The hash under a filter hash with an integer hash of its own, `H`
+    /// ([`KeyHash::word_hash`]): `H` for the integer forms, `H` or AESH-64 for byte strings
+    /// by their length, XXH3 for the `Hash` stream as under every hash.
     #[inline(always)]
-    fn hash_moremur(self, seed: u64) -> u64 {
+    fn hash_word<H: WordHash>(self, seed: u64) -> u64 {
         match self {
-            KeyForm::U64(v) => moremur::u64_with_key(v, moremur::key(seed)),
-            KeyForm::U128(v) => moremur::u128_with_key(v, moremur::key(seed)),
-            KeyForm::Bytes(b) => KeyHash::Moremur.bytes(b, seed),
-            // The `Hash` stream as under the other ids.
-            KeyForm::ByHash(_) => self.hash(seed),
-        }
-    }
-
-    /// The hash under [`KeyHash::Mx32`].
-    #[inline(always)]
-    fn hash_mx32(self, seed: u64) -> u64 {
-        match self {
-            KeyForm::U64(v) => mx32::u64_one(v, mx32::key(seed)),
-            KeyForm::U128(v) => mx32::u128_one(v, mx32::key(seed)),
-            KeyForm::Bytes(b) => KeyHash::Mx32.bytes(b, seed),
-            // The `Hash` stream as under both other ids.
+            KeyForm::U64(v) => H::u64_one(v, H::key(seed)),
+            KeyForm::U128(v) => H::u128_one(v, H::key(seed)),
+            KeyForm::Bytes(b) => H::KIND.key_hash().bytes(b, seed),
             KeyForm::ByHash(_) => self.hash(seed),
         }
     }
@@ -158,7 +149,7 @@ impl KeyForm<'_> {
         match self {
             KeyForm::U128(v) => hash_bytes_aes(&v.to_le_bytes(), seed),
             KeyForm::Bytes(b) => KeyHash::Aesh.bytes(b, seed),
-            // 8 bytes, and the `Hash` stream: as under hash id 1.
+            // 8 bytes, and the `Hash` stream: as under `KeyHash::Xxh3`.
             other @ (KeyForm::U64(_) | KeyForm::ByHash(_)) => other.hash(seed),
         }
     }

@@ -13,7 +13,7 @@ pub(crate) mod xxh64;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) use word_hash::hash_keys16;
-pub(crate) use word_hash::{WordHash, WordHashKind, hash_words};
+pub(crate) use word_hash::{WordHash, WordHashKind, hash_words, with_word_hash};
 pub(crate) use xxh3::{
     bytes_with_seed, seed_flip, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
 };
@@ -165,25 +165,29 @@ impl KeyHash {
         KeyHash::Moremur,
     ];
 
-    /// The hash of a byte string: XXH3-64 under id 1, and under id 2 for 4 and 8 bytes
-    /// (what the integer forms of those widths hash to), AESH-64 for every other length;
-    /// under id 3, MX32-64 for 4, 8 and 16 bytes, AESH-64 for every other length; under id 4
-    /// the same with MM64 for MX32-64.
+    /// The hash of a byte string: XXH3-64 under `KeyHash::Xxh3`, and under `KeyHash::Aesh`
+    /// for 4 and 8 bytes (what the integer forms of those widths hash to), AESH-64 for every
+    /// other length; under a hash with an integer hash of its own
+    /// ([`word_hash`](Self::word_hash): MX32-64, MM64), that hash for 4, 8 and 16 bytes and
+    /// AESH-64 for every other length.
     #[inline]
     pub(crate) fn bytes(self, b: &[u8], seed: u64) -> u64 {
         match (self, b.len()) {
             (KeyHash::Xxh3, _) | (KeyHash::Aesh, 4 | 8) => bytes_with_seed(b, seed),
-            (KeyHash::Mx32, 4 | 8 | 16) => mx32::hash_bytes_mx32(b, seed).unwrap_or_default(),
-            (KeyHash::Moremur, 4 | 8 | 16) => {
-                moremur::hash_bytes_moremur(b, seed).unwrap_or_default()
-            }
-            (KeyHash::Aesh | KeyHash::Mx32 | KeyHash::Moremur, _) => aes::hash_bytes_aes(b, seed),
+            (KeyHash::Aesh, _) => aes::hash_bytes_aes(b, seed),
+            (hash, len) => match hash.word_hash() {
+                Some(kind) if matches!(len, 4 | 8 | 16) => {
+                    with_word_hash!(kind, H => H::bytes(b, seed).unwrap_or_default())
+                }
+                _ => aes::hash_bytes_aes(b, seed),
+            },
         }
     }
 
     /// The integer hash of its own that this hash takes keys of 4, 8 and 16 bytes with, and
-    /// the tiers run in lanes, 16-byte keys included (MX32-64 under id 3, MM64 under id 4);
-    /// `None` under ids 1 and 2, whose integers XXH3 hashes.
+    /// the tiers run in lanes, 16-byte keys included (MX32-64 under `KeyHash::Mx32`, MM64
+    /// under `KeyHash::Moremur`); `None` under `KeyHash::Xxh3` and `KeyHash::Aesh`, whose
+    /// integers XXH3 hashes. Its one place that names a hash's integer hash.
     #[inline(always)]
     pub(crate) const fn word_hash(self) -> Option<WordHashKind> {
         match self {
@@ -194,8 +198,8 @@ impl KeyHash {
     }
 
     /// Whether this hash gives a byte string of `len` bytes another hash than AESH-64: 4 and
-    /// 8 bytes under id 2 (XXH3), 4, 8 and 16 bytes under ids 3 and 4 (MX32-64, MM64); none
-    /// under id 1, which
+    /// 8 bytes under `KeyHash::Aesh` (XXH3), 4, 8 and 16 bytes under a hash with an integer
+    /// hash of its own ([`word_hash`](Self::word_hash)); none under `KeyHash::Xxh3`, which
     /// does not use AESH-64. The AES batch hashes the others and leaves these to
     /// [`bytes`](Self::bytes).
     #[inline(always)]
@@ -206,10 +210,10 @@ impl KeyHash {
     /// [`word_width`](Self::word_width) as a set of lengths: bit `len` for each.
     #[inline(always)]
     pub(crate) const fn word_lengths(self) -> u64 {
-        match self {
-            KeyHash::Xxh3 => 0,
-            KeyHash::Aesh => 1 << 4 | 1 << 8,
-            KeyHash::Mx32 | KeyHash::Moremur => 1 << 4 | 1 << 8 | 1 << 16,
+        match (self, self.word_hash()) {
+            (_, Some(_)) => 1 << 4 | 1 << 8 | 1 << 16,
+            (KeyHash::Aesh, None) => 1 << 4 | 1 << 8,
+            (_, None) => 0,
         }
     }
 }

@@ -33,6 +33,8 @@
 //! over structured key families is shown by `tests/integer_hashes.rs` and measured by
 //! `blockbloom-perf hash-quality`.
 
+use crate::hashing::WordHash;
+
 /// The multipliers (moremur's, Pelle Evensen, "Better, stronger mixer", 2019).
 pub(crate) const M1: u64 = 0x3c79_ac49_2ba7_b653;
 pub(crate) const M2: u64 = 0x1c69_b3f7_4ac4_ae35;
@@ -83,7 +85,7 @@ pub(crate) const fn u128_with_key(v: u128, k: u64) -> u64 {
     u64_with_key(first(v as u64 ^ k) ^ (v >> 64) as u64 ^ T16, 0)
 }
 
-/// MM64 on eight lanes ([`WordHash`](super::WordHash)), over the SIMD primitives: two 64-bit
+/// MM64 on eight lanes ([`WordHash`]), over the SIMD primitives: two 64-bit
 /// multiplies and three xorshifts a key. The tier's `Lanes::mul64` is one instruction on AVX-512 (`vpmullq`)
 /// and three 32-bit products on AVX2 and NEON. Equal bit for bit to the scalar functions
 /// above on every key (`tests/integer_hashes.rs`, every tier); the loops over keys are
@@ -115,6 +117,11 @@ mod lanes {
         #[inline(always)]
         fn key(seed: u64) -> u64 {
             super::key(seed)
+        }
+
+        #[inline(always)]
+        fn u32_with_key(v: u32, k: u64) -> u64 {
+            super::u32_with_key(v, k)
         }
 
         #[inline(always)]
@@ -191,13 +198,7 @@ pub const fn hash_u128_moremur(key: u128, seed: u64) -> u64 {
 /// ```
 #[inline]
 pub fn hash_bytes_moremur(bytes: &[u8], seed: u64) -> Option<u64> {
-    let k = key(seed);
-    Some(match bytes.len() {
-        4 => u32_with_key(u32::from_le_bytes(bytes.try_into().ok()?), k),
-        8 => u64_with_key(u64::from_le_bytes(bytes.try_into().ok()?), k),
-        16 => u128_with_key(u128::from_le_bytes(bytes.try_into().ok()?), k),
-        _ => return None,
-    })
+    <Moremur as WordHash>::bytes(bytes, seed)
 }
 
 #[cfg(test)]

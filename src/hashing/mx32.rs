@@ -29,6 +29,8 @@
 //! independence within the noise of their samples, and the false-positive rate of
 //! sequential, strided and sparse key sets at the filter's target.
 
+use crate::hashing::WordHash;
+
 /// The multipliers of the 16-byte pre-round and of rounds 1 to 3: odd 32-bit constants from
 /// xxHash32 and MurmurHash3.
 pub(crate) const A: [u64; 4] = [0x85eb_ca6b, 0x9e37_79b1, 0xc2b2_ae3d, 0x1656_67b1];
@@ -152,7 +154,7 @@ mod one_register {
     }
 }
 
-/// MX32-64 on eight lanes ([`WordHash`](super::WordHash)), over the SIMD primitives: four
+/// MX32-64 on eight lanes ([`WordHash`]), over the SIMD primitives: four
 /// rounds of two 32x32->64-bit products, so the x86-64 and NEON tiers need no 64-bit multiply. Equal bit for
 /// bit to the scalar functions above on every key (`tests/integer_hashes.rs`, every tier);
 /// the loops over keys are [`hash_words`](super::hash_words)'s.
@@ -189,6 +191,11 @@ mod lanes {
         }
 
         #[inline(always)]
+        fn u32_with_key(v: u32, k: u64) -> u64 {
+            super::u32_with_key(v, k)
+        }
+
+        #[inline(always)]
         fn u64_with_key(v: u64, k: u64) -> u64 {
             super::u64_with_key(v, k)
         }
@@ -196,6 +203,16 @@ mod lanes {
         #[inline(always)]
         fn u128_with_key(v: u128, k: u64) -> u64 {
             super::u128_with_key(v, k)
+        }
+
+        #[inline(always)]
+        fn u64_one(v: u64, k: u64) -> u64 {
+            super::u64_one(v, k)
+        }
+
+        #[inline(always)]
+        fn u128_one(v: u128, k: u64) -> u64 {
+            super::u128_one(v, k)
         }
 
         #[inline(always)]
@@ -260,13 +277,7 @@ pub const fn hash_u128_mx32(key: u128, seed: u64) -> u64 {
 /// ```
 #[inline]
 pub fn hash_bytes_mx32(bytes: &[u8], seed: u64) -> Option<u64> {
-    let k = key(seed);
-    Some(match bytes.len() {
-        4 => u32_with_key(u32::from_le_bytes(bytes.try_into().ok()?), k),
-        8 => u64_one(u64::from_le_bytes(bytes.try_into().ok()?), k),
-        16 => u128_one(u128::from_le_bytes(bytes.try_into().ok()?), k),
-        _ => return None,
-    })
+    <Mx32 as WordHash>::bytes(bytes, seed)
 }
 
 #[cfg(test)]

@@ -34,6 +34,25 @@ impl WordHashKind {
     }
 }
 
+/// `$body` with `$h` the [`WordHash`] that `$kind` ([`WordHashKind`]) names: the one table of
+/// the integer hashes, so that each place that runs one (the kernel's hash plan, a single
+/// key's hash, a byte string's) is written once for all.
+macro_rules! with_word_hash {
+    ($kind:expr, $h:ident => $body:expr) => {
+        match $kind {
+            $crate::hashing::WordHashKind::Mx32 => {
+                type $h = $crate::hashing::mx32::Mx32;
+                $body
+            }
+            $crate::hashing::WordHashKind::Moremur => {
+                type $h = $crate::hashing::moremur::Moremur;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_word_hash;
+
 /// An integer hash of 64-bit values and 16-byte keys, in lanes and one key at a time, equal
 /// bit for bit on each key.
 pub(crate) trait WordHash {
@@ -47,11 +66,41 @@ pub(crate) trait WordHash {
     /// The key xored into every key's value, from the filter's seed.
     fn key(seed: u64) -> u64;
 
+    /// One 4-byte key's hash, given [`key`](Self::key)'s result.
+    fn u32_with_key(v: u32, k: u64) -> u64;
+
     /// One 64-bit value's hash, given [`key`](Self::key)'s result: the scalar reference.
     fn u64_with_key(v: u64, k: u64) -> u64;
 
     /// One 16-byte key's hash (its little-endian bytes), given [`key`](Self::key)'s result.
     fn u128_with_key(v: u128, k: u64) -> u64;
+
+    /// [`u64_with_key`](Self::u64_with_key) as a single-key call computes it: the same bits,
+    /// in whatever shape is quickest for one key (a hash whose scalar form is not overrides
+    /// it, as MX32-64 does on x86-64).
+    #[inline(always)]
+    fn u64_one(v: u64, k: u64) -> u64 {
+        Self::u64_with_key(v, k)
+    }
+
+    /// [`u128_with_key`](Self::u128_with_key) as a single-key call computes it.
+    #[inline(always)]
+    fn u128_one(v: u128, k: u64) -> u64 {
+        Self::u128_with_key(v, k)
+    }
+
+    /// A byte string of 4, 8 or 16 bytes (read little-endian) hashed as the key of that
+    /// width; `None` for other lengths, which its filter hash gives AESH-64.
+    #[inline]
+    fn bytes(b: &[u8], seed: u64) -> Option<u64> {
+        let k = Self::key(seed);
+        Some(match b.len() {
+            4 => Self::u32_with_key(u32::from_le_bytes(b.try_into().ok()?), k),
+            8 => Self::u64_one(u64::from_le_bytes(b.try_into().ok()?), k),
+            16 => Self::u128_one(u128::from_le_bytes(b.try_into().ok()?), k),
+            _ => return None,
+        })
+    }
 
     /// Eight values' hashes, from the values xored with the key.
     fn lanes<L: Lanes>(l: L, keyed: L::V) -> L::V;

@@ -17,32 +17,14 @@
 
 #[cfg(target_arch = "x86_64")]
 use crate::hashing::hash_keys16;
-use crate::hashing::moremur::Moremur;
-use crate::hashing::mx32::Mx32;
 use crate::hashing::xxh3;
 use crate::hashing::{
     KeyHash, WordHash, WordHashKind, hash_words, seed_from_flip, u64_with_flip, u128_with_seed,
+    with_word_hash,
 };
 use crate::kernel::shapes::{Aesh, ByteKeys, FixedWidth, Keys, each_width};
 use crate::simd::{Lanes, Routine, Word};
 use core::marker::PhantomData;
-
-/// `$body` with `$h` the [`WordHash`] that `$kind` ([`WordHashKind`]) names: the plan's one
-/// table of the integer hashes, so that each place that runs one is written once for all.
-macro_rules! with_word_hash {
-    ($kind:expr, $h:ident => $body:expr) => {
-        match $kind {
-            WordHashKind::Mx32 => {
-                type $h = Mx32;
-                $body
-            }
-            WordHashKind::Moremur => {
-                type $h = Moremur;
-                $body
-            }
-        }
-    };
-}
 
 impl<'a> Keys<'a> {
     /// These keys as a filter of `hash` hashes them: under a hash with an integer hash of its
