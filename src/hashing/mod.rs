@@ -1,8 +1,10 @@
 //! The stable key hashes, one key at a time: XXH3-64 with a seed (the filter's hash) and
 //! XXH64 with seed 0 (the split block filter's); MX32-64 (`mx32.rs`) and MM64 (`moremur.rs`),
 //! each one file with its definition, its scalar form and its form in SIMD lanes
-//! ([`WordHash`]); AESH-64 (`aes/`). The public `blockbloom::hash` module (in `lib.rs`)
-//! re-exports these beside the kernel tiers' batch forms.
+//! ([`WordHash`]); AESH-64 (`aes/`). This file lists them: [`KeyHash`], a filter's hash and
+//! its format id, and beside it the table of the integer hashes ([`WordHashKind`],
+//! `with_word_hash!`). The public `blockbloom::hash` module (in `lib.rs`) re-exports these
+//! beside the kernel tiers' batch forms.
 
 pub(crate) mod aes;
 pub(crate) mod moremur;
@@ -13,7 +15,7 @@ pub(crate) mod xxh64;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) use word_hash::hash_keys16;
-pub(crate) use word_hash::{WordHash, WordHashKind, hash_words, with_word_hash};
+pub(crate) use word_hash::{WordHash, hash_words};
 pub(crate) use xxh3::{
     bytes_with_seed, seed_flip, seed_from_flip, u32_with_flip, u64_with_flip, u128_with_seed,
 };
@@ -217,6 +219,50 @@ impl KeyHash {
         }
     }
 }
+
+/// Which integer hash ([`WordHash`]) a filter hash takes keys of 4, 8 and 16 bytes with, in
+/// lanes ([`KeyHash::word_hash`]): what a batch of such keys carries to the hash plan, which
+/// runs the hash it names.
+// The discriminants are `KeyHash`'s own (the order of its variants), so that
+// `KeyHash::word_hash` compiles to a range check and no table: it runs on every burst call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum WordHashKind {
+    /// MX32-64, under `KeyHash::Mx32` (`mx32.rs`).
+    Mx32 = 2,
+    /// MM64, under `KeyHash::Moremur` (`moremur.rs`).
+    Moremur = 3,
+}
+
+impl WordHashKind {
+    /// The filter hash that takes its keys of 4, 8 and 16 bytes with this one.
+    pub(crate) const fn key_hash(self) -> KeyHash {
+        match self {
+            WordHashKind::Mx32 => KeyHash::Mx32,
+            WordHashKind::Moremur => KeyHash::Moremur,
+        }
+    }
+}
+
+/// `$body` with `$h` the [`WordHash`] that `$kind` ([`WordHashKind`]) names: the one table of
+/// the integer hashes, beside the list of hashes ([`KeyHash`]) so that a new one is registered
+/// in this file alone, and each place that runs one (the kernel's hash plan, a single key's
+/// hash, a byte string's) is written once for all.
+macro_rules! with_word_hash {
+    ($kind:expr, $h:ident => $body:expr) => {
+        match $kind {
+            $crate::hashing::WordHashKind::Mx32 => {
+                type $h = $crate::hashing::mx32::Mx32;
+                $body
+            }
+            $crate::hashing::WordHashKind::Moremur => {
+                type $h = $crate::hashing::moremur::Moremur;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_word_hash;
 
 impl core::fmt::Display for KeyHash {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

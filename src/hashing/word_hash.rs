@@ -2,56 +2,15 @@
 //! does to one key, and to eight keys' values in SIMD lanes. Each such hash's file (`mx32.rs`,
 //! `moremur.rs`) implements it beside its scalar definition; the loops in lanes over integer
 //! keys of one type ([`hash_words`]) and over 16-byte keys ([`hash_keys16`]) are written here
-//! once for all of them; the loops over every key shape, the scalar reference's loop and the
-//! choice of where to run them are the kernel's hash plan's (`kernel::plan`).
+//! once for all of them, with what every such hash does to a byte string of 4, 8 or 16 bytes
+//! and, by default, to one key; the table of them is beside `KeyHash` (`hashing/mod.rs`); the
+//! loops over every key shape, the scalar reference's loop and the choice of where to run them
+//! are the kernel's hash plan's (`kernel::plan`).
 
-use super::{KeyHash, seed_from_flip};
+use super::{WordHashKind, seed_from_flip};
 #[cfg(target_arch = "x86_64")]
 use crate::simd::Key16;
 use crate::simd::{Lanes, Word};
-
-/// Which integer hash ([`WordHash`]) a filter hash takes keys of 4, 8 and 16 bytes with, in
-/// lanes ([`KeyHash::word_hash`]): what a batch of such keys carries to the hash plan, which
-/// runs the hash it names.
-// The discriminants are `KeyHash`'s own (the order of its variants), so that
-// `KeyHash::word_hash` compiles to a range check and no table: it runs on every burst call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum WordHashKind {
-    /// MX32-64, under `KeyHash::Mx32` (`mx32.rs`).
-    Mx32 = 2,
-    /// MM64, under `KeyHash::Moremur` (`moremur.rs`).
-    Moremur = 3,
-}
-
-impl WordHashKind {
-    /// The filter hash that takes its keys of 4, 8 and 16 bytes with this one.
-    pub(crate) const fn key_hash(self) -> KeyHash {
-        match self {
-            WordHashKind::Mx32 => KeyHash::Mx32,
-            WordHashKind::Moremur => KeyHash::Moremur,
-        }
-    }
-}
-
-/// `$body` with `$h` the [`WordHash`] that `$kind` ([`WordHashKind`]) names: the one table of
-/// the integer hashes, so that each place that runs one (the kernel's hash plan, a single
-/// key's hash, a byte string's) is written once for all.
-macro_rules! with_word_hash {
-    ($kind:expr, $h:ident => $body:expr) => {
-        match $kind {
-            $crate::hashing::WordHashKind::Mx32 => {
-                type $h = $crate::hashing::mx32::Mx32;
-                $body
-            }
-            $crate::hashing::WordHashKind::Moremur => {
-                type $h = $crate::hashing::moremur::Moremur;
-                $body
-            }
-        }
-    };
-}
-pub(crate) use with_word_hash;
 
 /// An integer hash of 64-bit values and 16-byte keys, in lanes and one key at a time, equal
 /// bit for bit on each key.
