@@ -33,10 +33,10 @@ pub(crate) struct OneKeyFns {
     /// The pattern, OR'd into a shared block whose stripe lock the caller holds
     /// ([`AtomicBlock::or_locked`]).
     pub or_locked: unsafe fn(&AtomicBlock, u32, &StripeGuard<'_>) -> bool,
-    /// A burst of `u64` keys under `KeyHash::Mx32` or `KeyHash::Moremur` queried
+    /// A burst of `u64` keys under a hash with an integer hash of its own queried
     /// ([`burst_blocked`](super::probe::burst::burst_blocked)).
     pub burst_query: unsafe fn(&[Block], Burst, &[u64], Sink<'_>),
-    /// A burst of `u64` keys under `KeyHash::Mx32` or `KeyHash::Moremur` inserted.
+    /// A burst of `u64` keys under a hash with an integer hash of its own inserted.
     pub burst_insert: unsafe fn(&mut [Block], Burst, &[u64]),
 }
 
@@ -97,7 +97,7 @@ impl OneKey {
     }
 
     /// Answers a burst of at most [`BURST`](super::probe::burst::BURST) `u64` keys of a filter of
-    /// `KeyHash::Mx32` (MX32-64) or `KeyHash::Moremur` (MM64) walked as `at` says, in its tier's
+    /// hash with an integer hash of its own (`KeyHash::word_hash`) walked as `at` says, in its tier's
     /// lanes with no dispatch per call. `blocks` are the filter's (any slice is safe: the keys
     /// are placed in it).
     ///

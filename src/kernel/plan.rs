@@ -28,7 +28,7 @@ use core::marker::PhantomData;
 
 impl<'a> Keys<'a> {
     /// These keys as a filter of `hash` hashes them: under a hash with an integer hash of its
-    /// own ([`KeyHash::word_hash`]: `KeyHash::Mx32`, `KeyHash::Moremur`), the integer forms
+    /// own ([`KeyHash::word_hash`]), the integer forms
     /// and 16-byte keys become [`Keys::Fixed`] and byte strings [`Keys::Aesh`]; under
     /// `KeyHash::Aesh`, byte strings and 16-byte keys become [`Keys::Aesh`]; other keys, and
     /// every key under `KeyHash::Xxh3`, as they are.
@@ -536,13 +536,13 @@ mod tests {
         }
     }
 
-    /// `KeyHash::Mx32` and `KeyHash::Moremur` on every tier this CPU runs: `u64`, `u32` and
-    /// 16-byte keys in the hash's lanes and byte strings of every length (4, 8 and 16 bytes by
-    /// MX32-64 or MM64, the rest by AESH), equal to the single-key hash, from several starts
+    /// Every hash with an integer hash of its own (`KeyHash::word_hash`) on every tier this CPU
+    /// runs: `u64`, `u32` and 16-byte keys in the hash's lanes and byte strings of every length
+    /// (4, 8 and 16 bytes by the integer hash, the rest by AESH), equal to the single-key hash, from several starts
     /// and lengths (whole chunks of eight and remainders), in chunks with and without keys of
     /// those widths.
     #[test]
-    fn hash_ids_3_and_4_batches_equal_single_keys_on_every_tier() {
+    fn integer_hash_batches_equal_single_keys_on_every_tier() {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -569,10 +569,9 @@ mod tests {
         // No key of 4, 8 or 16 bytes (the AES pass alone), lengths past 63 among them.
         let others = [0, 3, 5, 9, 17, 32, 63, 64, 72, 80];
         let no_words: Vec<&[u8]> = (0..75).map(|i| &text[i..i + others[i % 10]]).collect();
-        for (hash, seed) in [KeyHash::Mx32, KeyHash::Moremur]
-            .into_iter()
-            .flat_map(|h| [0, 0xfeed, u64::MAX].map(|s| (h, s)))
-        {
+        let hashes = KeyHash::ALL.into_iter().filter(|h| h.word_hash().is_some());
+        assert!(hashes.clone().count() >= 2, "MX32-64 and MM64 at least");
+        for (hash, seed) in hashes.flat_map(|h| [0, 0xfeed, u64::MAX].map(|s| (h, s))) {
             let flip = seed_flip(seed);
             let one = |k: KeyForm<'_>| k.hash_with(hash, seed);
             for isa in Isa::supported() {

@@ -91,12 +91,11 @@ pub enum Keys<'a> {
     Fixed16(&'a [[u8; 16]]),
     Bytes(ByteKeys<'a>),
     Hashes(&'a [u64]),
-    /// Keys of a filter of `KeyHash::Aesh`, `KeyHash::Mx32` or `KeyHash::Moremur` that
+    /// Keys of a filter of `KeyHash::Aesh` or of a hash with an integer hash of its own that
     /// AESH-64 hashes ([`Keys::under`]).
     Aesh(Aesh<'a>),
     /// Integer and 16-byte keys of a filter whose hash takes them with an integer hash of its
-    /// own ([`KeyHash::word_hash`]), which the kind names: MX32-64 under `KeyHash::Mx32`, MM64
-    /// under `KeyHash::Moremur`.
+    /// own ([`KeyHash::word_hash`]), which the kind names.
     Fixed(WordHashKind, FixedWidth<'a>),
 }
 
@@ -171,7 +170,7 @@ pub enum Aesh<'a> {
     /// Byte strings under the hash: AESH-64 but for the lengths it gives an integer hash
     /// ([`KeyHash::word_width`]): 4 and 8 bytes with XXH3 under `KeyHash::Aesh`, as it does
     /// the integer forms of those widths; 4, 8 and 16 bytes with the hash's own integer hash
-    /// under `KeyHash::Mx32` and `KeyHash::Moremur`.
+    /// under a hash that has one ([`KeyHash::word_hash`]).
     Bytes(KeyHash, ByteKeys<'a>),
     U128(&'a [u128]),
     Fixed16(&'a [[u8; 16]]),

@@ -1,9 +1,8 @@
 //! AESH-64 over a batch: [`Aesh`] keys (byte strings and 16-byte keys of a filter whose hash
 //! takes them with AESH-64) on the CPU's AES rounds or the software round (the same bits),
 //! and, for the byte strings whose hash is the integer hash of their width (4 and 8 bytes
-//! with XXH3 under `KeyHash::Aesh`; 4, 8 and 16 bytes with MX32-64 under `KeyHash::Mx32` and
-//! with MM64 under `KeyHash::Moremur`), those keys picked out and handed back to the tier's
-//! lanes.
+//! with XXH3 under `KeyHash::Aesh`; 4, 8 and 16 bytes with the filter hash's own integer
+//! hash, `KeyHash::word_hash`), those keys picked out and handed back to the tier's lanes.
 
 use crate::hashing::aes::{self, AesKeys, ByteSource, Fixed};
 use crate::hashing::{KeyHash, WordHashKind, seed_from_flip};
@@ -14,8 +13,8 @@ impl<'a> Aesh<'a> {
     /// `machine`, else with the software round (the same bits); byte strings of 4 and 8 bytes
     /// with XXH3, a chunk of nothing else by `xxh3` (the tier's way), else one at a time.
     /// `fixed` hashes fixed-width keys (`Keys::Fixed` of `u64` or `u128`) with their integer
-    /// hash in the tier's lanes: the 8- and 16-byte strings of `KeyHash::Mx32` and
-    /// `KeyHash::Moremur`, gathered out of a chunk.
+    /// hash in the tier's lanes: the 8- and 16-byte strings of a hash with an integer hash of
+    /// its own, gathered out of a chunk.
     #[inline(always)]
     pub(crate) fn hash(
         self,
@@ -100,7 +99,7 @@ fn run<'k, S: ByteSource<'k>>(k: &AesKeys, src: S, machine: bool, out: &mut [u64
     }
 }
 
-/// How a chunk of byte strings under `KeyHash::Aesh`, `KeyHash::Mx32` or `KeyHash::Moremur`
+/// How a chunk of byte strings under `KeyHash::Aesh` or a hash with an integer hash of its own
 /// is hashed ([`Split::run`]).
 struct Split<'k> {
     hash: KeyHash,
@@ -114,9 +113,9 @@ struct Split<'k> {
 const GATHER: usize = 32;
 
 impl Split<'_> {
-    /// Byte strings under `KeyHash::Aesh`, `KeyHash::Mx32` or `KeyHash::Moremur`: AESH-64,
+    /// Byte strings under `KeyHash::Aesh` or a hash with an integer hash of its own: AESH-64,
     /// then the hash of the integer form for those of its widths ([`KeyHash::bytes`]: XXH3 for
-    /// 4 and 8 bytes under `Aesh`, MX32-64 or MM64 for 4, 8 and 16 under the other two). Under
+    /// 4 and 8 bytes under `Aesh`, the integer hash for 4, 8 and 16 under the others). Under
     /// `Aesh`, `true` (and nothing written) when every key is of 4 or 8 bytes. Under the other
     /// two ([`KeyHash::word_hash`]) a chunk of 8- or 16-byte keys only, and the
     /// 16-byte keys of any chunk, are gathered 32 at a time and hashed in the tier's lanes
@@ -132,7 +131,7 @@ impl Split<'_> {
         let (hash, seed) = (self.hash, self.seed);
         let n = src.count();
         // Whether some keys take the integer hash (4 and 8 bytes) and some are 16 bytes,
-        // which under `Mx32` and `Moremur` take it in lanes.
+        // which under a hash with an integer hash of its own take it in lanes.
         let (words, wide) = if let Some(kind) = hash.word_hash() {
             if self.one_width(kind, src, out, fixed) {
                 return false;
@@ -164,8 +163,8 @@ impl Split<'_> {
         if words {
             for (i, o) in out.iter_mut().enumerate() {
                 let key = src.key(i);
-                // 16-byte keys are words only under `Mx32` and `Moremur`, where `gather16`
-                // hashes them.
+                // 16-byte keys are words only under a hash with an integer hash of its own,
+                // where `gather16` hashes them.
                 if hash.word_width(key.len()) && key.len() != 16 {
                     *o = hash.bytes(key, seed);
                 }

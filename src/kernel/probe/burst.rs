@@ -28,9 +28,8 @@ pub(crate) struct Burst {
 /// (`blockbloom-perf burst-pairs`: perf-reports/2026-12-01-bursts.md, the calls of 64 keys).
 pub(crate) const BURST: usize = 64;
 
-/// `op` on each of a burst of at most [`BURST`] `u64` keys under `KeyHash::Mx32` (MX32-64) or
-/// `KeyHash::Moremur` (MM64) in the
-/// layout of `WORDS` ([`layout_of`](super::block::layout_of)) with `R` rounds: the keys
+/// `op` on each of a burst of at most [`BURST`] `u64` keys under a hash with an integer hash of
+/// its own (`KeyHash::word_hash`) in the layout of `WORDS` ([`layout_of`](super::block::layout_of)) with `R` rounds: the keys
 /// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
 /// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
 /// pipeline: an 8-key `contains_batch` takes about half the instructions it took through the
