@@ -54,6 +54,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use blockbloom::{BloomFilter, KeyForm, KeyHash};
+use clap::builder::PossibleValuesParser;
 use clap::{Args, ValueEnum};
 
 use crate::kinds::AnyFilter;
@@ -133,11 +134,7 @@ pub struct BuildArgs {
     /// XXH3-64 for those), xxh3-64 (hash id 1, what every filter before hash id 2 used) or
     /// moremur-64 (hash id 4: MM64 where mx32-64 takes MX32-64; faster single keys, slower
     /// batches on AVX2). Filters merge only with filters of the same hash.
-    #[arg(
-        long,
-        default_value = "mx32-64",
-        value_parser = ["mx32-64", "aesh-64", "xxh3-64", "moremur-64"]
-    )]
+    #[arg(long, default_value = KeyHash::default().name(), value_parser = key_hash_names())]
     hash: String,
     /// Files of newline-delimited keys; none or `-` reads stdin. A line is at most 1 MiB.
     keys: Vec<PathBuf>,
@@ -460,7 +457,7 @@ pub fn build(args: BuildArgs) -> Result<()> {
             total
         }
     };
-    // The parser admits only the names of known hashes.
+    // The parser admits only the names of known hashes (`key_hash_names`).
     let key_hash = KeyHash::from_name(&args.hash).unwrap_or_default();
     let builder = BloomFilter::builder()
         .capacity(capacity)
@@ -840,4 +837,10 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         "keys (estimated)",
     );
     Ok(())
+}
+
+/// What `build --hash` takes: the name of every hash this build of the library knows
+/// ([`KeyHash::ALL`]), so that a new hash needs no change here.
+fn key_hash_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(KeyHash::ALL.map(KeyHash::name))
 }

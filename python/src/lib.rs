@@ -94,9 +94,14 @@ fn builder(
 /// `"moremur-64"` (hash id 4).
 fn parse_key_hash(name: &str) -> PyResult<KeyHash> {
     KeyHash::from_name(name).ok_or_else(|| {
+        // Every name this build of the library knows, so that a new hash needs no change here.
+        let known: Vec<String> = KeyHash::ALL
+            .iter()
+            .map(|h| format!("{:?}", h.name()))
+            .collect();
         pyo3::exceptions::PyValueError::new_err(format!(
-            "unknown key_hash {name:?}: expected \"aesh-64\", \"mx32-64\", \"moremur-64\" \
-             or \"xxh3-64\""
+            "unknown key_hash {name:?}: expected one of {}",
+            known.join(", ")
         ))
     })
 }

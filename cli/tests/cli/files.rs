@@ -1,6 +1,6 @@
 // ---- Filter files: build, query, info, merge ----
 
-use blockbloom::Isa;
+use blockbloom::{Isa, KeyHash};
 
 use crate::{blockbloom, blockbloom_stdin, field, keys_file, members, ok, path, scratch, text};
 
@@ -103,31 +103,23 @@ fn build_from_stdin_equals_build_from_file() {
     assert_eq!(&a[..8], b"BLKBLOOM");
 }
 
-/// `--hash xxh3-64` writes hash id 1, `--hash aesh-64` hash id 2, the default hash id 3,
-/// `--hash moremur-64` hash id 4;
+/// `--hash NAME` writes the id of every hash the library knows (`--hash xxh3-64` hash id 1,
+/// `--hash aesh-64` hash id 2, the default `mx32-64` hash id 3, `--hash moremur-64` hash id 4);
 /// `query` hashes lines with the file's hash each way (the members include lines of 8 bytes,
 /// which hash ids 2 and 3 hash apart from the others), a batch of stdin lines as the keys given one by one.
 #[test]
 fn build_writes_either_hash_and_query_reads_it() {
     let dir = scratch("hash-ids");
     let keys = keys_file(&dir, "keys.txt", members(0..2_000));
-    for (hash, shown) in [
-        ("xxh3-64", "xxh3-64 (hash id 1)"),
-        ("aesh-64", "aesh-64 (hash id 2)"),
-        ("mx32-64", "mx32-64 (hash id 3)"),
-        ("moremur-64", "moremur-64 (hash id 4)"),
-    ] {
+    assert!(KeyHash::ALL.len() >= 4, "{:?}", KeyHash::ALL);
+    for key_hash in KeyHash::ALL {
+        let (hash, id) = (key_hash.name(), key_hash.id());
+        let shown = format!("{hash} (hash id {id})");
         let f = path(&dir, &format!("{hash}.bb"));
         ok(&blockbloom(
             &["build", "--fpr", "0.001", "--hash", hash, &keys, "-o", &f],
             None,
         ));
-        let id = match hash {
-            "xxh3-64" => 1,
-            "aesh-64" => 2,
-            "mx32-64" => 3,
-            _ => 4,
-        };
         assert_eq!(std::fs::read(&f).unwrap()[12], id);
         assert_eq!(field(&ok(&blockbloom(&["info", &f], None)), "hash"), shown);
         let out = ok(&blockbloom(&["query", &f, "key-7", "key-1999"], None));
