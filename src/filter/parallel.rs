@@ -88,7 +88,8 @@ impl BloomFilter {
             let mut len = 0;
             for chunk in keys.chunks(PAR_CHUNK) {
                 let hashed = &mut hashed[..chunk.len()];
-                // The filter's hash id decides the integer hash (XXH3, or MX32 under id 3).
+                // The filter's `KeyHash` decides the integer hash (`Keys::under`: XXH3, or its
+                // own integer hash, `KeyHash::word_hash`).
                 let chunk = Keys::U64(chunk).under(meta.shape.hash);
                 meta.kernel.hash_keys(meta.shape.flip, chunk, 0, hashed);
                 // Branch-free selection: "is this key mine" is a coin flip per key, and a

@@ -313,7 +313,7 @@ impl ScalableBloomFilter {
     /// Opens the next stage. On error nothing changes.
     fn open_stage(&mut self, isa: Isa) -> Result<(), Error> {
         let (capacity, fpr) = self.schedule(self.stages.len());
-        // Stages hash as the scalable filter does: XXH3 (hash id 1), its only hash, in the
+        // Stages hash as the scalable filter does: XXH3 (`KeyHash::Xxh3`), its only hash, in the
         // layout of the least memory (its schedule of rates is sized on it).
         let stage = BloomFilter::builder()
             .capacity(capacity)
