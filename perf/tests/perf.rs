@@ -473,6 +473,24 @@ fn the_programs_run_as_subcommands() {
     assert!(stdout.contains("parquet-sbbf: median"), "{stdout}");
 }
 
+/// `NAME --help` (or `-h`) answers a program's words and where its documentation is, without
+/// running it, under its new name and its old one.
+#[test]
+fn programs_answer_help() {
+    for (name, words) in [
+        ("ingest-pairs", "[ROUNDS [SIZES [THREADS [CALLS]]]]"),
+        ("u64_pairs", "[ROUNDS [N...]]"),
+    ] {
+        for flag in ["--help", "-h"] {
+            let out = perf(&[name, flag], None);
+            let (stdout, stderr) = text(&out);
+            assert!(out.status.success(), "{name} {flag}: {stderr}");
+            assert!(stdout.contains(words), "{name} {flag}: {stdout}");
+            assert!(stdout.contains("perf/src/programs/"), "{stdout}");
+        }
+    }
+}
+
 /// A program under `--format json` prints its text on stderr and one JSON document on stdout,
 /// whose rows carry its medians with what they measured.
 #[test]

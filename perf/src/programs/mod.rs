@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use blockbloom_measure::system::{self, Context};
-use clap::{Args, Subcommand};
+use clap::{Args, Command, Subcommand};
 
 use crate::{PACKAGE, emit_json};
 
@@ -61,7 +61,7 @@ programs! {
     /// A DRAM-sized filter with and without transparent huge pages: `[--keys N]`.
     HugePages huge_pages,
     /// Many threads filling one shared filter against fastbloom's atomic filter, the plain
-    /// filter and the floors, interleaved: `[ROUNDS [SIZES [THREADS]]]`.
+    /// filter and the floors, interleaved: `[ROUNDS [SIZES [THREADS [CALLS]]]]` (lists comma-separated).
     IngestPairs ingest_pairs,
     /// `contains_batch` ns/key by key type on an in-cache filter.
     KeyTypes key_types,
@@ -126,6 +126,12 @@ impl Program {
     /// what it measured: key kind, key count, threads...).
     pub fn run(self, json: bool) -> ExitCode {
         let (name, words, main) = self.parts();
+        if matches!(
+            words.words.first().map(String::as_str),
+            Some("-h" | "--help")
+        ) {
+            return help(name);
+        }
         blockbloom_perf::workload::set_args(name, &words.words);
         blockbloom_perf::workload::set_json(json);
         let code = main();
@@ -150,4 +156,24 @@ impl Program {
             }
         }
     }
+}
+
+/// A program's help (`blockbloom-perf NAME --help`): its line of the subcommands' help, which
+/// gives its words, and where its documentation is. The words reach the program as they are
+/// (`Words`), so clap does not answer `--help` itself.
+fn help(name: &str) -> ExitCode {
+    let mut all = Program::augment_subcommands(Command::new(PACKAGE));
+    let Some(program) = all.find_subcommand_mut(name.replace('_', "-")) else {
+        return ExitCode::FAILURE;
+    };
+    let usage = program
+        .get_about()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    println!("blockbloom-perf {}: {usage}", program.get_name());
+    println!(
+        "The words are positional, read as the program's documentation says: \
+         perf/src/programs/{name}.rs."
+    );
+    ExitCode::SUCCESS
 }
