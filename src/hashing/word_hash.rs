@@ -35,8 +35,8 @@ pub(crate) trait WordHash {
     fn u128_with_key(v: u128, k: u64) -> u64;
 
     /// [`u64_with_key`](Self::u64_with_key) as a single-key call computes it: the same bits,
-    /// in whatever shape is quickest for one key (a hash whose scalar form is not overrides
-    /// it, as MX32-64 does on x86-64).
+    /// in whatever shape is quickest for one key (a hash with a quicker shape than its scalar
+    /// form overrides it, as MX32-64 does on x86-64 with one SSE2 register).
     #[inline(always)]
     fn u64_one(v: u64, k: u64) -> u64 {
         Self::u64_with_key(v, k)
