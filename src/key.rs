@@ -138,7 +138,7 @@ impl KeyForm<'_> {
         match self {
             KeyForm::U64(v) => H::u64_one(v, H::key(seed)),
             KeyForm::U128(v) => H::u128_one(v, H::key(seed)),
-            KeyForm::Bytes(b) => H::KIND.key_hash().bytes(b, seed),
+            KeyForm::Bytes(b) => H::bytes(b, seed).unwrap_or_else(|| hash_bytes_aes(b, seed)),
             KeyForm::ByHash(_) => self.hash(seed),
         }
     }

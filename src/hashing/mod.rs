@@ -176,20 +176,18 @@ impl KeyHash {
     pub(crate) fn bytes(self, b: &[u8], seed: u64) -> u64 {
         match (self, b.len()) {
             (KeyHash::Xxh3, _) | (KeyHash::Aesh, 4 | 8) => bytes_with_seed(b, seed),
-            (KeyHash::Aesh, _) => aes::hash_bytes_aes(b, seed),
-            (hash, len) => match hash.word_hash() {
-                Some(kind) if matches!(len, 4 | 8 | 16) => {
-                    with_word_hash!(kind, H => H::bytes(b, seed).unwrap_or_default())
-                }
-                _ => aes::hash_bytes_aes(b, seed),
-            },
+            (hash, _) => hash
+                .word_hash()
+                .and_then(|kind| with_word_hash!(kind, H => H::bytes(b, seed)))
+                .unwrap_or_else(|| aes::hash_bytes_aes(b, seed)),
         }
     }
 
     /// The integer hash of its own that this hash takes keys of 4, 8 and 16 bytes with, and
     /// the tiers run in lanes, 16-byte keys included (MX32-64 under `KeyHash::Mx32`, MM64
     /// under `KeyHash::Moremur`); `None` under `KeyHash::Xxh3` and `KeyHash::Aesh`, whose
-    /// integers XXH3 hashes. Its one place that names a hash's integer hash.
+    /// integers XXH3 hashes. With the table below (`WordHashKind`, `with_word_hash!`), the one
+    /// place that says which integer hash a filter hash takes.
     #[inline(always)]
     pub(crate) const fn word_hash(self) -> Option<WordHashKind> {
         match self {

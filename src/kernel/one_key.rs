@@ -96,10 +96,10 @@ impl OneKey {
         unsafe { (self.fns.or_locked)(block, lo, guard) }
     }
 
-    /// Answers a burst of at most [`BURST`](super::probe::burst::BURST) `u64` keys of a filter of
-    /// hash with an integer hash of its own (`KeyHash::word_hash`) walked as `at` says, in its tier's
-    /// lanes with no dispatch per call. `blocks` are the filter's (any slice is safe: the keys
-    /// are placed in it).
+    /// Answers a burst of at most [`BURST`](super::probe::burst::BURST) `u64` keys of a filter
+    /// whose hash has an integer hash of its own (`KeyHash::word_hash`) walked as `at` says, in
+    /// its tier's lanes with no dispatch per call. `blocks` are the filter's (any slice is safe:
+    /// the keys are placed in it).
     ///
     /// # Panics
     /// If `keys` holds more than [`BURST`](super::probe::burst::BURST) keys or `sink` does not fit

@@ -61,7 +61,8 @@ programs! {
     /// A DRAM-sized filter with and without transparent huge pages: `[--keys N]`.
     HugePages huge_pages,
     /// Many threads filling one shared filter against fastbloom's atomic filter, the plain
-    /// filter and the floors, interleaved: `[ROUNDS [SIZES [THREADS [CALLS]]]]` (lists comma-separated).
+    /// filter and the floors, interleaved: `[ROUNDS [SIZES [THREADS [CALLS]]]]` (lists
+    /// comma-separated).
     IngestPairs ingest_pairs,
     /// `contains_batch` ns/key by key type on an in-cache filter.
     KeyTypes key_types,

@@ -29,11 +29,12 @@ pub(crate) struct Burst {
 pub(crate) const BURST: usize = 64;
 
 /// `op` on each of a burst of at most [`BURST`] `u64` keys under a hash with an integer hash of
-/// its own (`KeyHash::word_hash`) in the layout of `WORDS` ([`layout_of`](super::block::layout_of)) with `R` rounds: the keys
-/// hashed and placed in lanes, then probed in one loop. The filter chose this entry when it
-/// was made, so a call pays no dispatch on the tier, layout, rounds or key kind, and no batch
-/// pipeline: an 8-key `contains_batch` takes about half the instructions it took through the
-/// pipeline (`blockbloom-perf burst-instructions 8`, callgrind: perf-reports/2026-12-01-bursts.md).
+/// its own (`KeyHash::word_hash`) in the layout of `WORDS`
+/// ([`layout_of`](super::block::layout_of)) with `R` rounds: the keys hashed and placed in
+/// lanes, then probed in one loop. The filter chose this entry when it was made, so a call
+/// pays no dispatch on the tier, layout, rounds or key kind, and no batch pipeline: an 8-key
+/// `contains_batch` takes about half the instructions it took through the pipeline
+/// (`blockbloom-perf burst-instructions 8`, callgrind: perf-reports/2026-12-01-bursts.md).
 ///
 /// # Panics
 /// If `keys` holds more than [`BURST`] keys or `sink` does not fit them ([`Sink::prepare`]).
