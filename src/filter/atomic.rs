@@ -574,8 +574,8 @@ std::thread_local! {
 /// Runs `f` on a buffer of `len` `u64`s for a shared batch's hashes, or answers the
 /// allocator's refusal. Up to [`SCRATCH_MAX`] it is this thread's, kept from call to call
 /// (with `std`): a buffer allocated and zeroed for each call cost calls into a 1M-key filter
-/// a visible share of their time (perf-reports/2026-12-07-scratch.md). Its contents are whatever the last call left; `f`
-/// writes before it reads.
+/// a visible share of their time (perf-reports/2026-12-07-scratch.md). Its contents are
+/// whatever the last call left; `f` writes before it reads.
 fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [u64]) -> R) -> Result<R, Error> {
     #[cfg(feature = "std")]
     let f = {
