@@ -521,6 +521,7 @@ fn programs_print_their_rows_as_json() {
 fn every_program_records_rows() {
     let mut programs: Vec<&[&str]> = vec![
         &["batch-instructions", "u64", "8"],
+        &["batch-instructions", "shared", "500"],
         &["build-pairs", "1", "1"],
         &["burst-instructions", "8"],
         &["classic-batch", "1", "1000"],

@@ -15,6 +15,18 @@
 //! (`contains_hash_batch`: the probe without the hash); `u64`: integers, hashed in lanes
 //! (XXH3, the default hash id 2's); `u64-mx32`: the same on a filter of hash id 3 (MX32).
 //!
+//! `shared CALL`: the integers inserted into an `AtomicBloomFilter` of the same size on one
+//! thread, `insert_batch` of CALL keys at a time (the path that holds every stripe's lock
+//! for each call). Two call sizes side by side give a call's fixed cost, and where it goes:
+//!
+//! ```sh
+//! for call in 500 4000; do valgrind --tool=callgrind --callgrind-out-file=cg.$call \
+//!     target/release/blockbloom-perf batch-instructions shared $call; done
+//! callgrind_annotate --inclusive=yes cg.500 | grep -E 'insert_keys|Stripes::hold|hash_keys'
+//! ```
+//!
+//! (the row's `calls` is what the counts divide by).
+//!
 //! A third argument repeats the queries that many times, which makes the program a timing
 //! workload for comparing two builds as whole processes, in alternating pairs:
 //!
@@ -24,7 +36,7 @@
 
 use std::hint::black_box;
 
-use blockbloom::{BloomFilter, KeyHash};
+use blockbloom::{AtomicBloomFilter, BloomFilter, KeyHash};
 use blockbloom_perf::workload;
 use blockbloom_measure::keys::scrambled;
 
@@ -34,6 +46,9 @@ const BATCH: usize = 1024;
 pub fn main() -> Result<(), blockbloom::Error> {
     let kind: String = workload::arg(1, "strings".into());
     let (len, reps): (usize, usize) = (workload::arg(2, 8), workload::arg(3, 1));
+    if kind == "shared" {
+        return shared(len, reps);
+    }
     let ints: Vec<u64> = (0..QUERIES).map(scrambled).collect();
     let keys: Vec<Vec<u8>> = ints
         .iter()
@@ -75,7 +90,7 @@ pub fn main() -> Result<(), blockbloom::Error> {
             "strings" => f.contains_batch(&refs[r], &mut out),
             "hashes" => f.contains_hash_batch(&hashes[r], &mut out),
             "u64" | "u64-mx32" => f.contains_batch(&ints[r], &mut out),
-            other => panic!("unknown kind {other:?}: strings, hashes, u64 or u64-mx32"),
+            other => panic!("unknown kind {other:?}: strings, hashes, u64, u64-mx32 or shared"),
         }
         hits += out.iter().filter(|&&x| x).count();
     }
@@ -87,6 +102,24 @@ pub fn main() -> Result<(), blockbloom::Error> {
     workload::record_row(serde_json::json!({
         "kind": kind, "len": len, "queries": QUERIES as usize * reps, "hits": hits,
         "filter_bytes": bytes, "prefetch_depth": depth,
+    }));
+    Ok(())
+}
+
+/// `shared CALL`: the 65,536 integers into an `AtomicBloomFilter` for 1M keys, `call` at a time.
+fn shared(call: usize, reps: usize) -> Result<(), blockbloom::Error> {
+    assert!(call > 0, "CALL must be at least 1");
+    let ints: Vec<u64> = (0..QUERIES).map(scrambled).collect();
+    let f = AtomicBloomFilter::with_capacity(1_000_000, 0.01)?;
+    for _ in 0..reps {
+        for c in ints.chunks(call) {
+            f.insert_batch(c);
+        }
+    }
+    assert_eq!(f.count_batch(&ints), ints.len(), "a key was lost");
+    workload::record_row(serde_json::json!({
+        "kind": "shared", "len": call, "queries": QUERIES as usize * reps,
+        "calls": reps * ints.len().div_ceil(call), "filter_bytes": f.size_in_bytes(),
     }));
     Ok(())
 }
