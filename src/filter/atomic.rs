@@ -559,10 +559,11 @@ impl core::fmt::Debug for AtomicBloomFilter {
     }
 }
 
-/// Most `u64`s of a shared batch's buffer a thread keeps for its next call: 64 KiB, the
-/// whole buffer of a call of up to 4,096 keys into a filter of either size.
+/// Most `u64`s of a shared batch's buffer a thread keeps for its next call (64 KiB): the
+/// whole buffer of a call of up to [`HELD_RUN`](AtomicBloomFilter::HELD_RUN) keys into a
+/// filter of either size (a partitioned run takes twice its keys).
 #[cfg(feature = "std")]
-const SCRATCH_MAX: usize = 8192;
+const SCRATCH_MAX: usize = 2 * AtomicBloomFilter::HELD_RUN;
 
 #[cfg(feature = "std")]
 std::thread_local! {

@@ -539,9 +539,8 @@ mod tests {
     /// Every hash with an integer hash of its own (`KeyHash::word_hash`) on every tier this CPU
     /// runs: `u64`, `u32` and 16-byte keys in the hash's lanes and byte strings of every length
     /// (4, 8 and 16 bytes by the integer hash, the rest by AESH), equal to the single-key hash,
-    /// from several starts
-    /// and lengths (whole chunks of eight and remainders), in chunks with and without keys of
-    /// those widths.
+    /// from several starts and lengths (whole chunks of eight and remainders), in chunks with
+    /// and without keys of those widths.
     #[test]
     fn integer_hash_batches_equal_single_keys_on_every_tier() {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
