@@ -172,8 +172,7 @@ pub fn mixed_queries(r: &mut Rng, members: &[u64], count: usize) -> Vec<u64> {
 }
 
 /// Byte-string key `i` of `len` bytes from the stream `r`: random letters (URL-like from 32
-/// bytes), distinct by the index folded into its last bytes (`string-pairs`' keys and those of
-/// `perf/benches/keys.rs`).
+/// bytes), distinct by the index folded into its last bytes (`string-pairs`' keys).
 pub fn string_key(r: &mut Rng, i: usize, len: usize) -> Vec<u8> {
     let mut s = if len >= 32 {
         format!("https://example.com/p/{i:x}/").into_bytes()

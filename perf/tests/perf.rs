@@ -471,6 +471,7 @@ fn the_programs_run_as_subcommands() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("parquet-sbbf: median"), "{stdout}");
+    assert!(stdout.contains("sbbf-xxh3 / warm: median"), "{stdout}");
 }
 
 /// `NAME --help` (or `-h`) answers a program's words and where its documentation is, without
@@ -528,6 +529,10 @@ fn every_program_records_rows() {
         &["hash-quality", "2000", "20000"],
         &["huge-pages", "--keys", "1000"],
         &["plan-cost", "1", "1000", "0.01"],
+        &["plan-cost", "1", "constructors"],
+        &["dedup-pairs", "1", "1000"],
+        &["scalar-exit", "1", "1000"],
+        &["string-pairs", "--keys", "1000", "1", "ipv6-u128"],
     ];
     #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2") {

@@ -248,7 +248,7 @@ pub fn insert_scalar(block: &mut Block, layout: Layout, lo: u32, k: usize) {
 ///
 /// It reads all `k` bits rather than stopping at the first clear one: for a non-member that
 /// exit is a mispredicted branch per key, which costs more than the probes it skips
-/// (`cargo bench --bench filter -- scalar_exit` measures both).
+/// (`blockbloom-perf scalar-exit`, in `perf/`, measures both).
 ///
 /// ```
 /// use blockbloom::layout::{contains_scalar, Block, Layout};

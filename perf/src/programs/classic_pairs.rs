@@ -13,6 +13,13 @@
 //!   before the rounds into an array streamed in order; `lines` reads the words (or ORs a
 //!   bit into each), `lines-prefetch` also prefetches the lines of the key [`AHEAD`] keys on.
 //!
+//! Then the paths of each filter, without the ceiling, on members and on absent keys (a query
+//! of an absent key can stop at its first clear bit) and into a fresh filter:
+//! * `batch`, `gather` (`count_batch` of a filter `with_gather(true)`), `single` (`contains`
+//!   per key) and `fastbloom` on the queries, then on as many keys that were never inserted;
+//! * `insert (fresh)`: a copy of the empty filter, then `insert_batch` of the queries, against
+//!   a new fastbloom filter and its `insert` per key.
+//!
 //! Besides each side's ratio to fastbloom it prints `fastbloom / fastest`: per round, over
 //! the fastest of `batch`, `lines` and `lines-prefetch`. It is not a proof of a bound, but
 //! it is what the memory system gave the fastest loops at hand for this design (one array,
@@ -136,6 +143,21 @@ fn report(n: usize, what: &str, times: Vec<Vec<f64>>) {
     );
 }
 
+/// The sides of the paths' comparison (see the module's doc).
+const PATHS: [&str; 4] = ["batch", "gather", "single", "fastbloom"];
+
+/// Prints and records the paths' medians and fastbloom's time over each of ours.
+fn report_paths(n: usize, what: &str, names: &[&str], times: Vec<Vec<f64>>) {
+    out!("  {what}:");
+    workload::scope(json!({"keys": "u64", "n": n, "op": what}));
+    workload::medians(names, &times, 16);
+    let peer = names.len() - 1;
+    for (i, side) in names[..peer].iter().enumerate() {
+        let label = format!("fastbloom / {side}");
+        out!("    {label}: {}", workload::ratio(&label, &times[peer], &times[i]));
+    }
+}
+
 pub fn main() -> Result<(), blockbloom::Error> {
     let n_rounds: usize = workload::arg(1, 20);
     out!("classic filter at 1% against fastbloom and the memory ceiling: {n_rounds} rounds");
@@ -183,6 +205,33 @@ pub fn main() -> Result<(), blockbloom::Error> {
             _ => or_lines(&mut lines, &pos, k as usize, s == 3),
         });
         report(n, "insert (again)", times);
+
+        let absent: Vec<u64> = (0..queries.len() as u64).map(|i| scrambled(n as u64 + i)).collect();
+        let gathering = ours.clone().with_gather(true);
+        for (what, q) in [("contains (members)", queries), ("contains (absent)", &absent[..])] {
+            let times = workload::interleaved(n_rounds, PATHS.len(), q.len(), |s| match s {
+                0 => ours.count_batch(q),
+                1 => gathering.count_batch(q),
+                2 => q.iter().filter(|x| ours.contains(*x)).count(),
+                _ => q.iter().filter(|x| black_box(&peer).contains(*x)).count(),
+            });
+            report_paths(n, what, &PATHS, times);
+        }
+        let design = ClassicBloomFilter::with_capacity(n as u64, 0.01)?;
+        let times = workload::interleaved(n_rounds, 2, queries.len(), |s| {
+            if s == 0 {
+                let mut f = design.clone();
+                f.insert_batch(queries);
+                f.num_bits()
+            } else {
+                let mut f = peers::fastbloom_fold_bits(m as usize, Some(k), n);
+                queries.iter().for_each(|x| {
+                    f.insert(x);
+                });
+                f.num_hashes() as u64
+            }
+        });
+        report_paths(n, "insert (fresh)", &["batch", "fastbloom"], times);
     }
     Ok(())
 }

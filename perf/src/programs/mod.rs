@@ -51,6 +51,8 @@ programs! {
     ClassicBatch classic_batch,
     /// The classic filter against fastbloom and the memory ceiling, interleaved: `[ROUNDS]`.
     ClassicPairs classic_pairs,
+    /// Deduplicating a stream (3/4 repeats) against fastbloom, interleaved: `[ROUNDS [N...]]`.
+    DedupPairs dedup_pairs,
     /// The defaults' candidates on every tier this CPU runs, interleaved: `[ROUNDS [N...]]`.
     DefaultPairs default_pairs,
     /// What hashing `u64` keys costs a batch, per hash (x86-64 with AVX2): `[ROUNDS]`.
@@ -66,8 +68,11 @@ programs! {
     IngestPairs ingest_pairs,
     /// `contains_batch` ns/key by key type on an in-cache filter.
     KeyTypes key_types,
-    /// What sizing costs a constructor: `[REPS [N P [K]]]`.
+    /// What sizing costs a constructor: `[REPS [N P [K] | constructors]]`.
     PlanCost plan_cost,
+    /// The scalar reference's branch-free test against an early exit, interleaved:
+    /// `[ROUNDS [N...]]`.
+    ScalarExit scalar_exit,
     /// Single-key `contains` and `insert` against the peers, interleaved: `[ROUNDS [SIZES]]`.
     SingleKeyPairs single_key_pairs,
     /// XXH3-64 of short byte strings three ways, interleaved: `[ROUNDS]`.

@@ -6,7 +6,16 @@
 //! cargo run --release -p blockbloom-perf -- plan-cost 2000          # reps, every case
 //! cargo run --release -p blockbloom-perf -- plan-cost 100 1e10 1e-9 # reps, one case
 //! cargo run --release -p blockbloom-perf -- plan-cost 100 6463026605 0.3 28 # probes fixed
+//! cargo run --release -p blockbloom-perf -- plan-cost 2000 constructors    # whole constructors
 //! ```
+//!
+//! With `constructors`, it times whole constructors instead (the fastest of `reps` calls, µs):
+//! `with_capacity` of 1,000 and 1M keys at 1% (the zeroed allocation, the plan remembered per
+//! thread after the first) and `with_capacity-cold`, 64 capacities from there in turn, so
+//! every construction plans; the counting, shared, deletable and scalable filters' and
+//! Parquet's split-block filter's constructors at 1,000 keys; `from_bytes` of a 1,000-key
+//! filter (checked header and checksum, then a copy); `best_shape` for 1M keys in 19,532
+//! blocks (the shape choice of the `bits_per_key` builders).
 //!
 //! Instructions per plan, repeatable where time is not (`valgrind`, AVX2 at most): count
 //! only inside the planner, for two rep counts (the first call also builds the process's
@@ -21,6 +30,10 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use blockbloom::{
+    AtomicBloomFilter, BloomFilter, CountingBloomFilter, DeletableBloomFilter,
+    ScalableBloomFilter, parquet::SplitBlockFilter, sizing,
+};
 use blockbloom_perf::{out, workload};
 use serde_json::json;
 
@@ -38,9 +51,53 @@ const CASES: [(u64, f64); 9] = [
     (44, 2.4e-3),
 ];
 
+/// The fastest of `reps` calls of `f`, µs.
+fn fastest<R>(reps: u32, mut f: impl FnMut() -> R) -> f64 {
+    let mut best = f64::MAX;
+    for _ in 0..reps {
+        let t = Instant::now();
+        black_box(f());
+        best = best.min(t.elapsed().as_secs_f64() * 1e6);
+    }
+    best
+}
+
+/// Times whole constructors (the `constructors` mode).
+fn constructors(reps: u32) -> Result<(), blockbloom::Error> {
+    const P: f64 = 0.01;
+    let bytes = BloomFilter::with_capacity(1_000, P)?.to_bytes();
+    let mut i = 0u64;
+    let mut cold = |n: u64| {
+        i = (i + 1) % 64;
+        BloomFilter::with_capacity(black_box(n + i), P)
+    };
+    let cases: [(&str, u64, f64); 10] = [
+        ("with_capacity", 1_000, fastest(reps, || BloomFilter::with_capacity(black_box(1_000), P))),
+        ("with_capacity", 1_000_000, fastest(reps, || BloomFilter::with_capacity(black_box(1_000_000), P))),
+        ("with_capacity-cold", 1_000, fastest(reps, || cold(1_000))),
+        ("with_capacity-cold", 1_000_000, fastest(reps, || cold(1_000_000))),
+        ("counting", 1_000, fastest(reps, || CountingBloomFilter::with_capacity(black_box(1_000), P))),
+        ("atomic", 1_000, fastest(reps, || AtomicBloomFilter::with_capacity(black_box(1_000), P))),
+        ("deletable", 1_000, fastest(reps, || DeletableBloomFilter::with_capacity(black_box(1_000), P))),
+        ("scalable", 1_000, fastest(reps, || ScalableBloomFilter::builder().initial_capacity(black_box(1_000)).fpr(P).build())),
+        ("split_block", 1_000, fastest(reps, || SplitBlockFilter::new_with_ndv_fpp(black_box(1_000), P))),
+        ("from_bytes", 1_000, fastest(reps, || BloomFilter::from_bytes(black_box(&bytes)))),
+    ];
+    let shape = fastest(reps, || sizing::best_shape(black_box(1_000_000), black_box(19_532), None, None));
+    out!("{:>20} {:>9} {:>9}", "constructor", "keys", "µs");
+    for (name, n, us) in cases.into_iter().chain([("best_shape", 1_000_000, shape)]) {
+        out!("{name:>20} {n:>9} {us:>9.2}");
+        workload::record_row(json!({"constructor": name, "n": n, "fpr": P, "us_per_call": us}));
+    }
+    Ok(())
+}
+
 pub fn main() -> Result<(), blockbloom::Error> {
     let args: Vec<String> = workload::args().skip(1).collect();
     let reps: u32 = args.first().map_or(2000, |s| s.parse().expect("reps"));
+    if args.get(1).is_some_and(|a| a == "constructors") {
+        return constructors(reps);
+    }
     let cases: Vec<(u64, f64)> = match (args.get(1), args.get(2)) {
         (Some(n), Some(p)) => vec![(
             n.parse::<f64>().expect("keys") as u64,
@@ -59,18 +116,8 @@ pub fn main() -> Result<(), blockbloom::Error> {
         "µs"
     );
     for (n, p) in cases {
-        let plan = blockbloom::sizing::plan_with(n, p, None, probes)?;
-        let mut best = f64::MAX;
-        for _ in 0..reps {
-            let t = Instant::now();
-            black_box(blockbloom::sizing::plan_with(
-                black_box(n),
-                black_box(p),
-                None,
-                probes,
-            )?);
-            best = best.min(t.elapsed().as_secs_f64() * 1e6);
-        }
+        let plan = sizing::plan_with(n, p, None, probes)?;
+        let best = fastest(reps, || sizing::plan_with(black_box(n), black_box(p), None, probes));
         out!(
             "{n:>14} {p:>9.2e} {:>12} {:>6} {:>6} {best:>9.2}",
             plan.num_blocks,

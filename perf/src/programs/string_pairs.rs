@@ -30,6 +30,11 @@
 //! * `bytes-only`: a read of each key's first, middle and last byte, no hash and no probe:
 //!   the floor of streaming the keys (their slices and every line of their bytes).
 //!
+//! The kind `ipv6-u128` is IPv6 addresses as `u128` (16 bytes, as a packet's header holds
+//! them), with fewer sides: `batch` (`contains_batch(&[u128])`), `single` (`contains_bytes`
+//! of each address's 16 bytes) and the three peers per key (fastbloom the `u128`, sbbf-rs
+//! and parquet its 16 little-endian bytes).
+//!
 //! It prints each side's median ns/key and, per key length, the median and quartiles over the
 //! rounds of the best peer's time (the fastest of the three in that round) over each of our
 //! sides'; then the hash budget for 2x the best peer (best peer / 2 minus `hashed`) beside
@@ -38,11 +43,13 @@
 //! Arguments: `[--keys N] [--once] [ROUNDS [LEN...]]`: the members (default 1,000,000), the
 //! queries streamed once (above), the rounds
 //! (default 200) and the key lengths in bytes, or `ipv6` for IPv6 addresses as text (7 to 39
-//! bytes; default 8 16 32 100 ipv6). The members' bytes are kept in one buffer.
+//! bytes), or `ipv6-u128` (default 8 16 32 100 ipv6). The members' bytes are kept in one
+//! buffer.
 //!
 //! ```sh
 //! cargo run --release -p blockbloom-perf -- string-pairs 200 8 16 32 100 ipv6   # rounds, key kinds
 //! cargo run --release -p blockbloom-perf -- string-pairs --keys 64000000 200 16
+//! cargo run --release -p blockbloom-perf -- string-pairs 200 ipv6-u128
 //! cargo run --release -p blockbloom-perf -- string-pairs --once 20 8 16 32 100  # 1M keys, each read once
 //! ```
 
@@ -92,6 +99,56 @@ enum Kind {
     Ipv6,
 }
 
+/// The `ipv6-u128` kind: `keys` members, `n_queries` queries (half members: the first ones
+/// in order with `once`), [`U128_SIDES`] interleaved.
+fn ipv6_u128(rounds: usize, keys: usize, n_queries: usize, once: bool) -> Result<(), blockbloom::Error> {
+    const U128_SIDES: [&str; 5] = ["batch", "single", "sbbf-xxh3", "fastbloom-foldhash", "parquet-sbbf"];
+    let mut r = Rng(4);
+    let members: Vec<u128> = (0..keys)
+        .map(|_| 0x2001_0db8u128 << 96 | (r.next() as u128) << 32 | r.next() as u128 >> 32)
+        .collect();
+    let queries: Vec<u128> = (0..n_queries)
+        .map(|i| match (i % 2, once) {
+            (0, true) => members[i / 2],
+            (0, false) => members[(r.next() % keys as u64) as usize],
+            _ => 0xfe80u128 << 112 | r.next() as u128,
+        })
+        .collect();
+    let mut bb = BloomFilter::with_capacity(keys as u64, 0.01)?;
+    bb.insert_batch(&members);
+    let mut ff = peers::fastbloom_fold(keys, 0.01);
+    let mut sb = peers::Sbbf::new(keys, 0.01);
+    let mut pq = peers::parquet_sbbf(keys, 0.01);
+    for m in &members {
+        ff.insert(m);
+        sb.insert_bytes(&m.to_le_bytes());
+        pq.insert(&m.to_le_bytes()[..]);
+    }
+    let mut out = vec![false; BATCH];
+    let mut run = |side: usize| match side {
+        0 => hits_in_calls(&queries, &mut out, |c, o| bb.contains_batch(c, o)),
+        1 => queries.iter().filter(|q| bb.contains_bytes(&q.to_le_bytes())).count(),
+        2 => queries.iter().filter(|q| sb.contains_bytes(&q.to_le_bytes())).count(),
+        3 => queries.iter().filter(|q| ff.contains(*q)).count(),
+        _ => queries.iter().filter(|q| pq.check(&q.to_le_bytes()[..])).count(),
+    };
+    let hits: Vec<usize> = (0..U128_SIDES.len()).map(&mut run).collect();
+    assert!(hits.iter().all(|&h| h >= n_queries / 2), "{hits:?}");
+    assert_eq!(hits[0], hits[1], "one filter, two paths");
+    let times = workload::interleaved(rounds, U128_SIDES.len(), n_queries, run);
+    out!("IPv6 u128 keys (filter {} KiB):", bb.size_in_bytes() >> 10);
+    workload::scope(json!({"keys": "IPv6 u128 keys", "n": keys, "once": once}));
+    workload::medians(&U128_SIDES, &times, 20);
+    let best: Vec<f64> = (0..rounds)
+        .map(|r| times[2][r].min(times[3][r]).min(times[4][r]))
+        .collect();
+    for i in [0, 1] {
+        let label = format!("best peer / {}", U128_SIDES[i]);
+        out!("  {label}: {}", workload::ratio(&label, &best, &times[i]));
+    }
+    Ok(())
+}
+
 pub fn main() -> Result<(), blockbloom::Error> {
     let positive = |s: &str| -> usize {
         s.parse()
@@ -116,22 +173,18 @@ pub fn main() -> Result<(), blockbloom::Error> {
         }
     }
     let rounds = args.first().map_or(200, |a| positive(a));
-    let kinds: Vec<Kind> = if args.len() > 1 {
+    let kinds: Vec<Option<Kind>> = if args.len() > 1 {
         args[1..]
             .iter()
             .map(|a| match a.as_str() {
-                "ipv6" => Kind::Ipv6,
-                n => Kind::Len(positive(n)),
+                "ipv6-u128" => None,
+                "ipv6" => Some(Kind::Ipv6),
+                n => Some(Kind::Len(positive(n))),
             })
             .collect()
     } else {
-        vec![
-            Kind::Len(8),
-            Kind::Len(16),
-            Kind::Len(32),
-            Kind::Len(100),
-            Kind::Ipv6,
-        ]
+        let kinds = [Kind::Len(8), Kind::Len(16), Kind::Len(32), Kind::Len(100), Kind::Ipv6];
+        kinds.map(Some).into()
     };
     let n_queries = if once { keys.min(ONCE_MAX) } else { QUERIES };
     out!(
@@ -146,6 +199,10 @@ pub fn main() -> Result<(), blockbloom::Error> {
         blockbloom_perf::workload::cpu_name()
     );
     for kind in kinds {
+        let Some(kind) = kind else {
+            ipv6_u128(rounds, keys, n_queries, once)?;
+            continue;
+        };
         let (name, seed) = match kind {
             Kind::Len(n) => (format!("{n}-byte keys"), n as u64),
             Kind::Ipv6 => ("IPv6 text keys".to_string(), 6),

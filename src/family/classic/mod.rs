@@ -153,7 +153,7 @@ impl ClassicBloomFilter {
 
     /// Batch queries test eight positions per gather instruction on the tiers that have one
     /// (AVX2, AVX-512) instead of one load per position. Off by default: gathers made
-    /// `contains_batch` slower (`cargo bench --bench family -- classic/`, row `classic-gather`:
+    /// `contains_batch` slower (`blockbloom-perf classic-pairs`, side `gather`, in `perf/`;
     /// perf-reports/2026-11-25-0cb7c46-keys-classic.md). The answers are the same either way.
     pub fn with_gather(mut self, gather: bool) -> ClassicBloomFilter {
         self.gather = gather;
