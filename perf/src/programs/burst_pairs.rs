@@ -32,12 +32,11 @@
 //! rate).
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom::{BloomFilter, KeyHash};
 use blockbloom_perf::out;
 use blockbloom_perf::peers;
-use blockbloom_perf::workload::{self, Rng, cpu_name, median};
+use blockbloom_perf::workload::{self, Rng, cpu_name};
 use serde_json::json;
 
 const QUERIES: usize = 1 << 22;
@@ -111,50 +110,29 @@ pub fn main() -> Result<(), blockbloom::Error> {
             cpu_name()
         );
         let mut out = vec![false; 1024];
-        let mut times: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
-        for round in 0..rounds {
-            for j in 0..sides.len() {
-                let s = (round + j) % sides.len();
-                let t = Instant::now();
-                match sides[s] {
-                    Side::Contains(b) => {
-                        let mut hits = 0;
-                        for c in queries.chunks(b) {
-                            f.contains_batch(c, &mut out[..c.len()]);
-                            hits += out[..c.len()].iter().filter(|&&x| x).count();
-                        }
-                        black_box(hits);
-                    }
-                    Side::Count(b) => {
-                        let hits: usize = queries.chunks(b).map(|c| f.count_batch(c)).sum();
-                        black_box(hits);
-                    }
-                    Side::Insert(b) => {
-                        for c in reinsert.chunks(b) {
-                            f.insert_batch(c);
-                        }
-                        black_box(&f);
-                    }
-                    Side::SbbfContains => {
-                        let hits = queries.iter().filter(|&&q| sb.contains_u64(q)).count();
-                        black_box(hits);
-                    }
-                    Side::SbbfInsert => {
-                        for &q in &reinsert {
-                            sb.insert_u64(q);
-                        }
-                        black_box(&sb);
-                    }
+        let times = workload::interleaved(rounds, sides.len(), QUERIES, |s| match sides[s] {
+            Side::Contains(b) => {
+                let mut hits = 0;
+                for c in queries.chunks(b) {
+                    f.contains_batch(c, &mut out[..c.len()]);
+                    hits += out[..c.len()].iter().filter(|&&x| x).count();
                 }
-                times[s].push(t.elapsed().as_secs_f64() * 1e9 / QUERIES as f64);
+                hits
             }
-        }
+            Side::Count(b) => queries.chunks(b).map(|c| f.count_batch(c)).sum(),
+            Side::Insert(b) => {
+                reinsert.chunks(b).for_each(|c| f.insert_batch(c));
+                black_box(&f).num_blocks() as usize
+            }
+            Side::SbbfContains => queries.iter().filter(|&&q| sb.contains_u64(q)).count(),
+            Side::SbbfInsert => {
+                reinsert.iter().for_each(|&q| sb.insert_u64(q));
+                black_box(&sb).as_bytes().len()
+            }
+        });
         workload::scope(json!({"keys": "u64", "n": n, "fpr": fpr}));
-        for (s, side) in sides.iter().enumerate() {
-            let m = median(&mut times[s].clone());
-            workload::record(&side.name(), m);
-            out!("  {:>14}: median {m:.2} ns/key", side.name());
-        }
+        let names: Vec<String> = sides.iter().map(|s| s.name()).collect();
+        workload::medians(&names.iter().map(String::as_str).collect::<Vec<_>>(), &times, 14);
         let index = |want: &str| sides.iter().position(|s| s.name() == want).expect("a side");
         for (s, side) in sides.iter().enumerate() {
             let (peer, big) = match side {
