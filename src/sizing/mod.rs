@@ -498,29 +498,31 @@ fn plan_for(
 }
 
 /// The plan for a layout whose blocks hold several parts ([`Layout::parts`]), by the exact
-/// model alone: for each probe count the fewest blocks (an exponential search, then
-/// bisection, on whole filter blocks, each `parts` blocks of the model), then the smallest,
-/// unless fewer rounds need at most [`ROUNDS_PREMIUM`] more. The fast search's shortcuts count
-/// blocks of the model, and a one-block model filter (which has no spread to keep a margin
-/// for) is no filter of such a layout; the layout is only planned when asked for, so the
-/// exact model's cost (every evaluation exact, where the fast search takes coarse bounds;
-/// plans are remembered per thread) is paid by those who ask.
+/// model alone: for each probe count the fewest blocks (a search on whole filter blocks,
+/// each `parts` blocks of the model), then the smallest, unless fewer rounds need at most
+/// [`ROUNDS_PREMIUM`] more. The fast search's shortcuts count blocks of the model, and a
+/// one-block model filter (which has no spread to keep a margin for) is no filter of such a
+/// layout, so every evaluation is exact; what keeps them few is where each search starts.
+/// `Sectors8x32` is the defaults' layout at common rates, so every new shape a constructor
+/// plans pays this (plans are remembered per thread).
+///
+/// The first probe count's search starts at the closed form's guess and gallops away from it
+/// (a first step of a 128th of it, then doubling) until the fewest is bracketed, then
+/// bisects; a count after it starts at the fewest blocks of the count before, where one
+/// evaluation says whether it needs more (blocks needed are unimodal in the count: then the
+/// walk stops). Where the model's rate falls as blocks grow, every bracket bisects to the same
+/// fewest, so the plans are those of the exponential search from zero this replaced
+/// (`fast_planner_matches_reference_on_grid` checks them against `reference::min_blocks`),
+/// for a fraction of the evaluations (perf-reports/2026-12-07-parts-plan.md).
 fn plan_in_parts(keys: u64, goal: Goal, layout: Layout, probes: Option<u32>) -> Option<Plan> {
+    const STEP_FRACTION: u64 = 128;
     let units = layout.parts() as u64;
     let meets = |blocks: u64, k: u32| {
         let (mean, var) = block_moments(keys, blocks, layout, k, goal.unit_bits);
         mean + goal.margin_sd * (var / (blocks * units) as f64).sqrt() <= goal.fpr
     };
-    let fewest = |k: u32| {
-        let mut lo = 0u64; // fails (or is no block)
-        let mut hi = ((keys as f64 * 4.0 / BLOCK_BITS as f64).ceil() as u64).max(1);
-        while !meets(hi, k) {
-            lo = hi;
-            hi = hi.saturating_mul(2);
-            if hi > MAX_BLOCKS * 2 {
-                return None;
-            }
-        }
+    // The fewest blocks in `(lo, hi]`, given that `lo` fails (or is no block) and `hi` meets.
+    let bisect = |mut lo: u64, mut hi: u64, k: u32| {
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
             if meets(mid, k) {
@@ -529,23 +531,54 @@ fn plan_in_parts(keys: u64, goal: Goal, layout: Layout, probes: Option<u32>) -> 
                 lo = mid;
             }
         }
-        (hi <= MAX_BLOCKS).then_some(hi)
+        hi
+    };
+    // The fewest blocks at or below `hi`, which meets: down from it in steps from `step`.
+    let down_from = |hi: u64, mut step: u64, k: u32| {
+        let mut hi = hi;
+        loop {
+            let lo = hi.saturating_sub(step);
+            if lo == 0 || !meets(lo, k) {
+                return bisect(lo, hi, k);
+            }
+            (hi, step) = (lo, step * 2);
+        }
+    };
+    // The fewest blocks for `k` from nothing known: from the guess, whichever way it is off.
+    let fewest = |k: u32| {
+        let guess = fast::shape(layout, k, goal.unit_bits).guess(keys, goal.fpr) / units as f64;
+        let start = (guess.ceil() as u64).clamp(1, MAX_BLOCKS);
+        // The guess is within a few percent of the fewest: a first step of a small part of it.
+        let step = (start / STEP_FRACTION).max(1);
+        if meets(start, k) {
+            return Some(down_from(start, step, k));
+        }
+        let (mut lo, mut step) = (start, step);
+        loop {
+            if lo >= MAX_BLOCKS {
+                return None;
+            }
+            let hi = lo.saturating_add(step).min(MAX_BLOCKS);
+            if meets(hi, k) {
+                return Some(bisect(lo, hi, k));
+            }
+            (lo, step) = (hi, step * 2);
+        }
     };
     let mut plans: Vec<Plan> = Vec::new();
-    // Blocks needed are unimodal in k: stop once they grow again.
     for k in layout
         .probe_counts()
         .filter(|k| probes.is_none_or(|x| x == *k))
     {
-        let Some(num_blocks) = fewest(k) else {
-            if plans.is_empty() {
-                continue;
-            }
-            break;
+        let num_blocks = match plans.last() {
+            // More blocks than the count before: the walk is past its low point.
+            Some(p) if !meets(p.num_blocks, k) => break,
+            Some(p) => down_from(p.num_blocks, 1, k),
+            None => match fewest(k) {
+                Some(n) => n,
+                None => continue,
+            },
         };
-        if plans.last().is_some_and(|p| num_blocks > p.num_blocks) {
-            break;
-        }
         plans.push(Plan {
             num_blocks,
             layout,
