@@ -340,15 +340,25 @@ impl Builder {
                 SizedBy::Fpr,
             )
         };
-        // A budget can be too small to filter anything; refuse it as the CLI does.
-        let model_fpr = sizing::false_positive_rate(keys, num_blocks, layout, probes);
-        if model_fpr >= USELESS_FPR {
-            return Err(Error::FiltersNothing {
-                capacity,
-                bytes: num_blocks * 64,
-                model_fpr,
-                sized_by,
-            });
+        // A budget can be too small to filter anything; refuse it as the CLI does. A plan for
+        // a target rate below that bound is not checked: the planner kept the same model's
+        // rate (margin included) at or below the target. Skipping it matters where filters
+        // are built by the thousand: the model's binomial sum cost more than the rest of a
+        // remembered construction (perf-reports/2026-12-07-parts-plan.md).
+        let planned_below = target_fpr.is_some_and(|fpr| fpr < USELESS_FPR);
+        debug_assert!(target_fpr.is_none_or(|fpr| {
+            sizing::false_positive_rate(keys, num_blocks, layout, probes) <= fpr
+        }));
+        if !planned_below {
+            let model_fpr = sizing::false_positive_rate(keys, num_blocks, layout, probes);
+            if model_fpr >= USELESS_FPR {
+                return Err(Error::FiltersNothing {
+                    capacity,
+                    bytes: num_blocks * 64,
+                    model_fpr,
+                    sized_by,
+                });
+            }
         }
         let meta = o
             .meta(num_blocks, layout, probes, capacity, target_fpr, kernel)
