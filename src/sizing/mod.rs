@@ -534,8 +534,7 @@ fn plan_in_parts(keys: u64, goal: Goal, layout: Layout, probes: Option<u32>) -> 
         hi
     };
     // The fewest blocks at or below `hi`, which meets: down from it in steps from `step`.
-    let down_from = |hi: u64, mut step: u64, k: u32| {
-        let mut hi = hi;
+    let down_from = |mut hi: u64, mut step: u64, k: u32| {
         loop {
             let lo = hi.saturating_sub(step);
             if lo == 0 || !meets(lo, k) {

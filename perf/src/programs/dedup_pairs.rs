@@ -37,7 +37,9 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 0 => {
                     let mut f = BloomFilter::with_capacity(distinct, FPR)?;
                     let calls = stream.chunks(BATCH);
-                    calls.map(|c| f.insert_batch_new(c, &mut out[..c.len()])).sum()
+                    calls
+                        .map(|c| f.insert_batch_new(c, &mut out[..c.len()]))
+                        .sum()
                 }
                 1 => {
                     let mut f = BloomFilter::with_capacity(distinct, FPR)?;
@@ -52,15 +54,22 @@ pub fn main() -> Result<(), blockbloom::Error> {
         // Every side reports about the distinct keys new (fewer by its false positives).
         for side in 0..SIDES.len() {
             let new = run(side)? as u64;
-            assert!(new <= distinct && new >= distinct * 95 / 100, "{new} of {distinct}");
+            assert!(
+                new <= distinct && new >= distinct * 95 / 100,
+                "{new} of {distinct}"
+            );
         }
         let times = workload::interleaved(rounds, SIDES.len(), n, |s| run(s).expect("valid"));
-        out!("u64 stream of {n} keys, {distinct} distinct, at {FPR}: {rounds} rounds; {}", cpu_name());
+        let cpu = cpu_name();
+        out!("u64 stream of {n} keys, {distinct} distinct, at {FPR}: {rounds} rounds; {cpu}");
         workload::scope(json!({"keys": "u64", "n": n, "distinct": distinct, "fpr": FPR}));
         workload::medians(&SIDES, &times, 18);
         for (i, side) in SIDES[..2].iter().enumerate() {
             let label = format!("fastbloom-foldhash / {side}");
-            out!("  {label}: {}", workload::ratio(&label, &times[2], &times[i]));
+            out!(
+                "  {label}: {}",
+                workload::ratio(&label, &times[2], &times[i])
+            );
         }
     }
     Ok(())

@@ -31,8 +31,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use blockbloom::{
-    AtomicBloomFilter, BloomFilter, CountingBloomFilter, DeletableBloomFilter,
-    ScalableBloomFilter, parquet::SplitBlockFilter, sizing,
+    AtomicBloomFilter, BloomFilter, CountingBloomFilter, DeletableBloomFilter, ScalableBloomFilter,
+    parquet::SplitBlockFilter, sizing,
 };
 use blockbloom_perf::{out, workload};
 use serde_json::json;
@@ -71,24 +71,41 @@ fn constructors(reps: u32) -> Result<(), blockbloom::Error> {
         i = (i + 1) % 64;
         BloomFilter::with_capacity(black_box(n + i), P)
     };
-    let cases: [(&str, u64, f64); 10] = [
-        ("with_capacity", 1_000, fastest(reps, || BloomFilter::with_capacity(black_box(1_000), P))),
-        ("with_capacity", 1_000_000, fastest(reps, || BloomFilter::with_capacity(black_box(1_000_000), P))),
-        ("with_capacity-cold", 1_000, fastest(reps, || cold(1_000))),
-        ("with_capacity-cold", 1_000_000, fastest(reps, || cold(1_000_000))),
-        ("counting", 1_000, fastest(reps, || CountingBloomFilter::with_capacity(black_box(1_000), P))),
-        ("atomic", 1_000, fastest(reps, || AtomicBloomFilter::with_capacity(black_box(1_000), P))),
-        ("deletable", 1_000, fastest(reps, || DeletableBloomFilter::with_capacity(black_box(1_000), P))),
-        ("scalable", 1_000, fastest(reps, || ScalableBloomFilter::builder().initial_capacity(black_box(1_000)).fpr(P).build())),
-        ("split_block", 1_000, fastest(reps, || SplitBlockFilter::new_with_ndv_fpp(black_box(1_000), P))),
-        ("from_bytes", 1_000, fastest(reps, || BloomFilter::from_bytes(black_box(&bytes)))),
-    ];
-    let shape = fastest(reps, || sizing::best_shape(black_box(1_000_000), black_box(19_532), None, None));
     out!("{:>20} {:>9} {:>9}", "constructor", "keys", "µs");
-    for (name, n, us) in cases.into_iter().chain([("best_shape", 1_000_000, shape)]) {
+    let row = |name: &str, n: u64, us: f64| {
         out!("{name:>20} {n:>9} {us:>9.2}");
         workload::record_row(json!({"constructor": name, "n": n, "fpr": P, "us_per_call": us}));
+    };
+    for n in [1_000, 1_000_000] {
+        let warm = fastest(reps, || BloomFilter::with_capacity(black_box(n), P));
+        row("with_capacity", n, warm);
     }
+    for n in [1_000, 1_000_000] {
+        row("with_capacity-cold", n, fastest(reps, || cold(n)));
+    }
+    let n = 1_000;
+    let us = fastest(reps, || CountingBloomFilter::with_capacity(black_box(n), P));
+    row("counting", n, us);
+    let us = fastest(reps, || AtomicBloomFilter::with_capacity(black_box(n), P));
+    row("atomic", n, us);
+    let us = fastest(reps, || {
+        DeletableBloomFilter::with_capacity(black_box(n), P)
+    });
+    row("deletable", n, us);
+    let scalable = || {
+        let builder = ScalableBloomFilter::builder().initial_capacity(black_box(n));
+        builder.fpr(P).build()
+    };
+    row("scalable", n, fastest(reps, scalable));
+    let us = fastest(reps, || SplitBlockFilter::new_with_ndv_fpp(black_box(n), P));
+    row("split_block", n, us);
+    row(
+        "from_bytes",
+        n,
+        fastest(reps, || BloomFilter::from_bytes(black_box(&bytes))),
+    );
+    let shape = || sizing::best_shape(black_box(1_000_000), black_box(19_532), None, None);
+    row("best_shape", 1_000_000, fastest(reps, shape));
     Ok(())
 }
 
@@ -117,7 +134,9 @@ pub fn main() -> Result<(), blockbloom::Error> {
     );
     for (n, p) in cases {
         let plan = sizing::plan_with(n, p, None, probes)?;
-        let best = fastest(reps, || sizing::plan_with(black_box(n), black_box(p), None, probes));
+        let best = fastest(reps, || {
+            sizing::plan_with(black_box(n), black_box(p), None, probes)
+        });
         out!(
             "{n:>14} {p:>9.2e} {:>12} {:>6} {:>6} {best:>9.2}",
             plan.num_blocks,

@@ -92,17 +92,29 @@ fn ipv6(r: &mut Rng) -> Vec<u8> {
     std::net::Ipv6Addr::from(a).to_string().into_bytes()
 }
 
-/// A key length, or IPv6 text.
+/// A key length, IPv6 text, or IPv6 as `u128` (measured by [`ipv6_u128`]).
 #[derive(Clone, Copy)]
 enum Kind {
     Len(usize),
     Ipv6,
+    Ipv6U128,
 }
 
 /// The `ipv6-u128` kind: `keys` members, `n_queries` queries (half members: the first ones
 /// in order with `once`), [`U128_SIDES`] interleaved.
-fn ipv6_u128(rounds: usize, keys: usize, n_queries: usize, once: bool) -> Result<(), blockbloom::Error> {
-    const U128_SIDES: [&str; 5] = ["batch", "single", "sbbf-xxh3", "fastbloom-foldhash", "parquet-sbbf"];
+fn ipv6_u128(
+    rounds: usize,
+    keys: usize,
+    n_queries: usize,
+    once: bool,
+) -> Result<(), blockbloom::Error> {
+    const U128_SIDES: [&str; 5] = [
+        "batch",
+        "single",
+        "sbbf-xxh3",
+        "fastbloom-foldhash",
+        "parquet-sbbf",
+    ];
     let mut r = Rng(4);
     let members: Vec<u128> = (0..keys)
         .map(|_| 0x2001_0db8u128 << 96 | (r.next() as u128) << 32 | r.next() as u128 >> 32)
@@ -127,10 +139,19 @@ fn ipv6_u128(rounds: usize, keys: usize, n_queries: usize, once: bool) -> Result
     let mut out = vec![false; BATCH];
     let mut run = |side: usize| match side {
         0 => hits_in_calls(&queries, &mut out, |c, o| bb.contains_batch(c, o)),
-        1 => queries.iter().filter(|q| bb.contains_bytes(&q.to_le_bytes())).count(),
-        2 => queries.iter().filter(|q| sb.contains_bytes(&q.to_le_bytes())).count(),
+        1 => queries
+            .iter()
+            .filter(|q| bb.contains_bytes(&q.to_le_bytes()))
+            .count(),
+        2 => queries
+            .iter()
+            .filter(|q| sb.contains_bytes(&q.to_le_bytes()))
+            .count(),
         3 => queries.iter().filter(|q| ff.contains(*q)).count(),
-        _ => queries.iter().filter(|q| pq.check(&q.to_le_bytes()[..])).count(),
+        _ => queries
+            .iter()
+            .filter(|q| pq.check(&q.to_le_bytes()[..]))
+            .count(),
     };
     let hits: Vec<usize> = (0..U128_SIDES.len()).map(&mut run).collect();
     assert!(hits.iter().all(|&h| h >= n_queries / 2), "{hits:?}");
@@ -173,18 +194,23 @@ pub fn main() -> Result<(), blockbloom::Error> {
         }
     }
     let rounds = args.first().map_or(200, |a| positive(a));
-    let kinds: Vec<Option<Kind>> = if args.len() > 1 {
+    let kinds: Vec<Kind> = if args.len() > 1 {
         args[1..]
             .iter()
             .map(|a| match a.as_str() {
-                "ipv6-u128" => None,
-                "ipv6" => Some(Kind::Ipv6),
-                n => Some(Kind::Len(positive(n))),
+                "ipv6-u128" => Kind::Ipv6U128,
+                "ipv6" => Kind::Ipv6,
+                n => Kind::Len(positive(n)),
             })
             .collect()
     } else {
-        let kinds = [Kind::Len(8), Kind::Len(16), Kind::Len(32), Kind::Len(100), Kind::Ipv6];
-        kinds.map(Some).into()
+        vec![
+            Kind::Len(8),
+            Kind::Len(16),
+            Kind::Len(32),
+            Kind::Len(100),
+            Kind::Ipv6,
+        ]
     };
     let n_queries = if once { keys.min(ONCE_MAX) } else { QUERIES };
     out!(
@@ -199,18 +225,19 @@ pub fn main() -> Result<(), blockbloom::Error> {
         blockbloom_perf::workload::cpu_name()
     );
     for kind in kinds {
-        let Some(kind) = kind else {
-            ipv6_u128(rounds, keys, n_queries, once)?;
-            continue;
-        };
-        let (name, seed) = match kind {
-            Kind::Len(n) => (format!("{n}-byte keys"), n as u64),
-            Kind::Ipv6 => ("IPv6 text keys".to_string(), 6),
+        // Byte strings of a length, or IPv6 text: `len` is `None` for the text.
+        let (name, seed, len) = match kind {
+            Kind::Len(n) => (format!("{n}-byte keys"), n as u64, Some(n)),
+            Kind::Ipv6 => ("IPv6 text keys".to_string(), 6, None),
+            Kind::Ipv6U128 => {
+                ipv6_u128(rounds, keys, n_queries, once)?;
+                continue;
+            }
         };
         let mut r = Rng(seed);
-        let mut make = |i: usize| match kind {
-            Kind::Len(n) => key(&mut r, i, n),
-            Kind::Ipv6 => ipv6(&mut r),
+        let mut make = |i: usize| match len {
+            Some(n) => key(&mut r, i, n),
+            None => ipv6(&mut r),
         };
         // Members in one buffer with offsets, as a column holds them.
         let mut member_bytes = Vec::new();
