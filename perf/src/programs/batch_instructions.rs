@@ -37,8 +37,8 @@
 use std::hint::black_box;
 
 use blockbloom::{AtomicBloomFilter, BloomFilter, KeyHash};
-use blockbloom_perf::workload;
 use blockbloom_measure::keys::scrambled;
+use blockbloom_perf::workload;
 
 const QUERIES: u64 = 1 << 16;
 const BATCH: usize = 1024;

@@ -25,11 +25,11 @@
 use std::hint::black_box;
 
 use blockbloom::BloomFilter;
+use blockbloom_measure::keys::scrambled;
 use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, median};
 use serde_json::json;
-use blockbloom_measure::keys::scrambled;
 
 const KEYS: u64 = 1000;
 const FPR: f64 = 0.01;

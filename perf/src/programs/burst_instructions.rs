@@ -14,9 +14,9 @@
 use std::hint::black_box;
 
 use blockbloom::BloomFilter;
+use blockbloom_measure::keys::scrambled;
 use blockbloom_perf::{out, workload};
 use serde_json::json;
-use blockbloom_measure::keys::scrambled;
 
 const QUERIES: usize = 80_000;
 

@@ -132,7 +132,11 @@ pub fn main() -> Result<(), blockbloom::Error> {
         });
         workload::scope(json!({"keys": "u64", "n": n, "fpr": fpr}));
         let names: Vec<String> = sides.iter().map(|s| s.name()).collect();
-        workload::medians(&names.iter().map(String::as_str).collect::<Vec<_>>(), &times, 14);
+        workload::medians(
+            &names.iter().map(String::as_str).collect::<Vec<_>>(),
+            &times,
+            14,
+        );
         let index = |want: &str| sides.iter().position(|s| s.name() == want).expect("a side");
         for (s, side) in sides.iter().enumerate() {
             let (peer, big) = match side {

@@ -11,10 +11,10 @@
 
 use std::time::Instant;
 
+use blockbloom_measure::keys::scrambled;
 use blockbloom_perf::out;
 use blockbloom_perf::workload::{self, record};
 use serde_json::json;
-use blockbloom_measure::keys::scrambled;
 
 pub fn main() -> Result<(), blockbloom::Error> {
     let (reps, n): (u64, u64) = (workload::arg(1, 5), workload::arg(2, 1_000_000));

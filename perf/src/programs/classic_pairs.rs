@@ -37,11 +37,11 @@
 use std::hint::black_box;
 
 use blockbloom::ClassicBloomFilter;
+use blockbloom_measure::keys::scrambled;
 use blockbloom_perf::out;
 use blockbloom_perf::peers;
 use blockbloom_perf::workload::{self, Rng};
 use serde_json::json;
-use blockbloom_measure::keys::scrambled;
 
 /// Keys between a key's reads and the key whose lines are prefetched (8 keys of 7 probes:
 /// 56 lines in flight). Of 2, 4, 8, 16, 32 and 64, none beat `lines` at 1M keys, and 8 and
@@ -154,7 +154,10 @@ fn report_paths(n: usize, what: &str, names: &[&str], times: Vec<Vec<f64>>) {
     let peer = names.len() - 1;
     for (i, side) in names[..peer].iter().enumerate() {
         let label = format!("fastbloom / {side}");
-        out!("    {label}: {}", workload::ratio(&label, &times[peer], &times[i]));
+        out!(
+            "    {label}: {}",
+            workload::ratio(&label, &times[peer], &times[i])
+        );
     }
 }
 
@@ -206,9 +209,14 @@ pub fn main() -> Result<(), blockbloom::Error> {
         });
         report(n, "insert (again)", times);
 
-        let absent: Vec<u64> = (0..queries.len() as u64).map(|i| scrambled(n as u64 + i)).collect();
+        let absent: Vec<u64> = (0..queries.len() as u64)
+            .map(|i| scrambled(n as u64 + i))
+            .collect();
         let gathering = ours.clone().with_gather(true);
-        for (what, q) in [("contains (members)", queries), ("contains (absent)", &absent[..])] {
+        for (what, q) in [
+            ("contains (members)", queries),
+            ("contains (absent)", &absent[..]),
+        ] {
             let times = workload::interleaved(n_rounds, PATHS.len(), q.len(), |s| match s {
                 0 => ours.count_batch(q),
                 1 => gathering.count_batch(q),

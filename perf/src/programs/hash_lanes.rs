@@ -225,15 +225,30 @@ mod x86 {
         let (moremur, small) = (Xorshift::MOREMUR, Xorshift::MOREMUR_SMALL);
         // SAFETY: as above.
         unsafe { xorshift_lanes::<27, 33, 27, false>(moremur, sample, seed, &mut out) };
-        assert!(sample.iter().zip(&out).all(|(&k, &h)| h == moremur.hash(k, seed)));
+        assert!(
+            sample
+                .iter()
+                .zip(&out)
+                .all(|(&k, &h)| h == moremur.hash(k, seed))
+        );
         // SAFETY: as above.
         unsafe { xorshift_lanes::<27, 33, 27, true>(small, sample, seed, &mut out) };
-        assert!(sample.iter().zip(&out).all(|(&k, &h)| h == small.hash(k, seed)));
+        assert!(
+            sample
+                .iter()
+                .zip(&out)
+                .all(|(&k, &h)| h == small.hash(k, seed))
+        );
         let avx512 = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512dq");
         if avx512 {
             // SAFETY: AVX-512F and DQ were detected.
             unsafe { xorshift_lanes512::<27, 33, 27>(moremur, sample, seed, &mut out) };
-            assert!(sample.iter().zip(&out).all(|(&k, &h)| h == moremur.hash(k, seed)));
+            assert!(
+                sample
+                    .iter()
+                    .zip(&out)
+                    .all(|(&k, &h)| h == moremur.hash(k, seed))
+            );
         }
 
         let mut names = vec![

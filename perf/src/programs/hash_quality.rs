@@ -202,7 +202,8 @@ pub fn main() -> Result<(), blockbloom::Error> {
                             if c >= cells {
                                 break;
                             }
-                            let (family, hash) = (&FAMILIES[c / hashes.len()], hashes[c % hashes.len()]);
+                            let (family, hash) =
+                                (&FAMILIES[c / hashes.len()], hashes[c % hashes.len()]);
                             match rate(family, hash.1, n, p, strangers) {
                                 Ok(r) => grid.lock().unwrap()[c] = r,
                                 Err(e) => *failed.lock().unwrap() = Some(e),
@@ -216,12 +217,20 @@ pub fn main() -> Result<(), blockbloom::Error> {
             }
             let grid = grid.into_inner().unwrap();
             out!("n = {n}, target {}%:", 100.0 * p);
-            out!("  {:<12} {}", "family", names.iter().map(|h| format!("{h:>14}")).collect::<String>());
+            out!(
+                "  {:<12} {}",
+                "family",
+                names.iter().map(|h| format!("{h:>14}")).collect::<String>()
+            );
             let mut worst = vec![0.0f64; hashes.len()];
             for (f, family) in FAMILIES.iter().enumerate() {
                 let row = &grid[f * hashes.len()..][..hashes.len()];
                 let Some((_, asked)) = row[0] else {
-                    out!("  {:<12} not run: the family holds {} keys", family.name, family.holds.unwrap_or(0));
+                    out!(
+                        "  {:<12} not run: the family holds {} keys",
+                        family.name,
+                        family.holds.unwrap_or(0)
+                    );
                     continue;
                 };
                 let fpr: serde_json::Map<String, serde_json::Value> = row
@@ -229,7 +238,9 @@ pub fn main() -> Result<(), blockbloom::Error> {
                     .zip(&names)
                     .filter_map(|(r, h)| r.map(|(rate, _)| (h.to_string(), json!(rate))))
                     .collect();
-                workload::record_row(json!({"family": family.name, "strangers": asked, "fpr": fpr}));
+                workload::record_row(
+                    json!({"family": family.name, "strangers": asked, "fpr": fpr}),
+                );
                 let mut line = format!("  {:<12} ", family.name);
                 for (h, r) in row.iter().enumerate() {
                     let ratio = r.map_or(f64::NAN, |(rate, _)| rate / p);
@@ -241,7 +252,14 @@ pub fn main() -> Result<(), blockbloom::Error> {
                 }
                 out!("{line}");
             }
-            out!("  {:<12} {}", "worst", worst.iter().map(|w| format!("{w:>13.2}x")).collect::<String>());
+            out!(
+                "  {:<12} {}",
+                "worst",
+                worst
+                    .iter()
+                    .map(|w| format!("{w:>13.2}x"))
+                    .collect::<String>()
+            );
         }
     }
     Ok(())
@@ -257,7 +275,11 @@ mod tests {
     fn the_identity_fails_on_sequential_keys_and_murmur3_does_not() {
         let sequential = &FAMILIES[1];
         assert_eq!(sequential.name, "sequential");
-        let ask = |hash| rate(sequential, hash, 10_000, 0.01, 100_000).unwrap().unwrap();
+        let ask = |hash| {
+            rate(sequential, hash, 10_000, 0.01, 100_000)
+                .unwrap()
+                .unwrap()
+        };
         let (weak, asked) = ask(|k| k);
         assert_eq!(asked, 100_000);
         assert!(weak > 0.5, "identity: {weak}");

@@ -55,9 +55,8 @@ pub fn main() -> Result<(), blockbloom::Error> {
             .build()?;
         f.insert_batch(&members);
         let queries = mixed_queries(&mut r, &members, QUERIES);
-        let hits = |test: fn(&BloomFilter, u64) -> bool| {
-            queries.iter().filter(|&&q| test(&f, q)).count()
-        };
+        let hits =
+            |test: fn(&BloomFilter, u64) -> bool| queries.iter().filter(|&&q| test(&f, q)).count();
         // Both answer alike, and every member is found.
         let found = hits(branchless);
         assert_eq!(found, hits(early_exit));
@@ -76,7 +75,10 @@ pub fn main() -> Result<(), blockbloom::Error> {
         workload::scope(json!({"keys": "u64", "n": n, "fpr": 0.01}));
         workload::medians(&SIDES, &times, 12);
         let label = "early-exit / branchless";
-        out!("  {label}: {}", workload::ratio(label, &times[1], &times[0]));
+        out!(
+            "  {label}: {}",
+            workload::ratio(label, &times[1], &times[0])
+        );
     }
     Ok(())
 }

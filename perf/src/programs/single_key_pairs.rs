@@ -338,10 +338,8 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
     let fold1 = Floor::folded::<K, { FloorHash::FOLD1 }>(&s.ours, (0..n as u64).map(K::make));
     let fold2 = Floor::folded::<K, { FloorHash::FOLD2 }>(&s.ours, (0..n as u64).map(K::make));
     let mx2 = Floor::folded::<K, { FloorHash::MX2 }>(&s.ours, (0..n as u64).map(K::make));
-    let moremur =
-        Floor::folded::<K, { FloorHash::MOREMUR }>(&s.ours, (0..n as u64).map(K::make));
-    let murmur3 =
-        Floor::folded::<K, { FloorHash::MURMUR3 }>(&s.ours, (0..n as u64).map(K::make));
+    let moremur = Floor::folded::<K, { FloorHash::MOREMUR }>(&s.ours, (0..n as u64).map(K::make));
+    let murmur3 = Floor::folded::<K, { FloorHash::MURMUR3 }>(&s.ours, (0..n as u64).map(K::make));
     // The same queries as `u64`s, taken apart before the clock starts.
     let words: Option<Vec<u64>> = queries.iter().map(Probe::word).collect();
     type Side<'a, K> = (&'static str, Box<dyn Fn(&[K]) -> usize + 'a>);
@@ -448,16 +446,10 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         rates.push(("mx2", fpr(&|q| m2.count::<_, { FloorHash::MX2 }>(q))));
     }
     if let Some(m) = &moremur {
-        rates.push((
-            "moremur",
-            fpr(&|q| m.count::<_, { FloorHash::MOREMUR }>(q)),
-        ));
+        rates.push(("moremur", fpr(&|q| m.count::<_, { FloorHash::MOREMUR }>(q))));
     }
     if let Some(m) = &murmur3 {
-        rates.push((
-            "murmur3",
-            fpr(&|q| m.count::<_, { FloorHash::MURMUR3 }>(q)),
-        ));
+        rates.push(("murmur3", fpr(&|q| m.count::<_, { FloorHash::MURMUR3 }>(q))));
     }
     rates.push(("sbbf", fpr(&|q| s.count(1, q))));
     out!(

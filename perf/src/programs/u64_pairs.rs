@@ -81,7 +81,10 @@ pub fn main() -> Result<(), blockbloom::Error> {
         let build_in = |hash: Option<(KeyHash, bool)>| -> Result<BloomFilter, blockbloom::Error> {
             let mut f = match hash {
                 Some((h, least)) => {
-                    let b = BloomFilter::builder().capacity(n as u64).fpr(0.01).key_hash(h);
+                    let b = BloomFilter::builder()
+                        .capacity(n as u64)
+                        .fpr(0.01)
+                        .key_hash(h);
                     if least { b.least_memory() } else { b }.build()?
                 }
                 None => BloomFilter::with_capacity(n as u64, 0.01)?,
