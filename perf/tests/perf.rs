@@ -527,7 +527,6 @@ fn every_program_records_rows() {
         &["burst-instructions", "8"],
         &["classic-batch", "1", "1000"],
         &["hash-quality", "2000", "20000"],
-        &["huge-pages", "--keys", "1000"],
         &["plan-cost", "1", "1000", "0.01"],
         &["plan-cost", "1", "constructors"],
         &["dedup-pairs", "1", "1000"],

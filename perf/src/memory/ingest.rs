@@ -5,6 +5,7 @@
 use std::error::Error;
 
 use blockbloom::{BloomFilter, ParallelBuild};
+use blockbloom_measure::concurrent::insert_shared;
 use blockbloom_measure::format::group;
 use blockbloom_measure::keys;
 use blockbloom_measure::progress::Progress;
@@ -108,19 +109,7 @@ fn build(
             }
             Method::SharedAtomic => {
                 let a = builder().build_atomic()?;
-                let share = members.len().div_ceil(threads);
-                t.record(members.len(), || {
-                    std::thread::scope(|s| {
-                        for part in members.chunks(share) {
-                            let a = &a;
-                            s.spawn(move || {
-                                for c in part.chunks(BATCH) {
-                                    a.insert_batch(c);
-                                }
-                            });
-                        }
-                    })
-                });
+                t.record(members.len(), || insert_shared(&a, members, threads, BATCH));
                 a.into_filter()
             }
         };

@@ -1,6 +1,9 @@
 //! DRAM-sized filters side by side (64M and 220M keys at 1%): ours on huge pages and on 4 KiB
 //! pages, sbbf-rs and fastbloom, against the two ceilings (one prefetched random line per key
-//! on 4 KiB pages and on huge pages), and construction plus fill.
+//! on 4 KiB pages and on huge pages), construction alone and plus fill; then how much of our
+//! filter cloned and loaded (`from_bytes`, `read_from`) is on huge pages, and how long each
+//! took (`blockbloom::memory`: a filter of at least `memory::HUGE_PAGES_FROM_BYTES` asks for
+//! huge pages on Linux; `Builder::huge_pages(false)` keeps 4 KiB pages).
 
 use std::error::Error;
 use std::hint::black_box;
@@ -34,14 +37,26 @@ pub struct Measured {
     pub insert: f64,
     /// Median batch (or single-key, for peers without batches) contains, ns/key.
     pub contains: f64,
+    /// Construction alone, seconds (with huge pages the kernel zeroes each page at its first
+    /// touch, which the fill makes).
+    pub made_s: f64,
     /// Construction plus fill of all keys, seconds.
     pub build_s: f64,
+}
+
+/// Our filter (on huge pages) made again one way: cloned, or loaded from its bytes.
+pub struct Copied {
+    pub how: &'static str,
+    pub bytes: usize,
+    pub huge: Option<u64>,
+    pub seconds: f64,
 }
 
 /// One size's results.
 pub struct SizeResult {
     pub keys: usize,
     pub subjects: Vec<Measured>,
+    pub copies: Vec<Copied>,
     /// The ceilings on 4 KiB pages and on huge pages.
     pub small: Ceiling,
     pub huge: Ceiling,
@@ -76,13 +91,17 @@ pub fn run(scale: Scale, progress: &Progress) -> Result<Vec<SizeResult>, Box<dyn
             group(n as u64)
         ));
         let w = Workload::generate(n, QUERIES, keys::key(0x1A26E, n as u64))?;
-        let mut subjects = Vec::new();
+        let (mut subjects, mut copies) = (Vec::new(), Vec::new());
         for huge in [true, false] {
             progress.step(format_args!(
                 "large: {} keys: blockbloom, huge pages {huge}",
                 group(n as u64)
             ));
-            subjects.push(ours(&w, huge, reps)?);
+            let (measured, f) = ours(&w, huge, reps)?;
+            subjects.push(measured);
+            if huge {
+                copies = copied(&f)?;
+            }
         }
         progress.step(format_args!("large: {} keys: sbbf-rs", group(n as u64)));
         subjects.push(peer(SBBF, &w, reps, || Sbbf::new(n, 0.01))?);
@@ -94,6 +113,7 @@ pub fn run(scale: Scale, progress: &Progress) -> Result<Vec<SizeResult>, Box<dyn
         out.push(SizeResult {
             keys: n,
             subjects,
+            copies,
             small: ceiling(bytes, false, reps)?,
             huge: ceiling(bytes, true, reps)?,
         });
@@ -112,7 +132,8 @@ fn fill_segments(members: &[u64], mut fill: impl FnMut(&[u64])) -> (f64, f64) {
     (t.median(), start.elapsed().as_secs_f64())
 }
 
-fn ours(w: &Workload, huge: bool, reps: usize) -> Result<Measured, Box<dyn Error>> {
+/// Our filter measured; and the filter, to copy.
+fn ours(w: &Workload, huge: bool, reps: usize) -> Result<(Measured, BloomFilter), Box<dyn Error>> {
     let n = w.members.len();
     let start = Instant::now();
     let mut f = BloomFilter::builder()
@@ -124,14 +145,42 @@ fn ours(w: &Workload, huge: bool, reps: usize) -> Result<Measured, Box<dyn Error
     let (insert, fill_s) = fill_segments(&w.members, |part| insert_in_batches(&mut f, part));
     let t = Timing::repeat(reps, w.queries.len(), || count_in_batches(&f, &w.queries));
     no_false_negatives(&w.members, |k| f.contains(k))?;
-    Ok(Measured {
+    let measured = Measured {
         name: if huge { OURS_HUGE } else { OURS_4K }.to_string(),
         bytes: f.size_in_bytes(),
         huge: f.huge_page_bytes(),
         insert,
         contains: t.median(),
+        made_s: made,
         build_s: made + fill_s,
-    })
+    };
+    Ok((measured, f))
+}
+
+/// `f` cloned, and loaded from its bytes whole (`from_bytes` reserves the array up front) and
+/// streamed (`read_from` grows it as the bytes arrive), each timed once.
+fn copied(f: &BloomFilter) -> Result<Vec<Copied>, Box<dyn Error>> {
+    let bytes = f.to_bytes();
+    let one = |how, make: &dyn Fn() -> Result<BloomFilter, blockbloom::Error>| {
+        let start = Instant::now();
+        let g = make()?;
+        let seconds = start.elapsed().as_secs_f64();
+        if g.blocks() != f.blocks() {
+            return Err(format!("{how}: not the filter copied").into());
+        }
+        let (bytes, huge) = (g.size_in_bytes(), g.huge_page_bytes());
+        Ok::<_, Box<dyn Error>>(Copied {
+            how,
+            bytes,
+            huge,
+            seconds,
+        })
+    };
+    Ok(vec![
+        one("clone", &|| Ok(f.clone()))?,
+        one("from_bytes", &|| BloomFilter::from_bytes(&bytes))?,
+        one("read_from", &|| BloomFilter::read_from(&bytes[..]))?,
+    ])
 }
 
 fn peer<S: Subject>(
@@ -160,6 +209,7 @@ fn peer<S: Subject>(
         huge: None,
         insert,
         contains: t.median(),
+        made_s: made,
         build_s: made + fill_s,
     })
 }
@@ -184,6 +234,7 @@ pub fn table(results: &[SizeResult]) -> Table {
         "on huge pages",
         "batch insert ns/key",
         "contains ns/key",
+        "construction, ms",
         "construction + fill, s",
     ]);
     for r in results {
@@ -196,6 +247,7 @@ pub fn table(results: &[SizeResult]) -> Table {
                     .map_or("-".to_string(), |h| format::bytes(h.min(m.bytes as u64))),
                 format!("{:.2}", m.insert),
                 format!("{:.2}", m.contains),
+                format!("{:.1}", m.made_s * 1e3),
                 format!("{:.2}", m.build_s),
             ]);
         }
@@ -214,6 +266,25 @@ pub fn table(results: &[SizeResult]) -> Table {
                 format!("{:.2}", c.rmw),
                 format!("{:.2}", c.read),
                 "-".to_string(),
+                "-".to_string(),
+            ]);
+        }
+    }
+    t
+}
+
+/// Our filter on huge pages cloned and loaded, per size.
+pub fn copies_table(results: &[SizeResult]) -> Table {
+    let mut t = Table::new(["keys", "made by", "bytes", "on huge pages", "ms"]);
+    for r in results {
+        for c in &r.copies {
+            t.row(vec![
+                group(r.keys as u64),
+                c.how.to_string(),
+                format::bytes(c.bytes as u64),
+                c.huge
+                    .map_or("-".to_string(), |h| format::bytes(h.min(c.bytes as u64))),
+                format!("{:.1}", c.seconds * 1e3),
             ]);
         }
     }
@@ -292,6 +363,7 @@ mod tests {
             huge: None,
             insert,
             contains,
+            made_s: 0.0,
             build_s,
         }
     }
@@ -306,6 +378,12 @@ mod tests {
                 subject(SBBF, 20.0, 4.0, 2.0),
                 subject(FASTBLOOM, 50.0, 40.0, 3.0),
             ],
+            copies: vec![Copied {
+                how: "clone",
+                bytes: 1 << 20,
+                huge: Some(1 << 21),
+                seconds: 0.0125,
+            }],
             small: Ceiling {
                 read: 3.0,
                 rmw: 3.2,
@@ -336,6 +414,11 @@ mod tests {
             table(&[r])
                 .text()
                 .contains("ceiling, huge pages (128 / 128 ahead)")
+        );
+        let copies = copies_table(&[r]).text();
+        assert!(
+            copies.contains("clone") && copies.contains("12.5"),
+            "{copies}"
         );
     }
 }

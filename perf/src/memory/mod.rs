@@ -54,7 +54,6 @@ pub struct Written {
     pub tables: Value,
 }
 
-/// Runs the three parts and writes `<out>/<date>-<commit>-memory.md`.
 /// Runs the chosen parts (every part when `parts` is empty) and writes
 /// `<out>/<date>-<commit>-memory.md`.
 pub fn command(
@@ -86,6 +85,7 @@ pub fn command(
         Vec::new()
     };
     let large_table = large::table(&large_results);
+    let copies = large::copies_table(&large_results);
     let targets = large::targets(&large_results);
 
     let mut text = String::new();
@@ -131,15 +131,21 @@ pub fn command(
          median of {} equal segments of the fill (batches of {BATCH} for blockbloom, the \
          peers' own calls otherwise). Contains: median of 5 passes over 4M lookups, half \
          members (blockbloom batch `count_batch`; sbbf-rs and fastbloom single-key, they have \
-         no batch API). Construction + fill: allocation plus inserting every key. The \
+         no batch API). Construction: the allocation alone (on huge pages the kernel zeroes \
+         each page at its first touch, which the fill makes); construction + fill: plus \
+         inserting every key. The \
          ceilings prefetch a random 64-byte line some keys ahead over a 2 MiB-aligned buffer \
          of our filter's size (every page faulted in first) and read one word of it \
          (contains column) or OR into it (insert column); each is the fastest of the \
          distances {:?} (the ones that won, insert / contains, in brackets).\n\n{}\n\n\
-         ### Targets\n\n{}",
+         ### Cloned and loaded\n\nOur filter on huge pages made again, each way timed once: \
+         `clone`, `from_bytes` of its `to_bytes` (the array reserved up front) and `read_from` \
+         of the same bytes (the array grown as they arrive), and how much of each copy is on \
+         huge pages.\n\n{}\n\n### Targets\n\n{}",
         large::SEGMENTS,
         crate::ceiling::DISTANCES,
         large_table.markdown(),
+        copies.markdown(),
         targets.markdown()
     );
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -153,6 +159,7 @@ pub fn command(
             "prefetch_depth": depth_table.json(),
             "ingest": ingest_table.json(),
             "large": large_table.json(),
+            "copies": copies.json(),
             "targets": targets.json(),
         }),
     })

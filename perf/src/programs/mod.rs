@@ -60,8 +60,6 @@ programs! {
     /// The false-positive rate of candidate hashes of `u64` keys over key families that break
     /// weak hashes: `[SIZES [STRANGERS]]`.
     HashQuality hash_quality,
-    /// A DRAM-sized filter with and without transparent huge pages: `[--keys N]`.
-    HugePages huge_pages,
     /// Many threads filling one shared filter against fastbloom's atomic filter, the plain
     /// filter and the floors, interleaved: `[ROUNDS [SIZES [THREADS [CALLS]]]]` (lists
     /// comma-separated).
