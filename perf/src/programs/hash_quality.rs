@@ -15,7 +15,10 @@
 //!   the format defines it (the seed's mask differs from the `moremur` candidate's);
 //! * `mx32` (hash id 3's MX32-64, the defaults today), `fold2` (two folded multiplies, the
 //!   single-key floor's candidate) and `xxh3` (XXH3-64, sbbf-rs's hash and hash id 1's):
-//!   references.
+//!   references;
+//! * `fold1` (one folded multiply) and `mx2` (MX32-64's first two rounds): the single-key
+//!   floor's other candidates (`single-key-pairs`, which printed their rates over sequential,
+//!   high-bit and IPv4 keys until 2026-12-08; measured here over every family).
 //!
 //! The families, key `i` (members `0..n`, strangers `n..n + STRANGERS`):
 //! * `random`: the measuring programs' SplitMix64 stream;
@@ -46,14 +49,14 @@ use blockbloom_measure::keys;
 use blockbloom_perf::out;
 use blockbloom_perf::workload::{
     self,
-    candidate::{Xorshift, fold2},
+    candidate::{Xorshift, fold1, fold2, mx2},
 };
 use serde_json::json;
 
 /// A hash under test: its name and the hash of a key (seed 0).
 type Hash = (&'static str, fn(u64) -> u64);
 
-const HASHES: [Hash; 9] = [
+const HASHES: [Hash; 11] = [
     ("murmur3", |k| Xorshift::MURMUR3.hash(k, 0)),
     ("moremur", |k| Xorshift::MOREMUR.hash(k, 0)),
     ("shift32", |k| Xorshift::SHIFT32.hash(k, 0)),
@@ -62,6 +65,8 @@ const HASHES: [Hash; 9] = [
     ("mm64", |k| hash_u64_moremur(k, 0)),
     ("mx32", |k| hash_u64_mx32(k, 0)),
     ("fold2", |k| fold2(k, 0)),
+    ("fold1", |k| fold1(k, 0)),
+    ("mx2", |k| mx2(k, 0)),
     ("xxh3", |k| hash_u64(k, 0)),
 ];
 

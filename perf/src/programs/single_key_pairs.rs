@@ -43,8 +43,8 @@
 //!   what a cheaper hash of 8-byte keys would buy: one or two folded multiplies (the 128-bit
 //!   product of two 64-bit words, its halves xored), the first of the key xor the seed. The
 //!   `floor fpr` line gives each filter's false-positive rate over the non-members among the
-//!   queries, and, up to 1M keys, the `fpr` lines over structured keys (sequential, high
-//!   bits, an IPv4 block), where a weak hash shows;
+//!   queries (over structured keys, where a weak hash shows, these candidates' rates are
+//!   `hash-quality`'s);
 //! * `mx2-called` (`u64` keys): `ours-called` under a third candidate, MX32-64's first two
 //!   rounds (hash id 3 takes three), as cheap in the batches' 32-bit lanes as hash id 3;
 //! * `fold2-inline` and `batch-1024` (`u64` keys): `ours-inline`'s loop under two folded
@@ -456,48 +456,6 @@ fn floors<K: Probe>(s: &Sides, n: usize, queries: &[K], rounds: usize) {
         "     floor fpr: {}",
         fpr_line("random (the queries)", &rates)
     );
-    if fold1.is_some() && n <= 1_000_000 {
-        structured_fpr(n);
-    }
-}
-
-/// The false-positive rates of the defaults and of the candidate hashes over structured `u64`
-/// keys: `n` members, then 1M keys after them that are not.
-#[cfg(target_arch = "x86_64")]
-fn structured_fpr(n: usize) {
-    use inline::{Floor, FloorHash};
-    type KeySet = (&'static str, fn(u64) -> u64);
-    let sets: [KeySet; 3] = [
-        ("sequential", |i| i),
-        ("high bits", |i| i << 32),
-        ("IPv4 10/8", |i| 0x0a00_0000 + i),
-    ];
-    for (name, key) in sets {
-        let members = || (0..n as u64).map(key);
-        let mut ours = BloomFilter::with_capacity(n as u64, 0.01).expect("1%");
-        members().for_each(|k| ours.insert(&k));
-        let fold1 = Floor::folded::<u64, { FloorHash::FOLD1 }>(&ours, members()).expect("AVX2");
-        let fold2 = Floor::folded::<u64, { FloorHash::FOLD2 }>(&ours, members()).expect("AVX2");
-        let mx2 = Floor::folded::<u64, { FloorHash::MX2 }>(&ours, members()).expect("AVX2");
-        let strangers: Vec<u64> = (n as u64..n as u64 + (1 << 20)).map(key).collect();
-        let rate = |hits: usize| hits as f64 / strangers.len() as f64;
-        let rates = [
-            (
-                "ours",
-                rate(strangers.iter().filter(|k| ours.contains(*k)).count()),
-            ),
-            (
-                "fold1",
-                rate(fold1.count::<_, { FloorHash::FOLD1 }>(&strangers)),
-            ),
-            (
-                "fold2",
-                rate(fold2.count::<_, { FloorHash::FOLD2 }>(&strangers)),
-            ),
-            ("mx2", rate(mx2.count::<_, { FloorHash::MX2 }>(&strangers))),
-        ];
-        out!("       fpr {name}: {}", fpr_line(name, &rates));
-    }
 }
 
 /// "ours 0.960%, fold1 ..." of a key set's false-positive rates, each also recorded.
