@@ -22,7 +22,7 @@
 //!   patterns, from hashes computed before the clock starts, OR'd into a buffer of the
 //!   filter's size with nothing else; `floor-atomic` with relaxed `fetch_or`s, `floor-stores`
 //!   with relaxed loads and stores, both into one buffer all threads share (see
-//!   `ingest_floor/mod.rs`). They bound what the memory system allows on this CPU; checked to
+//!   `ingest_floor.rs`). They bound what the memory system allows on this CPU; checked to
 //!   set the filter's own bits.
 //!
 //! It prints, per size and thread count, each side's median wall-clock ns per key, then per
