@@ -54,9 +54,14 @@ impl Timing {
         }
     }
 
+    /// The fastest sample (infinite if empty): for a figure taken as the best of many runs.
+    pub fn fastest(&self) -> f64 {
+        self.samples.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
     /// `(max - min) / median`: how noisy the samples were.
     pub fn spread(&self) -> f64 {
-        let min = self.samples.iter().copied().fold(f64::INFINITY, f64::min);
+        let min = self.fastest();
         let max = self
             .samples
             .iter()

@@ -243,8 +243,7 @@ pub fn table(results: &[SizeResult]) -> Table {
                 group(r.keys as u64),
                 m.name.clone(),
                 format::bytes(m.bytes as u64),
-                m.huge
-                    .map_or("-".to_string(), |h| format::bytes(h.min(m.bytes as u64))),
+                on_huge(m.huge, m.bytes),
                 format!("{:.2}", m.insert),
                 format!("{:.2}", m.contains),
                 format!("{:.1}", m.made_s * 1e3),
@@ -273,6 +272,11 @@ pub fn table(results: &[SizeResult]) -> Table {
     t
 }
 
+/// How much of an array of `bytes` is on huge pages (`-` where unknown).
+fn on_huge(huge: Option<u64>, bytes: usize) -> String {
+    huge.map_or("-".to_string(), |h| format::bytes(h.min(bytes as u64)))
+}
+
 /// Our filter on huge pages cloned and loaded, per size.
 pub fn copies_table(results: &[SizeResult]) -> Table {
     let mut t = Table::new(["keys", "made by", "bytes", "on huge pages", "ms"]);
@@ -282,8 +286,7 @@ pub fn copies_table(results: &[SizeResult]) -> Table {
                 group(r.keys as u64),
                 c.how.to_string(),
                 format::bytes(c.bytes as u64),
-                c.huge
-                    .map_or("-".to_string(), |h| format::bytes(h.min(c.bytes as u64))),
+                on_huge(c.huge, c.bytes),
                 format!("{:.1}", c.seconds * 1e3),
             ]);
         }

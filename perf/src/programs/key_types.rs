@@ -9,7 +9,7 @@
 //! for isa in avx512 avx2 portable; do BLOCKBLOOM_ISA=$isa cargo run --release -p blockbloom-perf -- key-types; done
 //! ```
 
-use std::time::Instant;
+use blockbloom_measure::timing::Timing;
 
 use blockbloom::{BatchKey, BloomFilter};
 use blockbloom_perf::{out, workload};
@@ -21,16 +21,13 @@ const PASSES: usize = 300;
 /// The fastest of [`PASSES`] `contains_batch` passes over `keys` in chunks of 1024, ns/key.
 fn fastest<K: BatchKey>(f: &BloomFilter, keys: &[K]) -> f64 {
     let mut out = vec![false; 1024];
-    let mut best = f64::MAX;
-    for _ in 0..PASSES {
-        let t = Instant::now();
+    let pass = || {
         for c in keys.chunks(1024) {
             f.contains_batch(c, &mut out[..c.len()]);
             std::hint::black_box(&out);
         }
-        best = best.min(t.elapsed().as_secs_f64() * 1e9 / keys.len() as f64);
-    }
-    best
+    };
+    Timing::repeat(PASSES, keys.len(), pass).fastest()
 }
 
 /// Prints and records one key type's figure.

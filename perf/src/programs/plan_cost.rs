@@ -28,12 +28,12 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use blockbloom::{
     AtomicBloomFilter, BloomFilter, CountingBloomFilter, DeletableBloomFilter, ScalableBloomFilter,
     parquet::SplitBlockFilter, sizing,
 };
+use blockbloom_measure::timing::Timing;
 use blockbloom_perf::{out, workload};
 use serde_json::json;
 
@@ -52,14 +52,8 @@ const CASES: [(u64, f64); 9] = [
 ];
 
 /// The fastest of `reps` calls of `f`, µs.
-fn fastest<R>(reps: u32, mut f: impl FnMut() -> R) -> f64 {
-    let mut best = f64::MAX;
-    for _ in 0..reps {
-        let t = Instant::now();
-        black_box(f());
-        best = best.min(t.elapsed().as_secs_f64() * 1e6);
-    }
-    best
+fn fastest<R>(reps: u32, f: impl FnMut() -> R) -> f64 {
+    Timing::repeat(reps as usize, 1, f).fastest() / 1e3
 }
 
 /// Times whole constructors (the `constructors` mode).

@@ -19,8 +19,8 @@
 
 use blockbloom::layout::{block_index, contains_scalar, probe};
 use blockbloom::{BloomFilter, Isa};
-use blockbloom_perf::workload::{self, Rng, cpu_name};
-use blockbloom_perf::{out, workload::mixed_queries};
+use blockbloom_perf::out;
+use blockbloom_perf::workload::{self, Rng, cpu_name, mixed_queries};
 use serde_json::json;
 
 const QUERIES: usize = 1 << 20;
