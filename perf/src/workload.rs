@@ -54,12 +54,19 @@ pub fn json() -> bool {
     results().json
 }
 
-/// One line of a program's text: stdout, or stderr under `--format json`.
+/// One line of a program's text: stdout, or stderr under `--format json`. A reader that stops
+/// reading stdout (`| head`) ends the program quietly, with success, as Unix tools end.
 pub fn line(args: std::fmt::Arguments) {
+    use std::io::Write;
     if json() {
         eprintln!("{args}");
-    } else {
-        println!("{args}");
+        return;
+    }
+    if let Err(e) = writeln!(std::io::stdout().lock(), "{args}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        panic!("writing the program's text to stdout: {e}");
     }
 }
 

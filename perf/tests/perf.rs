@@ -474,6 +474,23 @@ fn the_programs_run_as_subcommands() {
     assert!(stdout.contains("sbbf-xxh3 / warm: median"), "{stdout}");
 }
 
+/// A program whose reader has gone (`| head`, the pipe closed before its first line) ends
+/// quietly with success, not with a panic on the broken pipe.
+#[test]
+fn a_program_whose_reader_has_gone_ends_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blockbloom-perf"))
+        .args(["plan-cost", "1", "1000", "0.01"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the perf tool starts");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("the perf tool ends");
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 /// `NAME --help` (or `-h`) answers a program's words and where its documentation is, without
 /// running it, under its new name and its old one.
 #[test]
