@@ -34,14 +34,20 @@ def run(argv, env=None, cwd=ROOT):
     return p.stdout, p.stderr
 
 
-def cpu(count=False):
-    """The CPU as a report names it: the model and which of TIERS' flags it has (from
-    /proc/cpuinfo), with COUNT also its logical CPUs."""
+def cpu_info():
+    """This CPU's model name and which of TIERS' flags it has (from /proc/cpuinfo)."""
     info = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
     model = re.search(r"model name\s*:\s*(.*)", info)
     flags = re.search(r"^flags\s*:\s*(.*)$", info, re.M)
     tiers = [f for f in TIERS if flags and f in flags.group(1).split()]
-    return (f"{model.group(1) if model else 'unknown CPU'}; flags {', '.join(tiers) or 'no AVX2'}"
+    return (model.group(1) if model else "unknown CPU"), tiers
+
+
+def cpu(count=False):
+    """The CPU as a report names it: the model and which of TIERS' flags it has, with COUNT
+    also its logical CPUs."""
+    model, tiers = cpu_info()
+    return (f"{model}; flags {', '.join(tiers) or 'no AVX2'}"
             + (f"; {os.cpu_count()} logical CPUs" if count else ""))
 
 
